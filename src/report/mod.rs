@@ -1,0 +1,7 @@
+//! Reports: pktgen's Result line, top's Cpu(s) line, the seed-style run report and JSON.
+
+pub mod cpu;
+pub mod result;
+
+pub use cpu::CpuShares;
+pub use result::PktgenResult;

@@ -1,0 +1,1 @@
+//! System samplers (being written).
