@@ -1,9 +1,19 @@
 //! upktgen: a userspace packet generator for Linux with the kernel pktgen's vocabulary.
 //!
 //! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
-//! with samplers of /proc around it and reports after it. See DESIGN notes in the README.
+//! with samplers of /proc around it and reports after it.
 
+pub mod app;
+pub mod backend;
+pub mod caps;
+pub mod cli;
+pub mod lab;
+pub mod params;
 pub mod report;
 pub mod sample;
+pub mod sender;
 pub mod sim;
+pub mod stream;
+pub mod sys;
 pub mod txq;
+pub mod wire;

@@ -1,1 +1,22 @@
-fn main() {}
+//! The `upktgen` binary: parse the command line, run, turn errors into one clear message.
+
+use clap::Parser;
+use std::process::ExitCode;
+use upktgen::app::{self, Exit};
+use upktgen::cli::{Cli, Cmd};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.cmd {
+        Some(Cmd::Run(args)) => app::stop_flag().and_then(|stop| app::run(args, &stop)),
+        None => app::stop_flag().and_then(|stop| app::run(&cli.run, &stop)),
+    };
+    match result {
+        Ok(Exit::Done) => ExitCode::SUCCESS,
+        Ok(Exit::Interrupted) => ExitCode::from(130),
+        Err(e) => {
+            eprintln!("upktgen: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -47,7 +47,9 @@ impl RingConfig {
     /// Checks `1 <= stop_thresh <= start_thresh <= size`.
     pub fn new(size: u32, stop_thresh: u32, start_thresh: u32) -> Result<Self, RingConfigError> {
         if size == 0 {
-            return Err(RingConfigError("--ring: must be at least 1 descriptor".into()));
+            return Err(RingConfigError(
+                "--ring: must be at least 1 descriptor".into(),
+            ));
         }
         if stop_thresh == 0 || stop_thresh > size {
             return Err(RingConfigError(format!(
@@ -134,7 +136,9 @@ impl TxQueue {
         if free == 0 {
             return 0;
         }
-        (free + 1).saturating_sub(self.cfg.stop_thresh).clamp(1, free)
+        (free + 1)
+            .saturating_sub(self.cfg.stop_thresh)
+            .clamp(1, free)
     }
 
     /// Records `n` frames posted (n <= postable()), then applies maybe_stop.
@@ -185,7 +189,12 @@ mod tests {
         assert!(RingConfig::new(0, 1, 1).is_err());
         assert!(RingConfig::new(8, 0, 1).is_err());
         assert!(RingConfig::new(8, 9, 9).is_err());
-        assert!(RingConfig::new(8, 2, 1).unwrap_err().0.contains("--start-thresh 1"));
+        assert!(
+            RingConfig::new(8, 2, 1)
+                .unwrap_err()
+                .0
+                .contains("--start-thresh 1")
+        );
         assert!(RingConfig::new(8, 1, 9).is_err());
         assert!(RingConfig::new(8, 1, 8).is_ok());
     }

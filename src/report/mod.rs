@@ -2,6 +2,7 @@
 
 pub mod cpu;
 pub mod result;
+pub mod run;
 
 pub use cpu::CpuShares;
 pub use result::PktgenResult;

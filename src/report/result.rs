@@ -153,7 +153,10 @@ mod tests {
         };
         assert_eq!(r.pps(), 0);
         assert_eq!(r.busy_ns(), 0);
-        assert!(r.lines().starts_with("OK: 0(c0+d0) usec, 5 (60byte,0frags)"));
+        assert!(
+            r.lines()
+                .starts_with("OK: 0(c0+d0) usec, 5 (60byte,0frags)")
+        );
         assert!(r.lines().ends_with("errors: 1"));
     }
 

@@ -1,0 +1,286 @@
+//! `upktgen run`: resolve the target (lab or named device), validate everything, sample the
+//! system around the send loop, and report.
+
+use crate::backend::TxBackend;
+use crate::backend::af_packet::{AfPacket, AfPacketConfig};
+use crate::caps::{self, Cap};
+use crate::cli::RunArgs;
+use crate::lab::{self, Lab};
+use crate::params::{self, Addressing};
+use crate::report::run::{Reconciliation, RunReport, Target};
+use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
+use crate::sender::{self, Limits, StopReason};
+use crate::stream::{PortRange, Stream};
+use crate::sys::{self, netns, packet::PacketSocket};
+use crate::wire::{FrameSpec, Udp4Template};
+use anyhow::{Context, Result, anyhow, bail};
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// How a run ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Done,
+    Interrupted,
+}
+
+/// Flag set by SIGINT/SIGTERM/SIGHUP; installed once per process.
+pub fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .context("installing signal handlers")?;
+    }
+    Ok(flag)
+}
+
+/// Checks made before any privilege is needed: pure validation of the options.
+struct Checked {
+    flags: params::Flags,
+    delay_ns: u64,
+    udp_src: (u16, u16),
+    udp_dst: (u16, u16),
+}
+
+fn check_args(a: &RunArgs) -> Result<Checked> {
+    let flags = a.flags().map_err(|e| anyhow!(e))?;
+    let delay_ns = params::delay_ns(a.delay, a.ratep).map_err(|e| anyhow!(e))?;
+    let udp_src = (a.udp_src_min, a.udp_src_max.unwrap_or(a.udp_src_min));
+    let udp_dst = (a.udp_dst_min, a.udp_dst_max.unwrap_or(a.udp_dst_min));
+    params::check_port_range("udp-src", udp_src.0, udp_src.1).map_err(|e| anyhow!(e))?;
+    params::check_port_range("udp-dst", udp_dst.0, udp_dst.1).map_err(|e| anyhow!(e))?;
+    params::check_pkt_size(a.pkt_size, None, "").map_err(|e| anyhow!(e))?;
+    if a.dev.is_some() {
+        if a.dst.is_none() {
+            bail!("--dst: required with --dev (the destination IPv4 address to put in the frames)");
+        }
+        if a.dst_mac.is_none() {
+            bail!(
+                "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
+            );
+        }
+    }
+    Ok(Checked {
+        flags,
+        delay_ns,
+        udp_src,
+        udp_dst,
+    })
+}
+
+/// The sending interface, opened in its namespace.
+struct Device {
+    name: String,
+    netns: Option<PathBuf>,
+    sock: PacketSocket,
+    mtu: u32,
+    mac: [u8; 6],
+    addr4: Option<std::net::Ipv4Addr>,
+}
+
+fn open_device(name: &str, ns: Option<&Path>) -> Result<Device> {
+    let owned = name.to_string();
+    let open = move || -> std::io::Result<(Device, u32)> {
+        let idx = sys::if_nametoindex(&owned)?;
+        let sock = PacketSocket::open(idx)?;
+        let flags = sock.if_flags(&owned)?;
+        let dev = Device {
+            mtu: sock.if_mtu(&owned)?,
+            mac: sock.if_hwaddr(&owned)?,
+            addr4: sock.if_addr4(&owned)?,
+            name: owned,
+            netns: None,
+            sock,
+        };
+        Ok((dev, flags))
+    };
+    let r = match ns {
+        Some(p) => netns::in_netns(p, open),
+        None => open(),
+    };
+    let (mut dev, flags) = r.map_err(|e| match e.raw_os_error() {
+        Some(libc::ENODEV) | Some(libc::ENXIO) => anyhow!("--dev {name}: no such interface"),
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            anyhow!("--dev {name}: opening a packet socket needs CAP_NET_RAW: run as root")
+        }
+        _ => anyhow!("--dev {name}: {e}"),
+    })?;
+    if flags & libc::IFF_UP as u32 == 0 {
+        bail!("--dev {name}: the interface is down (bring it up with `ip link set {name} up`)");
+    }
+    dev.netns = ns.map(Path::to_path_buf);
+    Ok(dev)
+}
+
+/// Reads an interface's counters from /proc/net/dev of one network namespace. The file is
+/// opened by a thread inside the namespace and stays bound to it.
+struct NetDevReader {
+    file: File,
+}
+
+impl NetDevReader {
+    fn open(ns: Option<&Path>) -> Result<Self> {
+        let open = || File::open("/proc/thread-self/net/dev");
+        let file = match ns {
+            Some(p) => netns::in_netns(p, open),
+            None => open(),
+        }
+        .context("opening /proc/net/dev")?;
+        Ok(NetDevReader { file })
+    }
+
+    fn read(&mut self, iface: &str) -> Result<IfaceCounters> {
+        let mut s = String::new();
+        self.file.rewind()?;
+        self.file
+            .read_to_string(&mut s)
+            .context("reading /proc/net/dev")?;
+        let snap = NetDevSnapshot::parse(&s).map_err(|e| anyhow!("parsing /proc/net/dev: {e}"))?;
+        snap.get(iface)
+            .cloned()
+            .ok_or_else(|| anyhow!("{iface} vanished from /proc/net/dev during the run"))
+    }
+}
+
+/// Runs `upktgen run`.
+pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
+    let c = check_args(a)?;
+    let mut lab_guard: Option<Lab> = None;
+    let dev = match &a.dev {
+        Some(d) => {
+            caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
+            open_device(d, None)?
+        }
+        None => {
+            caps::require(
+                &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
+                "the private lab (network namespaces and a veth pair)",
+            )?;
+            let l = Lab::create(a.lab_rx)?;
+            let d = open_device(lab::TX_IF, Some(&l.tx_path()))?;
+            lab_guard = Some(l);
+            d
+        }
+    };
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(Exit::Interrupted);
+    }
+    params::check_pkt_size(a.pkt_size, Some(dev.mtu), &dev.name).map_err(|e| anyhow!(e))?;
+    let lab = lab_guard.as_ref();
+    let addressing = Addressing {
+        src_mac: a.src_mac.unwrap_or(crate::wire::MacAddr(dev.mac)),
+        dst_mac: a.dst_mac.unwrap_or(lab::RX_MAC),
+        src_ip: a
+            .src
+            .or(dev.addr4)
+            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        dst_ip: a.dst.unwrap_or(lab::RX_IP),
+    };
+    let template = Udp4Template::new(&FrameSpec {
+        dst_mac: addressing.dst_mac,
+        src_mac: addressing.src_mac,
+        src_ip: addressing.src_ip,
+        dst_ip: addressing.dst_ip,
+        tos: 0,
+        pkt_size: a.pkt_size,
+        udp_csum: c.flags.udp_csum,
+    })
+    .map_err(|e| anyhow!(e))?;
+    let mut stream = Stream::new(
+        PortRange::new(c.udp_src.0, c.udp_src.1),
+        PortRange::new(c.udp_dst.0, c.udp_dst.1),
+    );
+    let mut backend = AfPacket::new(
+        dev.sock,
+        template.frame(),
+        AfPacketConfig {
+            batch: usize::from(a.batch),
+            sndbuf: a.sndbuf,
+            qdisc_bypass: a.qdisc_bypass,
+        },
+    )
+    .with_context(|| format!("setting up the af_packet socket on {}", dev.name))?;
+    let info = backend.info();
+
+    let mut tx_reader = NetDevReader::open(dev.netns.as_deref())?;
+    let mut rx_reader = match lab {
+        Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
+        None => None,
+    };
+    if let Some(f) = &a.irq {
+        let snap = crate::sample::InterruptsSnapshot::read()?;
+        if !snap.matches(f) {
+            bail!(
+                "--irq {f}: no line of /proc/interrupts matches (look at `cat /proc/interrupts` for the device's queue names)"
+            );
+        }
+    }
+    if let Some(cpu) = a.cpu {
+        sys::pin_to_cpu(cpu).map_err(|e| anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online"))?;
+    }
+
+    let limits = Limits {
+        count: a.count,
+        duration: a.duration,
+        delay_ns: c.delay_ns,
+        timestamps: !c.flags.no_timestamp,
+    };
+    let tx0 = tx_reader.read(&dev.name)?;
+    let rx0 = match &mut rx_reader {
+        Some(r) => Some(r.read(lab::RX_IF)?),
+        None => None,
+    };
+    let sys0 = SystemSnapshot::take()?;
+    let outcome = sender::run(&mut backend, &template, &mut stream, &limits, stop)
+        .with_context(|| format!("sending on {}", dev.name))?;
+    let sys1 = SystemSnapshot::take()?;
+    // Frames in flight on veth are delivered within the sender's own softirq; a short
+    // pause lets any deferred NAPI poll on the receiving end finish before counting.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let tx1 = tx_reader.read(&dev.name)?;
+    let rx1 = match &mut rx_reader {
+        Some(r) => Some(r.read(lab::RX_IF)?),
+        None => None,
+    };
+
+    let system = sys0.delta(&sys1, a.irq.as_deref());
+    let tx_if = tx0.delta(&tx1);
+    let rx_if = rx0.zip(rx1).map(|(a, b)| a.delta(&b));
+    let interrupted = outcome.stop_reason == StopReason::Interrupted;
+    let report = RunReport {
+        target: Target {
+            device: dev.name.clone(),
+            netns: lab.map(|l| l.tx_ns.clone()),
+            lab_rx: lab.map(|l| l.rx_mode),
+            rx_netns: lab.map(|l| l.rx_ns.clone()),
+        },
+        backend: info,
+        addressing,
+        flags: c.flags,
+        count: a.count,
+        delay_ns: c.delay_ns,
+        reconciliation: Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref()),
+        tx_iface: tx_if,
+        rx_iface: rx_if,
+        outcome,
+        system,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.text(a.per_cpu));
+    }
+    drop(lab_guard);
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}

@@ -1,0 +1,76 @@
+//! Transmit backends: the kernel paths frames take to the wire.
+//!
+//! A backend owns its frame buffers, prefilled once with the stream's template. The
+//! sender asks for room ([`TxBackend::reserve`]), writes only the varying bytes of each
+//! reserved frame ([`TxBackend::frame`]) and hands them over ([`TxBackend::submit`]).
+//! Whenever a backend blocks (waiting for ring or socket space, or for the final
+//! completions), it accounts the time as idle; that time is the `d` of pktgen's Result line.
+
+pub mod af_packet;
+
+use crate::txq::QueueStats;
+use serde::Serialize;
+use std::io;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// What a submit did with the frames it was given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Submitted {
+    /// Frames the kernel accepted.
+    pub sent: u64,
+    /// Frames the kernel refused (counted as pktgen counts errors).
+    pub errors: u64,
+}
+
+/// Counters every backend keeps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BackendStats {
+    /// Stops and wakes of the transmit queue (see [`crate::txq`]).
+    pub queue: QueueStats,
+    /// Time spent blocked, in ns: waiting for room while stopped plus the final drain.
+    pub idle_ns: u64,
+    /// Of `idle_ns`, the time the queue was stopped (waiting for a wake).
+    pub stopped_ns: u64,
+    /// Syscalls that handed frames to the kernel.
+    pub kicks: u64,
+    /// Bytes (af_packet) or frames (ring backends) still not completed when the final
+    /// drain gave up; 0 normally.
+    pub undrained: u64,
+}
+
+/// How a backend describes itself in reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendInfo {
+    /// `af_packet`, ...
+    pub name: &'static str,
+    /// One line: the mechanism and its settings.
+    pub detail: String,
+    /// One line: what "the queue" is for this backend and its stop/start thresholds.
+    pub queue: String,
+}
+
+/// A transmit path.
+pub trait TxBackend {
+    fn info(&self) -> BackendInfo;
+
+    /// The largest batch `reserve` can return.
+    fn max_batch(&self) -> usize;
+
+    /// Room for up to `want` frames. Blocks (idle) while the queue is stopped, until it is
+    /// woken; returns 0 only when `stop` was set while waiting.
+    fn reserve(&mut self, want: usize, stop: &AtomicBool) -> io::Result<usize>;
+
+    /// Reserved frame `i` (0-based, below the last `reserve`'s count), to patch in place.
+    fn frame(&mut self, i: usize) -> &mut [u8];
+
+    /// Hands the first `n` reserved frames to the kernel. Frames the kernel has no room
+    /// for are retried after waiting (idle) unless `stop` is set, in which case they are
+    /// dropped unsent and not counted.
+    fn submit(&mut self, n: usize, stop: &AtomicBool) -> io::Result<Submitted>;
+
+    /// Waits up to `timeout` for every frame handed over to complete (idle).
+    fn drain(&mut self, timeout: Duration) -> io::Result<()>;
+
+    fn stats(&self) -> BackendStats;
+}

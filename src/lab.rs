@@ -1,0 +1,348 @@
+//! The private lab: two network namespaces joined by a veth pair.
+//!
+//! ```text
+//!   netns upktgen-<pid>-<start>-<n>-tx          netns upktgen-<pid>-<start>-<n>-rx
+//!   veth-tx 02:00:00:99:00:01 10.99.0.1/24 <--> veth-rx 02:00:00:99:00:02 10.99.0.2/24
+//! ```
+//! Names carry the creating process's pid and start time, so labs of concurrent runs never
+//! collide, and a later run can tell a lab whose owner is gone (killed with SIGKILL, say)
+//! and remove it ([`sweep_stale`]). The veth pair is created directly inside the two
+//! namespaces: nothing ever exists in, or is routed to, the caller's namespace. IPv6 is
+//! disabled in both namespaces and the neighbours are static, so the only traffic on the
+//! pair is upktgen's. Dropping a [`Lab`] removes both namespaces (which destroys the veth
+//! pair and detaches any XDP program on it).
+
+use crate::sys::{self, bpf, netns};
+use crate::wire::MacAddr;
+use anyhow::{Context, Result, bail};
+use std::net::Ipv4Addr;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Prefix of every namespace upktgen creates.
+pub const NS_PREFIX: &str = "upktgen-";
+const NETNS_DIR: &str = "/run/netns";
+pub const TX_IF: &str = "veth-tx";
+pub const RX_IF: &str = "veth-rx";
+pub const TX_MAC: MacAddr = MacAddr([0x02, 0, 0, 0x99, 0, 0x01]);
+pub const RX_MAC: MacAddr = MacAddr([0x02, 0, 0, 0x99, 0, 0x02]);
+pub const TX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 1);
+pub const RX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 2);
+
+/// What receives the frames at the far end of the pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RxMode {
+    /// An XDP program on veth-rx drops every frame (rx_packets still counts it): the
+    /// cheapest receiver, so the figures measure the sender.
+    Drop,
+    /// No program: frames climb the receiving namespace's IP/UDP stack.
+    Stack,
+}
+
+static LAB_SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A live lab; removed on drop.
+#[derive(Debug)]
+pub struct Lab {
+    pub tx_ns: String,
+    pub rx_ns: String,
+    pub rx_mode: RxMode,
+    /// Keeps the receive-side XDP program attached (a BPF link detaches on close).
+    _xdp_link: Option<OwnedFd>,
+    removed: bool,
+}
+
+impl Lab {
+    /// Creates the lab; on any failure what was created so far is removed.
+    pub fn create(rx_mode: RxMode) -> Result<Lab> {
+        for (ns, owner) in sweep_stale() {
+            eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
+        }
+        let (pid, start) = self_identity()?;
+        let n = LAB_SEQ.fetch_add(1, Ordering::Relaxed);
+        let base = format!("{NS_PREFIX}{pid}-{start}-{n}");
+        let mut lab = Lab {
+            tx_ns: format!("{base}-tx"),
+            rx_ns: format!("{base}-rx"),
+            rx_mode,
+            _xdp_link: None,
+            removed: false,
+        };
+        // From here on, Drop removes whatever exists.
+        lab.build().context("creating the lab")?;
+        Ok(lab)
+    }
+
+    fn build(&mut self) -> Result<()> {
+        let (tx, rx) = (self.tx_ns.clone(), self.rx_ns.clone());
+        ip(&["netns", "add", &tx])?;
+        ip(&["netns", "add", &rx])?;
+        for ns in [&tx, &rx] {
+            disable_ipv6(&netns_path(ns))?;
+            ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
+        }
+        ip(&[
+            "-n",
+            &tx,
+            "link",
+            "add",
+            TX_IF,
+            "address",
+            &TX_MAC.to_string(),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            RX_IF,
+            "address",
+            &RX_MAC.to_string(),
+            "netns",
+            &rx,
+        ])?;
+        ip(&[
+            "-n",
+            &tx,
+            "addr",
+            "add",
+            &format!("{TX_IP}/24"),
+            "dev",
+            TX_IF,
+        ])?;
+        ip(&[
+            "-n",
+            &rx,
+            "addr",
+            "add",
+            &format!("{RX_IP}/24"),
+            "dev",
+            RX_IF,
+        ])?;
+        ip(&[
+            "-n",
+            &tx,
+            "neigh",
+            "replace",
+            &RX_IP.to_string(),
+            "lladdr",
+            &RX_MAC.to_string(),
+            "dev",
+            TX_IF,
+            "nud",
+            "permanent",
+        ])?;
+        ip(&[
+            "-n",
+            &rx,
+            "neigh",
+            "replace",
+            &TX_IP.to_string(),
+            "lladdr",
+            &TX_MAC.to_string(),
+            "dev",
+            RX_IF,
+            "nud",
+            "permanent",
+        ])?;
+        if self.rx_mode == RxMode::Drop {
+            self._xdp_link = Some(attach_xdp_drop(&netns_path(&rx), RX_IF)?);
+        }
+        ip(&["-n", &tx, "link", "set", "dev", TX_IF, "up"])?;
+        ip(&["-n", &rx, "link", "set", "dev", RX_IF, "up"])?;
+        wait_running(&netns_path(&tx), TX_IF)?;
+        wait_running(&netns_path(&rx), RX_IF)?;
+        Ok(())
+    }
+
+    pub fn tx_path(&self) -> PathBuf {
+        netns_path(&self.tx_ns)
+    }
+
+    pub fn rx_path(&self) -> PathBuf {
+        netns_path(&self.rx_ns)
+    }
+
+    /// Removes both namespaces now (also done on drop). Errors are reported, not fatal.
+    pub fn remove(&mut self) -> Result<()> {
+        if self.removed {
+            return Ok(());
+        }
+        self.removed = true;
+        self._xdp_link = None;
+        let mut errs = Vec::new();
+        for ns in [&self.tx_ns, &self.rx_ns] {
+            if netns_path(ns).exists()
+                && let Err(e) = ip(&["netns", "del", ns])
+            {
+                errs.push(format!("{e:#}"));
+            }
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            bail!("removing the lab: {}", errs.join("; "))
+        }
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove() {
+            eprintln!("upktgen: warning: {e:#}");
+        }
+    }
+}
+
+/// Path of a named namespace.
+pub fn netns_path(name: &str) -> PathBuf {
+    Path::new(NETNS_DIR).join(name)
+}
+
+/// Runs `ip ARGS`, turning a failure into an error that quotes the command and its stderr.
+fn ip(args: &[&str]) -> Result<()> {
+    let out = Command::new("ip").args(args).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow::anyhow!("the `ip` command (iproute2) is needed to build the lab and was not found: install iproute2")
+        } else {
+            anyhow::anyhow!("running `ip {}`: {e}", args.join(" "))
+        }
+    })?;
+    if !out.status.success() {
+        bail!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+fn disable_ipv6(ns: &Path) -> Result<()> {
+    netns::in_netns(ns, || {
+        for which in ["all", "default"] {
+            let p = format!("/proc/sys/net/ipv6/conf/{which}/disable_ipv6");
+            // A kernel without IPv6 has no such file: nothing to quiet then.
+            if Path::new(&p).exists() {
+                std::fs::write(&p, "1")?;
+            }
+        }
+        Ok(())
+    })
+    .with_context(|| format!("disabling IPv6 in {}", ns.display()))
+}
+
+/// XDP program: `r0 = XDP_DROP; exit`.
+const XDP_DROP_PROG: [bpf::Insn; 2] = [bpf::Insn::mov64_imm(0, 1), bpf::Insn::exit()];
+
+fn attach_xdp_drop(ns: &Path, ifname: &'static str) -> Result<OwnedFd> {
+    netns::in_netns(ns, move || {
+        let idx = sys::if_nametoindex(ifname)?;
+        let prog = bpf::load_xdp("upktgen_drop", &XDP_DROP_PROG)?;
+        bpf::attach_xdp_link(&prog, idx)
+    })
+    .context("attaching the lab's XDP drop program to veth-rx (needs a kernel with BPF links, 5.9+; `--lab-rx stack` does without)")
+}
+
+fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {
+    netns::in_netns(ns, move || {
+        let idx = sys::if_nametoindex(ifname)?;
+        let sock = sys::packet::PacketSocket::open(idx)?;
+        for _ in 0..500 {
+            let f = sock.if_flags(ifname)?;
+            if f & (libc::IFF_UP as u32) != 0 && f & (libc::IFF_RUNNING as u32) != 0 {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Err(std::io::Error::other(format!(
+            "{ifname} did not come up within 5 s"
+        )))
+    })
+    .with_context(|| format!("waiting for {ifname}"))
+}
+
+/// This process's pid and start time (clock ticks since boot, field 22 of /proc/PID/stat).
+fn self_identity() -> Result<(u32, u64)> {
+    let pid = std::process::id();
+    let start = proc_start_time(pid).context("reading /proc/self/stat")?;
+    Ok((pid, start))
+}
+
+fn proc_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_time(&stat)
+}
+
+/// Field 22 of a /proc/PID/stat line. The command name (field 2) is in parentheses and may
+/// contain spaces and parentheses, so fields are counted after the last `)`.
+pub fn parse_start_time(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Parses `upktgen-<pid>-<start>-<n>-<tx|rx>` into (pid, start).
+pub fn parse_ns_name(name: &str) -> Option<(u32, u64)> {
+    let rest = name.strip_prefix(NS_PREFIX)?;
+    let mut it = rest.split('-');
+    let pid = it.next()?.parse().ok()?;
+    let start = it.next()?.parse().ok()?;
+    let _n: u32 = it.next()?.parse().ok()?;
+    let side = it.next()?;
+    if !(side == "tx" || side == "rx") || it.next().is_some() {
+        return None;
+    }
+    Some((pid, start))
+}
+
+/// Removes upktgen namespaces whose creating process no longer exists. Returns the names
+/// removed with their owner's pid. Namespaces of live runs are left alone.
+pub fn sweep_stale() -> Vec<(String, u32)> {
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((pid, start)) = parse_ns_name(&name) else {
+            continue;
+        };
+        if proc_start_time(pid) == Some(start) {
+            continue; // its run is alive
+        }
+        if ip(&["netns", "del", &name]).is_ok() {
+            removed.push((name, pid));
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ns_names_roundtrip() {
+        assert_eq!(parse_ns_name("upktgen-123-4567-0-tx"), Some((123, 4567)));
+        assert_eq!(parse_ns_name("upktgen-123-4567-12-rx"), Some((123, 4567)));
+        assert_eq!(parse_ns_name("upktgen-123-4567-0-xx"), None);
+        assert_eq!(parse_ns_name("upktgen-123-4567-0-tx-1"), None);
+        assert_eq!(parse_ns_name("pgtx"), None);
+        assert_eq!(parse_ns_name("upktgen-abc-1-0-tx"), None);
+    }
+
+    #[test]
+    fn start_time_from_stat_with_odd_comm() {
+        let stat = "4242 (we ird) name)) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1234 56";
+        assert_eq!(parse_start_time(stat), Some(987654));
+        assert_eq!(parse_start_time("garbage"), None);
+        assert_eq!(parse_start_time("1 (x) S 1 2"), None);
+    }
+
+    #[test]
+    fn own_start_time_is_readable() {
+        let (pid, start) = self_identity().unwrap();
+        assert_eq!(proc_start_time(pid), Some(start));
+    }
+}

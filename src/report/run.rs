@@ -1,0 +1,181 @@
+//! The report of one run: the seed's four lines, then what the seed lacked.
+
+use crate::backend::BackendInfo;
+use crate::lab::RxMode;
+use crate::params::{Addressing, Flags};
+use crate::sample::{IfaceCounters, SystemDelta, top_label};
+use crate::sender::SendOutcome;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Where the frames went.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub device: String,
+    /// The lab's sending namespace (None on a user-named device).
+    pub netns: Option<String>,
+    pub lab_rx: Option<RxMode>,
+    pub rx_netns: Option<String>,
+}
+
+/// Sent by upktgen vs counted by the interfaces, with the differences named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reconciliation {
+    pub sent: u64,
+    /// tx_packets of the sending interface.
+    pub tx_packets: u64,
+    /// tx_dropped of the sending interface (on veth: frames the peer could not take).
+    pub tx_dropped: u64,
+    /// rx_packets of the receiving interface (lab only).
+    pub rx_packets: Option<u64>,
+    /// rx_dropped of the receiving interface (lab only).
+    pub rx_dropped: Option<u64>,
+    /// sent - rx_packets (lab only; negative never: stray frames would make it look better,
+    /// which is why the lab keeps the pair silent).
+    pub lost: Option<u64>,
+}
+
+impl Reconciliation {
+    pub fn new(sent: u64, tx: &IfaceCounters, rx: Option<&IfaceCounters>) -> Self {
+        Reconciliation {
+            sent,
+            tx_packets: tx.tx_packets,
+            tx_dropped: tx.tx_drop,
+            rx_packets: rx.map(|r| r.rx_packets),
+            rx_dropped: rx.map(|r| r.rx_drop),
+            lost: rx.map(|r| sent.saturating_sub(r.rx_packets)),
+        }
+    }
+
+    /// Delivered share in percent (lab only).
+    pub fn delivered_pct(&self) -> Option<f64> {
+        let rx = self.rx_packets?;
+        Some(if self.sent == 0 {
+            100.0
+        } else {
+            rx as f64 * 100.0 / self.sent as f64
+        })
+    }
+}
+
+/// Everything about one run; `--json` prints it whole.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub target: Target,
+    pub backend: BackendInfo,
+    pub addressing: Addressing,
+    pub flags: Flags,
+    pub count: u64,
+    pub delay_ns: u64,
+    pub outcome: SendOutcome,
+    pub system: SystemDelta,
+    pub tx_iface: IfaceCounters,
+    pub rx_iface: Option<IfaceCounters>,
+    pub reconciliation: Reconciliation,
+}
+
+fn per_1000(n: u64, packets: u64) -> f64 {
+    if packets == 0 {
+        0.0
+    } else {
+        n as f64 * 1000.0 / packets as f64
+    }
+}
+
+impl RunReport {
+    /// The text report: the seed's lines first, byte-compatible, then the extras.
+    pub fn text(&self, per_cpu: bool) -> String {
+        let mut s = String::new();
+        let r = &self.outcome.result;
+        let sys = &self.system;
+        let _ = writeln!(s, "{}", sys.cpu_all.top_line("Cpu(s)"));
+        if per_cpu {
+            for (name, shares) in &sys.cpu_per_cpu {
+                let _ = writeln!(s, "{}", shares.top_line(&top_label(name)));
+            }
+        }
+        let _ = writeln!(s, "Result: {}", r.lines());
+        let _ = writeln!(s, "Interrupts: {}", sys.interrupts);
+
+        let _ = writeln!(s);
+        let where_ = match &self.target.netns {
+            Some(ns) => format!("{} in netns {}", self.target.device, ns),
+            None => self.target.device.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "Backend:     {} on {} ({})",
+            self.backend.name, where_, self.backend.detail
+        );
+        let stopped = match self.outcome.stop_reason {
+            crate::sender::StopReason::Count => "count reached",
+            crate::sender::StopReason::Duration => "duration reached",
+            crate::sender::StopReason::Interrupted => "interrupted (partial run)",
+        };
+        let _ = writeln!(s, "Stopped by:  {stopped}");
+        let rc = &self.reconciliation;
+        match (rc.rx_packets, rc.delivered_pct()) {
+            (Some(rx), Some(pct)) => {
+                let mode = match self.target.lab_rx {
+                    Some(RxMode::Drop) => "XDP drop receiver",
+                    Some(RxMode::Stack) => "stack receiver",
+                    None => "receiver",
+                };
+                let _ = writeln!(
+                    s,
+                    "Delivered:   {rx} of {} sent ({pct:.2} %) at veth-rx ({mode}); rx_dropped {}, lost {}",
+                    rc.sent,
+                    rc.rx_dropped.unwrap_or(0),
+                    rc.lost.unwrap_or(0)
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "Delivered:   unknown (the receiving end is not upktgen's: see its counters)"
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "Transmitted: {} tx_packets {}, tx_dropped {}",
+            self.target.device, rc.tx_packets, rc.tx_dropped
+        );
+        let b = &self.outcome.backend;
+        let _ = writeln!(s, "TX queue:    {}", self.backend.queue);
+        let _ = writeln!(
+            s,
+            "             stops {}, wakes {} ({:.2} per 1000 packets), stopped {} us; kicks {} ({:.2} per 1000 packets)",
+            b.queue.stops,
+            b.queue.wakes,
+            per_1000(b.queue.wakes, r.sent),
+            b.stopped_ns / 1000,
+            b.kicks,
+            per_1000(b.kicks, r.sent)
+        );
+        let _ = writeln!(
+            s,
+            "Idle:        {} us = rate limiter {} us + queue stopped {} us + final drain {} us",
+            r.idle_ns / 1000,
+            self.outcome.pacing_idle_ns / 1000,
+            b.stopped_ns / 1000,
+            (b.idle_ns - b.stopped_ns) / 1000
+        );
+        let _ = writeln!(
+            s,
+            "Softirqs:    NET_TX {}, NET_RX {}",
+            sys.softirq_net_tx, sys.softirq_net_rx
+        );
+        if let Some(f) = &sys.irq_filter {
+            let _ = writeln!(
+                s,
+                "Interrupts:  {} matching '{}' ({}), {} in all",
+                sys.interrupts,
+                f,
+                sys.irq_filter_rows.join(", "),
+                sys.interrupts_all
+            );
+        }
+        s
+    }
+}

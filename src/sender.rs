@@ -1,0 +1,161 @@
+//! The send loop: pace, fill, submit, account.
+//!
+//! Time accounting follows pktgen's Result line. *elapsed* runs from the start of sending
+//! to the end of the final wait for completions. *idle* (`d`) is the time the sender was
+//! blocked: sleeping or spinning for the rate limiter (delay/ratep), waiting for room in
+//! the queue while it was stopped, and the final wait for completions. *busy* (`c`) is
+//! elapsed minus idle: time spent preparing frames and inside the send syscalls.
+
+use crate::backend::{BackendStats, TxBackend};
+use crate::report::PktgenResult;
+use crate::stream::{Stream, timeval};
+use crate::sys;
+use crate::wire::Udp4Template;
+use serde::Serialize;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Waits shorter than this are spun (clock_nanosleep overshoots by tens of microseconds).
+const SPIN_NS: u64 = 100_000;
+
+/// What stops a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Frames to hand to the kernel (accepted or refused); 0 = no limit.
+    pub count: u64,
+    /// Stop after this long; None = no limit.
+    pub duration: Option<Duration>,
+    /// Inter-packet gap in ns on an absolute schedule (pktgen's delay; ratep = 1e9/delay); 0 = as fast as possible.
+    pub delay_ns: u64,
+    /// Stamp packets with the wall clock (false with NO_TIMESTAMP).
+    pub timestamps: bool,
+}
+
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Count,
+    Duration,
+    Interrupted,
+}
+
+/// A finished run's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct SendOutcome {
+    pub result: PktgenResult,
+    /// Idle time spent in the rate limiter (part of `result.idle_ns`).
+    pub pacing_idle_ns: u64,
+    pub backend: BackendStats,
+    pub stop_reason: StopReason,
+    /// CLOCK_REALTIME at the start, ns since the epoch.
+    pub start_realtime_ns: u64,
+}
+
+/// Sends until a limit is reached or `stop` is set.
+pub fn run<B: TxBackend>(
+    backend: &mut B,
+    template: &Udp4Template,
+    stream: &mut Stream,
+    limits: &Limits,
+    stop: &AtomicBool,
+) -> io::Result<SendOutcome> {
+    let max_batch = backend.max_batch() as u64;
+    let start_realtime_ns = sys::realtime_ns();
+    let t0 = sys::monotonic_ns();
+    let end_by = limits
+        .duration
+        .map(|d| t0.saturating_add(d.as_nanos() as u64));
+    let mut attempted: u64 = 0;
+    let mut sent: u64 = 0;
+    let mut errors: u64 = 0;
+    let mut pacing_idle_ns: u64 = 0;
+
+    let stop_reason = loop {
+        if stop.load(Ordering::Relaxed) {
+            break StopReason::Interrupted;
+        }
+        let mut want = max_batch;
+        if limits.count != 0 {
+            let left = limits.count - attempted;
+            if left == 0 {
+                break StopReason::Count;
+            }
+            want = want.min(left);
+        }
+        let now = sys::monotonic_ns();
+        if let Some(end) = end_by
+            && now >= end
+        {
+            break StopReason::Duration;
+        }
+        // Absolute schedule: packet k is due at t0 + k * delay. A late sender sends
+        // everything due at once (up to a batch), so the average rate does not drift.
+        if let Some(due_before) = (now - t0).checked_div(limits.delay_ns) {
+            let due_total = due_before + 1;
+            if due_total <= attempted {
+                let next_due = t0 + attempted * limits.delay_ns;
+                let wake = end_by.map_or(next_due, |e| e.min(next_due));
+                pacing_idle_ns += wait_until(wake, stop);
+                continue;
+            }
+            want = want.min(due_total - attempted);
+        }
+        let n = backend.reserve(want as usize, stop)?;
+        if n == 0 {
+            continue;
+        }
+        let tv = if limits.timestamps {
+            timeval(sys::realtime_ns())
+        } else {
+            (0, 0)
+        };
+        for i in 0..n {
+            let f = stream.next_fields(tv);
+            template.write(backend.frame(i), &f);
+        }
+        let s = backend.submit(n, stop)?;
+        sent += s.sent;
+        errors += s.errors;
+        attempted += s.sent + s.errors;
+    };
+
+    backend.drain(Duration::from_secs(2))?;
+    let elapsed_ns = sys::monotonic_ns() - t0;
+    let bstats = backend.stats();
+    let idle_ns = (bstats.idle_ns + pacing_idle_ns).min(elapsed_ns);
+    Ok(SendOutcome {
+        result: PktgenResult {
+            elapsed_ns,
+            idle_ns,
+            sent,
+            pkt_size: template.len() as u32,
+            frags: 0,
+            errors,
+        },
+        pacing_idle_ns,
+        backend: bstats,
+        stop_reason,
+        start_realtime_ns,
+    })
+}
+
+/// Waits until CLOCK_MONOTONIC reaches `deadline_ns` (sleeping, then spinning for the last
+/// stretch), or until `stop`. Returns the time waited.
+fn wait_until(deadline_ns: u64, stop: &AtomicBool) -> u64 {
+    let t0 = sys::monotonic_ns();
+    loop {
+        let now = sys::monotonic_ns();
+        if now >= deadline_ns || stop.load(Ordering::Relaxed) {
+            return now - t0;
+        }
+        let left = deadline_ns - now;
+        if left > SPIN_NS {
+            // Sleep in slices of at most 50 ms so a stop request is seen promptly.
+            sys::sleep_until_monotonic_ns(now + (left - SPIN_NS / 2).min(50_000_000));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The per-packet part of a stream: which fields each successive packet carries.
+//!
+//! pktgen semantics kept here:
+//! - the sequence number starts at 1 and increments by one per packet (wrapping at 2^32);
+//! - the IPv4 id increments by one per packet, starting at 0;
+//! - a UDP port range `[min, max)` is half-open and walked sequentially, starting at `min`
+//!   (`max <= min` means the port stays at `min`);
+//! - the timestamp is the wall clock (CLOCK_REALTIME) in seconds and microseconds, zero with
+//!   NO_TIMESTAMP. upktgen reads the clock once per batch, just before handing the batch to
+//!   the kernel, and stamps every packet of the batch with it.
+
+use crate::wire::PacketFields;
+
+/// A half-open port range walked sequentially.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    min: u16,
+    /// Number of ports in the walk (>= 1).
+    span: u32,
+    /// Offset of the next port from `min`.
+    next: u32,
+}
+
+impl PortRange {
+    /// pktgen's `udp_*_min`/`udp_*_max`: `[min, max)`, or just `min` when `max <= min`.
+    pub fn new(min: u16, max: u16) -> Self {
+        let span = if max > min { u32::from(max - min) } else { 1 };
+        PortRange { min, span, next: 0 }
+    }
+
+    #[inline]
+    pub fn next_port(&mut self) -> u16 {
+        let p = self.min as u32 + self.next;
+        self.next += 1;
+        if self.next == self.span {
+            self.next = 0;
+        }
+        p as u16
+    }
+}
+
+/// Generates the varying fields of successive packets.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    seq: u32,
+    ip_id: u16,
+    udp_src: PortRange,
+    udp_dst: PortRange,
+}
+
+impl Stream {
+    pub fn new(udp_src: PortRange, udp_dst: PortRange) -> Self {
+        Stream {
+            seq: 1,
+            ip_id: 0,
+            udp_src,
+            udp_dst,
+        }
+    }
+
+    /// Fields of the next packet, stamped with `tv` = (seconds, microseconds).
+    #[inline]
+    pub fn next_fields(&mut self, tv: (u32, u32)) -> PacketFields {
+        let f = PacketFields {
+            ip_id: self.ip_id,
+            udp_src: self.udp_src.next_port(),
+            udp_dst: self.udp_dst.next_port(),
+            seq: self.seq,
+            tv_sec: tv.0,
+            tv_usec: tv.1,
+        };
+        self.seq = self.seq.wrapping_add(1);
+        self.ip_id = self.ip_id.wrapping_add(1);
+        f
+    }
+}
+
+/// Splits a CLOCK_REALTIME reading in ns into pktgen's (tv_sec, tv_usec) words.
+pub fn timeval(realtime_ns: u64) -> (u32, u32) {
+    (
+        (realtime_ns / 1_000_000_000) as u32,
+        ((realtime_ns % 1_000_000_000) / 1000) as u32,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_range_is_half_open_and_sequential() {
+        let mut r = PortRange::new(10, 13);
+        let got: Vec<u16> = (0..7).map(|_| r.next_port()).collect();
+        assert_eq!(got, [10, 11, 12, 10, 11, 12, 10]);
+    }
+
+    #[test]
+    fn empty_or_inverted_range_is_fixed_at_min() {
+        let mut r = PortRange::new(9, 9);
+        assert!((0..5).all(|_| r.next_port() == 9));
+        let mut r = PortRange::new(100, 50);
+        assert!((0..5).all(|_| r.next_port() == 100));
+    }
+
+    #[test]
+    fn full_port_space_wraps_without_overflow() {
+        let mut r = PortRange::new(65534, 65535);
+        assert_eq!(r.next_port(), 65534);
+        assert_eq!(r.next_port(), 65534);
+        let mut r = PortRange::new(0, 65535);
+        for want in 0..65535u32 {
+            assert_eq!(u32::from(r.next_port()), want);
+        }
+        assert_eq!(r.next_port(), 0);
+    }
+
+    #[test]
+    fn seq_starts_at_one_and_ip_id_at_zero() {
+        let mut s = Stream::new(PortRange::new(9, 9), PortRange::new(9, 9));
+        let a = s.next_fields((5, 6));
+        let b = s.next_fields((5, 7));
+        assert_eq!((a.seq, a.ip_id, a.tv_sec, a.tv_usec), (1, 0, 5, 6));
+        assert_eq!((b.seq, b.ip_id, b.tv_usec), (2, 1, 7));
+    }
+
+    #[test]
+    fn timeval_split() {
+        assert_eq!(timeval(1_700_000_000_123_456_789), (1_700_000_000, 123_456));
+    }
+}

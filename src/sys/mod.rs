@@ -1,0 +1,125 @@
+//! The only place with `unsafe`: thin, checked wrappers over the syscalls upktgen needs.
+//!
+//! Every wrapper turns a failing call into an [`std::io::Error`] (errno); callers add the
+//! context a person can act on. Each `unsafe` block states the invariant it relies on.
+
+pub mod bpf;
+pub mod netns;
+pub mod packet;
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+/// Converts a libc return value (-1 = error) into a Result.
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Interface index of `name` in the calling thread's network namespace.
+pub fn if_nametoindex(name: &str) -> io::Result<u32> {
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name contains NUL"))?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if idx == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(idx)
+    }
+}
+
+/// Waits up to `timeout_ms` for `events` on `fd`; returns the revents (0 on timeout).
+pub fn poll_one(
+    fd: BorrowedFd<'_>,
+    events: libc::c_short,
+    timeout_ms: i32,
+) -> io::Result<libc::c_short> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid, initialised pollfd on our stack; nfds = 1 matches.
+    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    match n {
+        n if n < 0 => {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                Ok(0)
+            } else {
+                Err(e)
+            }
+        }
+        0 => Ok(0),
+        _ => Ok(p.revents),
+    }
+}
+
+/// Sleeps until the CLOCK_MONOTONIC instant `deadline_ns` (absolute), resuming after signals
+/// only when `keep_going` says so.
+pub fn sleep_until_monotonic_ns(deadline_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null with
+    // TIMER_ABSTIME. An EINTR return simply ends the sleep early; the caller re-checks.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the same clock as `std::time::Instant` on Linux).
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME in nanoseconds since the epoch (the clock of pktgen's timestamps).
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; both clocks exist on every Linux, so the call
+    // cannot fail with valid arguments.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "CPU number out of range",
+        ));
+    }
+    // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE (checked above), so CPU_SET stays in bounds; pid 0
+    // means the calling thread and the size passed is the set's size.
+    cvt(unsafe {
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    })
+    .map(|_| ())
+}
+
+/// The calling thread's id (for /proc/thread-self style paths and diagnostics).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}

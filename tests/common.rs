@@ -1,0 +1,91 @@
+//! Helpers shared by the end-to-end tests.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// End-to-end tests need root (namespaces, veth, packet sockets). Outside CI they are
+/// skipped for other users; in CI (CI=true) a missing privilege is a failure.
+pub fn root_or_skip() -> bool {
+    // SAFETY-free check: /proc/self/status's effective uid.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    let euid: u32 = uid_line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    if euid == 0 {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("end-to-end tests must run as root in CI");
+    }
+    eprintln!("skipping: end-to-end tests need root");
+    false
+}
+
+pub fn upktgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Namespaces under /run/netns whose names start with `prefix`.
+pub fn namespaces_with_prefix(prefix: &str) -> Vec<String> {
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
+}
+
+/// rx_packets of `iface` inside namespace `ns` (None if it is not there yet).
+pub fn rx_packets_in(ns: &str, iface: &str) -> Option<u64> {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/dev"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{iface}:")))?;
+    line.split(':')
+        .nth(1)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Waits until a run with pid `pid` has its lab up and packets arriving at veth-rx.
+pub fn wait_for_traffic(pid: u32) {
+    let prefix = format!("upktgen-{pid}-");
+    let t0 = std::time::Instant::now();
+    loop {
+        let rx = namespaces_with_prefix(&prefix)
+            .into_iter()
+            .find(|n| n.ends_with("-rx"));
+        if let Some(ns) = rx
+            && rx_packets_in(&ns, "veth-rx").unwrap_or(0) > 0
+        {
+            return;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "no traffic from run {pid}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,177 @@
+//! End-to-end: `--dev` on an interface of a lab the test made, and bad input.
+
+mod common;
+use common::*;
+use std::process::Command;
+use upktgen::lab::{self, Lab, RxMode};
+
+fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen")])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dev_mode_sends_on_a_named_interface() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let rx_mac = lab::RX_MAC.to_string();
+    let o = in_ns(
+        &lab.tx_ns,
+        &[
+            "run",
+            "--dev",
+            lab::TX_IF,
+            "--dst",
+            "10.99.0.2",
+            "--dst-mac",
+            &rx_mac,
+            "--count",
+            "3000",
+            "--flag",
+            "UDPCSUM",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["outcome"]["result"]["sent"], 3000);
+    assert_eq!(j["reconciliation"]["tx_packets"], 3000);
+    assert!(
+        j["reconciliation"]["rx_packets"].is_null(),
+        "the far end is not upktgen's in --dev mode"
+    );
+    assert_eq!(
+        j["addressing"]["src_ip"], "10.99.0.1",
+        "source defaults to the interface's address"
+    );
+    assert_eq!(j["addressing"]["src_mac"], lab::TX_MAC.to_string());
+    assert_eq!(j["flags"]["udp_csum"], true);
+}
+
+fn fails_with(o: &std::process::Output, needle: &str) {
+    assert!(!o.status.success(), "should fail: {}", stdout(o));
+    let e = stderr(o);
+    let first = e.lines().next().unwrap_or("");
+    // One line says it all: the option, the value and what is accepted.
+    assert!(
+        first.contains(needle),
+        "expected '{needle}' in the first line of: {e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let m = lab::RX_MAC.to_string();
+    let dev = |extra: &[&str]| {
+        let mut a = vec!["run", "--dev", lab::TX_IF, "--count", "10"];
+        a.extend_from_slice(extra);
+        if !extra.contains(&"--dst") {
+            a.extend_from_slice(&["--dst", "10.99.0.2"]);
+        }
+        if !extra.contains(&"--dst-mac") {
+            a.extend_from_slice(&["--dst-mac", &m]);
+        }
+        in_ns(&lab.tx_ns, &a)
+    };
+    fails_with(
+        &in_ns(
+            &lab.tx_ns,
+            &[
+                "run",
+                "--dev",
+                "nosuch0",
+                "--dst",
+                "10.0.0.1",
+                "--dst-mac",
+                &m,
+            ],
+        ),
+        "--dev nosuch0: no such interface",
+    );
+    fails_with(
+        &dev(&["--pkt-size", "59"]),
+        "--pkt-size 59: below the minimum",
+    );
+    fails_with(
+        &dev(&["--pkt-size", "1515"]),
+        "--pkt-size 1515: above what veth-tx can send (1500 MTU",
+    );
+    fails_with(
+        &dev(&["--udp-src-min", "10", "--udp-src-max", "5"]),
+        "--udp-src-max 5 is below --udp-src-min 10",
+    );
+    fails_with(&dev(&["--ratep", "0"]), "--ratep 0");
+    fails_with(&dev(&["--flag", "IPV6"]), "--flag IPV6");
+    fails_with(&dev(&["--flag", "NOPE"]), "--flag NOPE: unknown flag");
+    fails_with(
+        &dev(&["--irq", "no-such-irq-line"]),
+        "--irq no-such-irq-line: no line of /proc/interrupts matches",
+    );
+    fails_with(&dev(&["--dst-mac", "zz:00"]), "is not a MAC address");
+    fails_with(&dev(&["--dst", "10.0.0.300"]), "--dst");
+    fails_with(
+        &dev(&["--delay", "5", "--ratep", "5"]),
+        "cannot be used with",
+    );
+    fails_with(
+        &in_ns(&lab.tx_ns, &["run", "--dev", lab::TX_IF, "--dst-mac", &m]),
+        "--dst: required with --dev",
+    );
+    fails_with(
+        &in_ns(
+            &lab.tx_ns,
+            &["run", "--dev", lab::TX_IF, "--dst", "10.99.0.2"],
+        ),
+        "--dst-mac: required with --dev",
+    );
+    // Interface down.
+    let st = Command::new("ip")
+        .args(["-n", &lab.tx_ns, "link", "set", lab::TX_IF, "down"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    fails_with(&dev(&[]), "--dev veth-tx: the interface is down");
+}
+
+#[test]
+fn without_privilege_the_message_says_what_is_missing() {
+    if !root_or_skip() {
+        return;
+    }
+    // setpriv (util-linux) drops to an unprivileged user.
+    let Ok(o) = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            env!("CARGO_BIN_EXE_upktgen"),
+            "--count",
+            "1",
+        ])
+        .output()
+    else {
+        eprintln!("setpriv not available: skipped");
+        return;
+    };
+    if stderr(&o).contains("Permission denied") && stderr(&o).contains("setpriv") {
+        eprintln!("the binary is not executable by nobody here: skipped");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("needs CAP_SYS_ADMIN") && e.contains("run as root"),
+        "{e}"
+    );
+}
