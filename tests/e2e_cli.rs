@@ -175,3 +175,76 @@ fn without_privilege_the_message_says_what_is_missing() {
         "{e}"
     );
 }
+
+/// The af_packet queue is the socket send buffer. Behind a slow qdisc (tbf at 20 Mbit/s on
+/// veth-tx) frames wait holding their skbs, the buffer fills, and the kernel's own rule shows:
+/// a send fails with EAGAIN (a stop) and poll reports room again only once half the buffer
+/// is free (a wake), so every stop is followed by one wake and each wake lets about half a
+/// buffer of frames through. Counted, not timed.
+#[test]
+fn af_packet_stops_and_wakes_on_a_full_send_buffer() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let st = Command::new("tc")
+        .args([
+            "-n",
+            &lab.tx_ns,
+            "qdisc",
+            "add",
+            "dev",
+            lab::TX_IF,
+            "root",
+            "tbf",
+            "rate",
+            "20mbit",
+            "burst",
+            "4kb",
+            "limit",
+            "10mb",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let m = lab::RX_MAC.to_string();
+    let o = in_ns(
+        &lab.tx_ns,
+        &[
+            "run",
+            "--dev",
+            lab::TX_IF,
+            "--dst",
+            "10.99.0.2",
+            "--dst-mac",
+            &m,
+            "--count",
+            "6000",
+            "--sndbuf",
+            "65536",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let q = &j["outcome"]["backend"]["queue"];
+    let stops = q["stops"].as_u64().unwrap();
+    let wakes = q["wakes"].as_u64().unwrap();
+    assert_eq!(j["outcome"]["result"]["sent"], 6000);
+    assert_eq!(
+        j["outcome"]["result"]["errors"], 0,
+        "the qdisc is long enough never to drop"
+    );
+    assert!(stops >= 10, "the buffer must fill repeatedly: {q}");
+    assert_eq!(stops, wakes, "every stop ends in a wake: {q}");
+    // Wake at half free: each wake admits many frames, never just one.
+    assert!(6000 / wakes >= 8, "{q}");
+    let b = &j["outcome"]["backend"];
+    assert!(b["stopped_ns"].as_u64().unwrap() > 0);
+    assert!(
+        j["outcome"]["result"]["idle_ns"].as_u64().unwrap() >= b["stopped_ns"].as_u64().unwrap()
+    );
+    // Everything queued was eventually delivered: the final drain waited for the qdisc.
+    assert_eq!(b["undrained"], 0);
+    assert_eq!(j["reconciliation"]["tx_packets"], 6000);
+}
