@@ -13,30 +13,28 @@ fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `upktgen run --dev veth-tx` inside the lab's sending namespace, aimed at veth-rx unless
+/// `extra` gives its own `--dst`/`--dst-mac`.
+fn dev_run(lab: &Lab, extra: &[&str]) -> std::process::Output {
+    let m = lab::RX_MAC.to_string();
+    let mut a = vec!["run", "--dev", lab::TX_IF];
+    a.extend_from_slice(extra);
+    if !extra.contains(&"--dst") {
+        a.extend_from_slice(&["--dst", "10.99.0.2"]);
+    }
+    if !extra.contains(&"--dst-mac") {
+        a.extend_from_slice(&["--dst-mac", &m]);
+    }
+    in_ns(&lab.tx_ns, &a)
+}
+
 #[test]
 fn dev_mode_sends_on_a_named_interface() {
     if !root_or_skip() {
         return;
     }
     let lab = Lab::create(RxMode::Drop).unwrap();
-    let rx_mac = lab::RX_MAC.to_string();
-    let o = in_ns(
-        &lab.tx_ns,
-        &[
-            "run",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-            "--dst-mac",
-            &rx_mac,
-            "--count",
-            "3000",
-            "--flag",
-            "UDPCSUM",
-            "--json",
-        ],
-    );
+    let o = dev_run(&lab, &["--count", "3000", "--flag", "UDPCSUM", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     assert_eq!(j["outcome"]["result"]["sent"], 3000);
@@ -73,15 +71,9 @@ fn bad_input_gets_one_clear_line() {
     let lab = Lab::create(RxMode::Drop).unwrap();
     let m = lab::RX_MAC.to_string();
     let dev = |extra: &[&str]| {
-        let mut a = vec!["run", "--dev", lab::TX_IF, "--count", "10"];
+        let mut a = vec!["--count", "10"];
         a.extend_from_slice(extra);
-        if !extra.contains(&"--dst") {
-            a.extend_from_slice(&["--dst", "10.99.0.2"]);
-        }
-        if !extra.contains(&"--dst-mac") {
-            a.extend_from_slice(&["--dst-mac", &m]);
-        }
-        in_ns(&lab.tx_ns, &a)
+        dev_run(&lab, &a)
     };
     fails_with(
         &in_ns(
@@ -207,24 +199,7 @@ fn af_packet_stops_and_wakes_on_a_full_send_buffer() {
         .status()
         .unwrap();
     assert!(st.success());
-    let m = lab::RX_MAC.to_string();
-    let o = in_ns(
-        &lab.tx_ns,
-        &[
-            "run",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-            "--dst-mac",
-            &m,
-            "--count",
-            "6000",
-            "--sndbuf",
-            "65536",
-            "--json",
-        ],
-    );
+    let o = dev_run(&lab, &["--count", "6000", "--sndbuf", "65536", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let q = &j["outcome"]["backend"]["queue"];
