@@ -1,15 +1,15 @@
 //! `upktgen run`: resolve the target (lab or named device), validate everything, sample the
 //! system around the send loop, and report.
 
-use crate::backend::TxBackend;
 use crate::backend::af_packet::{AfPacket, AfPacketConfig};
+use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::report::run::{Reconciliation, RunReport, Target};
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
-use crate::sender::{self, Limits, StopReason};
+use crate::sender::{self, Limits, SendOutcome, StopReason};
 use crate::stream::{PortRange, Stream};
 use crate::sys::{self, netns, packet::PacketSocket};
 use crate::wire::{FrameSpec, Udp4Template};
@@ -75,21 +75,22 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
     })
 }
 
-/// The sending interface, opened in its namespace.
+/// The sending interface, probed in its namespace.
 struct Device {
     name: String,
     netns: Option<PathBuf>,
-    sock: PacketSocket,
+    ifindex: u32,
     mtu: u32,
     mac: [u8; 6],
     addr4: Option<std::net::Ipv4Addr>,
 }
 
-fn open_device(name: &str, ns: Option<&Path>) -> Result<Device> {
+fn probe_device(name: &str, ns: Option<&Path>) -> Result<Device> {
     let owned = name.to_string();
-    let open = move || -> std::io::Result<(Device, u32)> {
-        let idx = sys::if_nametoindex(&owned)?;
-        let sock = PacketSocket::open(idx)?;
+    let probe = move || -> std::io::Result<(Device, u32)> {
+        let ifindex = sys::if_nametoindex(&owned)?;
+        // A packet socket is the handle for the interface ioctls; it is closed right away.
+        let sock = PacketSocket::open(ifindex)?;
         let flags = sock.if_flags(&owned)?;
         let dev = Device {
             mtu: sock.if_mtu(&owned)?,
@@ -97,13 +98,13 @@ fn open_device(name: &str, ns: Option<&Path>) -> Result<Device> {
             addr4: sock.if_addr4(&owned)?,
             name: owned,
             netns: None,
-            sock,
+            ifindex,
         };
         Ok((dev, flags))
     };
     let r = match ns {
-        Some(p) => netns::in_netns(p, open),
-        None => open(),
+        Some(p) => netns::in_netns(p, probe),
+        None => probe(),
     };
     let (mut dev, flags) = r.map_err(|e| match e.raw_os_error() {
         Some(libc::ENODEV) | Some(libc::ENXIO) => anyhow!("--dev {name}: no such interface"),
@@ -150,13 +151,13 @@ impl NetDevReader {
 }
 
 /// Runs `upktgen run`.
-pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
+pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let c = check_args(a)?;
     let mut lab_guard: Option<Lab> = None;
     let dev = match &a.dev {
         Some(d) => {
             caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
-            open_device(d, None)?
+            probe_device(d, None)?
         }
         None => {
             caps::require(
@@ -164,7 +165,7 @@ pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
                 "the private lab (network namespaces and a veth pair)",
             )?;
             let l = Lab::create(a.lab_rx)?;
-            let d = open_device(lab::TX_IF, Some(&l.tx_path()))?;
+            let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
             lab_guard = Some(l);
             d
         }
@@ -193,22 +194,10 @@ pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
         udp_csum: c.flags.udp_csum,
     })
     .map_err(|e| anyhow!(e))?;
-    let mut stream = Stream::new(
+    let stream = Stream::new(
         PortRange::new(c.udp_src.0, c.udp_src.1),
         PortRange::new(c.udp_dst.0, c.udp_dst.1),
     );
-    let mut backend = AfPacket::new(
-        dev.sock,
-        template.frame(),
-        AfPacketConfig {
-            batch: usize::from(a.batch),
-            sndbuf: a.sndbuf,
-            qdisc_bypass: a.qdisc_bypass,
-        },
-    )
-    .with_context(|| format!("setting up the af_packet socket on {}", dev.name))?;
-    let info = backend.info();
-
     let mut tx_reader = NetDevReader::open(dev.netns.as_deref())?;
     let mut rx_reader = match lab {
         Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
@@ -222,9 +211,6 @@ pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
             );
         }
     }
-    if let Some(cpu) = a.cpu {
-        sys::pin_to_cpu(cpu).map_err(|e| anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online"))?;
-    }
 
     let limits = Limits {
         count: a.count,
@@ -237,10 +223,24 @@ pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
-    let sys0 = SystemSnapshot::take()?;
-    let outcome = sender::run(&mut backend, &template, &mut stream, &limits, stop)
-        .with_context(|| format!("sending on {}", dev.name))?;
-    let sys1 = SystemSnapshot::take()?;
+    let job = SendJob {
+        backend: a.backend,
+        af_packet: AfPacketConfig {
+            batch: usize::from(a.batch),
+            sndbuf: a.sndbuf,
+            qdisc_bypass: a.qdisc_bypass,
+        },
+        ifindex: dev.ifindex,
+        template,
+        stream,
+        limits,
+        cpu: a.cpu,
+        stop: Arc::clone(stop),
+    };
+    let dev_name = dev.name.clone();
+    let m = on_thread_in(dev.netns.clone(), move || send(job))
+        .with_context(|| format!("sending on {dev_name}"))?;
+    let (info, outcome, sys0, sys1) = (m.info, m.outcome, m.sys0, m.sys1);
     // Frames in flight on veth are delivered within the sender's own softirq; a short
     // pause lets any deferred NAPI poll on the receiving end finish before counting.
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -282,5 +282,83 @@ pub fn run(a: &RunArgs, stop: &AtomicBool) -> Result<Exit> {
         Exit::Interrupted
     } else {
         Exit::Done
+    })
+}
+
+/// Everything the sender thread needs, moved into it.
+struct SendJob {
+    backend: BackendKind,
+    af_packet: AfPacketConfig,
+    ifindex: u32,
+    template: Udp4Template,
+    stream: Stream,
+    limits: Limits,
+    cpu: Option<usize>,
+    stop: Arc<AtomicBool>,
+}
+
+/// What the sender thread measured.
+struct Measured {
+    info: BackendInfo,
+    outcome: SendOutcome,
+    sys0: SystemSnapshot,
+    sys1: SystemSnapshot,
+}
+
+/// Runs `f` on a new thread, inside network namespace `ns` when given: sockets, rings and
+/// BPF objects a backend creates there belong to that namespace.
+fn on_thread_in<T, F>(ns: Option<PathBuf>, f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name("upktgen-tx".into())
+        .spawn(move || {
+            if let Some(p) = &ns {
+                netns::setns_net(p)
+                    .with_context(|| format!("entering network namespace {}", p.display()))?;
+            }
+            f()
+        })
+        .context("starting the sender thread")?
+        .join()
+        .map_err(|_| anyhow!("the sender thread panicked"))?
+}
+
+/// On the sender thread: pin, build the chosen backend, measure.
+fn send(mut job: SendJob) -> Result<Measured> {
+    if let Some(cpu) = job.cpu {
+        sys::pin_to_cpu(cpu).map_err(|e| {
+            anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online")
+        })?;
+    }
+    match job.backend {
+        BackendKind::AfPacket => {
+            let sock = PacketSocket::open(job.ifindex).context("opening the AF_PACKET socket")?;
+            let b = AfPacket::new(sock, job.template.frame(), job.af_packet)
+                .context("setting up the af_packet socket")?;
+            measure(b, &mut job)
+        }
+    }
+}
+
+/// Samples the system around one send loop.
+fn measure<B: TxBackend>(mut backend: B, job: &mut SendJob) -> Result<Measured> {
+    let info = backend.info();
+    let sys0 = SystemSnapshot::take()?;
+    let outcome = sender::run(
+        &mut backend,
+        &job.template,
+        &mut job.stream,
+        &job.limits,
+        &job.stop,
+    )?;
+    let sys1 = SystemSnapshot::take()?;
+    Ok(Measured {
+        info,
+        outcome,
+        sys0,
+        sys1,
     })
 }

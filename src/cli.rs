@@ -1,5 +1,6 @@
 //! Command-line interface.
 
+use crate::backend::BackendKind;
 use crate::lab::RxMode;
 use crate::params;
 use crate::wire::MacAddr;
@@ -55,6 +56,10 @@ pub struct RunArgs {
     /// receiving namespace's IP/UDP stack). Lab only.
     #[arg(long, value_enum, default_value_t = RxMode::Drop, value_name = "MODE")]
     pub lab_rx: RxMode,
+
+    /// Transmit path: af_packet (AF_PACKET sendmmsg, any interface).
+    #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
+    pub backend: BackendKind,
 
     /// Frames to send (accepted or refused by the kernel); 0 = until Ctrl-C or --duration.
     #[arg(long, default_value_t = params::DEFAULT_COUNT, value_name = "N")]

@@ -62,6 +62,7 @@ pub fn run<B: TxBackend>(
     stop: &AtomicBool,
 ) -> io::Result<SendOutcome> {
     let max_batch = backend.max_batch() as u64;
+    let fills = backend.fills_frames();
     let start_realtime_ns = sys::realtime_ns();
     let t0 = sys::monotonic_ns();
     let end_by = limits
@@ -106,14 +107,16 @@ pub fn run<B: TxBackend>(
         if n == 0 {
             continue;
         }
-        let tv = if limits.timestamps {
-            timeval(sys::realtime_ns())
-        } else {
-            (0, 0)
-        };
-        for i in 0..n {
-            let f = stream.next_fields(tv);
-            template.write(backend.frame(i), &f);
+        if fills {
+            let tv = if limits.timestamps {
+                timeval(sys::realtime_ns())
+            } else {
+                (0, 0)
+            };
+            for i in 0..n {
+                let f = stream.next_fields(tv);
+                template.write(backend.frame(i), &f);
+            }
         }
         let s = backend.submit(n, stop)?;
         sent += s.sent;

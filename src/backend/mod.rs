@@ -14,6 +14,15 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+/// The transmit paths `--backend` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// AF_PACKET `sendmmsg`: works on any interface.
+    #[value(name = "af_packet")]
+    AfPacket,
+}
+
 /// What a submit did with the frames it was given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Submitted {
@@ -60,6 +69,13 @@ pub trait TxBackend {
     /// Room for up to `want` frames. Blocks (idle) while the queue is stopped, until it is
     /// woken; returns 0 only when `stop` was set while waiting.
     fn reserve(&mut self, want: usize, stop: &AtomicBool) -> io::Result<usize>;
+
+    /// Whether the sender writes each frame's varying bytes (sequence number, timestamp,
+    /// ports, checksums). A backend whose frames are replicated and patched inside the
+    /// kernel (by an XDP program) says false, and the sender only counts.
+    fn fills_frames(&self) -> bool {
+        true
+    }
 
     /// Reserved frame `i` (0-based, below the last `reserve`'s count), to patch in place.
     fn frame(&mut self, i: usize) -> &mut [u8];
