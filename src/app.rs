@@ -2,6 +2,7 @@
 //! system around the send loop, and report.
 
 use crate::backend::af_packet::{AfPacket, AfPacketConfig};
+use crate::backend::tx_ring::{TxRing, TxRingConfig};
 use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
@@ -12,6 +13,7 @@ use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
 use crate::sender::{self, Limits, SendOutcome, StopReason};
 use crate::stream::{PortRange, Stream};
 use crate::sys::{self, netns, packet::PacketSocket};
+use crate::txq::RingConfig;
 use crate::wire::{FrameSpec, Udp4Template};
 use anyhow::{Context, Result, anyhow, bail};
 use std::fs::File;
@@ -43,6 +45,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
 
 /// Checks made before any privilege is needed: pure validation of the options.
 struct Checked {
+    ring: Option<RingConfig>,
     flags: params::Flags,
     delay_ns: u64,
     udp_src: (u16, u16),
@@ -68,11 +71,44 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
         }
     }
     Ok(Checked {
+        ring: ring_config(a)?,
         flags,
         delay_ns,
         udp_src,
         udp_dst,
     })
+}
+
+/// Default ring size of each ring backend.
+fn default_ring(kind: BackendKind) -> Option<u32> {
+    match kind {
+        BackendKind::AfPacket => None,
+        BackendKind::TxRing => Some(1024),
+    }
+}
+
+/// The ring and thresholds of a ring backend, validated; None for the others.
+fn ring_config(a: &RunArgs) -> Result<Option<RingConfig>> {
+    let Some(default) = default_ring(a.backend) else {
+        if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
+            bail!(
+                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring); {}'s queue is the socket send buffer (--sndbuf)",
+                a.backend.name()
+            );
+        }
+        return Ok(None);
+    };
+    let size = a.ring.unwrap_or(default);
+    if !size.is_power_of_two() || size > 1 << 16 {
+        bail!(
+            "--ring {size}: {} needs a power of two from 1 to 65536",
+            a.backend.name()
+        );
+    }
+    let start = a.start_thresh.unwrap_or((size / 2).max(a.stop_thresh));
+    RingConfig::new(size, a.stop_thresh, start)
+        .map(Some)
+        .map_err(|e| anyhow!(e))
 }
 
 /// The sending interface, probed in its namespace.
@@ -228,8 +264,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         af_packet: AfPacketConfig {
             batch: usize::from(a.batch),
             sndbuf: a.sndbuf,
-            qdisc_bypass: a.qdisc_bypass,
+            qdisc_bypass: a.qdisc_bypass.unwrap_or(false),
         },
+        ring: c.ring,
+        qdisc_bypass: a.qdisc_bypass.unwrap_or(true),
         ifindex: dev.ifindex,
         template,
         stream,
@@ -289,6 +327,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
 struct SendJob {
     backend: BackendKind,
     af_packet: AfPacketConfig,
+    ring: Option<RingConfig>,
+    /// PACKET_QDISC_BYPASS for tx_ring.
+    qdisc_bypass: bool,
     ifindex: u32,
     template: Udp4Template,
     stream: Stream,
@@ -338,6 +379,17 @@ fn send(mut job: SendJob) -> Result<Measured> {
             let sock = PacketSocket::open(job.ifindex).context("opening the AF_PACKET socket")?;
             let b = AfPacket::new(sock, job.template.frame(), job.af_packet)
                 .context("setting up the af_packet socket")?;
+            measure(b, &mut job)
+        }
+        BackendKind::TxRing => {
+            let sock = PacketSocket::open(job.ifindex).context("opening the AF_PACKET socket")?;
+            let cfg = TxRingConfig {
+                ring: job.ring.context("tx_ring without a ring configuration")?,
+                batch: job.af_packet.batch,
+                qdisc_bypass: job.qdisc_bypass,
+            };
+            let b = TxRing::new(sock, job.template.frame(), cfg)
+                .context("setting up the PACKET_MMAP TX ring (tx_ring)")?;
             measure(b, &mut job)
         }
     }

@@ -57,9 +57,22 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = RxMode::Drop, value_name = "MODE")]
     pub lab_rx: RxMode,
 
-    /// Transmit path: af_packet (AF_PACKET sendmmsg, any interface).
+    /// Transmit path.
     #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
     pub backend: BackendKind,
+
+    /// Ring backends: descriptors in the TX ring (a power of two) [tx_ring: 1024].
+    #[arg(long, value_name = "N")]
+    pub ring: Option<u32>,
+
+    /// Ring backends: stop producing when fewer than S descriptors are free.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub stop_thresh: u32,
+
+    /// Ring backends: after a stop, resume only when at least W descriptors are free
+    /// (W >= S; W = S means no hysteresis) [half the ring].
+    #[arg(long, value_name = "W")]
+    pub start_thresh: Option<u32>,
 
     /// Frames to send (accepted or refused by the kernel); 0 = until Ctrl-C or --duration.
     #[arg(long, default_value_t = params::DEFAULT_COUNT, value_name = "N")]
@@ -124,9 +137,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES")]
     pub sndbuf: Option<u32>,
 
-    /// PACKET_QDISC_BYPASS: hand frames straight to the driver, skipping the qdisc.
-    #[arg(long)]
-    pub qdisc_bypass: bool,
+    /// PACKET_QDISC_BYPASS: hand frames straight to the driver, skipping the qdisc
+    /// [af_packet: false; tx_ring: true].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub qdisc_bypass: Option<bool>,
 
     /// Pin the sending thread to this CPU.
     #[arg(long, value_name = "CPU")]

@@ -128,6 +128,9 @@ pub fn run<B: TxBackend>(
     let elapsed_ns = sys::monotonic_ns() - t0;
     let bstats = backend.stats();
     let idle_ns = (bstats.idle_ns + pacing_idle_ns).min(elapsed_ns);
+    let late = bstats.late_errors.min(sent);
+    sent -= late;
+    errors += late;
     Ok(SendOutcome {
         result: PktgenResult {
             elapsed_ns,

@@ -7,6 +7,8 @@
 //! completions), it accounts the time as idle; that time is the `d` of pktgen's Result line.
 
 pub mod af_packet;
+pub mod ring;
+pub mod tx_ring;
 
 use crate::txq::QueueStats;
 use serde::Serialize;
@@ -21,6 +23,19 @@ pub enum BackendKind {
     /// AF_PACKET `sendmmsg`: works on any interface.
     #[value(name = "af_packet")]
     AfPacket,
+    /// AF_PACKET PACKET_MMAP TX ring (TPACKET_V2) with --ring/--stop-thresh/--start-thresh.
+    #[value(name = "tx_ring")]
+    TxRing,
+}
+
+impl BackendKind {
+    /// The name as `--backend` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::AfPacket => "af_packet",
+            BackendKind::TxRing => "tx_ring",
+        }
+    }
 }
 
 /// What a submit did with the frames it was given.
@@ -43,6 +58,9 @@ pub struct BackendStats {
     pub stopped_ns: u64,
     /// Syscalls that handed frames to the kernel.
     pub kicks: u64,
+    /// Frames counted as sent at submit that the kernel later reported malformed (the
+    /// sender moves them from sent to errors).
+    pub late_errors: u64,
     /// Bytes (af_packet) or frames (ring backends) still not completed when the final
     /// drain gave up; 0 normally.
     pub undrained: u64,

@@ -272,3 +272,192 @@ impl MmsgBatch {
         cvt(r).map(|r| r as usize)
     }
 }
+
+impl PacketSocket {
+    /// Selects TPACKET_V2 for the mapped rings.
+    pub fn set_tpacket_v2(&self) -> io::Result<()> {
+        self.setsockopt_int(
+            libc::SOL_PACKET,
+            libc::PACKET_VERSION,
+            libc::tpacket_versions::TPACKET_V2 as libc::c_int,
+        )
+    }
+
+    /// PACKET_LOSS: skip malformed frames in the TX ring (marked TP_STATUS_WRONG_FORMAT)
+    /// instead of stopping at them.
+    pub fn set_packet_loss(&self, on: bool) -> io::Result<()> {
+        self.setsockopt_int(libc::SOL_PACKET, libc::PACKET_LOSS, on as libc::c_int)
+    }
+
+    /// Asks the kernel to transmit every frame marked TP_STATUS_SEND_REQUEST, without
+    /// waiting for completions. Returns the bytes it queued.
+    pub fn kick(&self) -> io::Result<usize> {
+        // SAFETY: a zero-length send with no buffer is the documented TX-ring kick; the
+        // kernel reads frames only from the ring this socket mapped.
+        let r = unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
+        }
+    }
+}
+
+/// TPACKET_V2 status words.
+pub const TP_STATUS_AVAILABLE: u32 = 0;
+pub const TP_STATUS_SEND_REQUEST: u32 = 1;
+pub const TP_STATUS_SENDING: u32 = 2;
+pub const TP_STATUS_WRONG_FORMAT: u32 = 4;
+/// Where a TX frame's data starts: TPACKET_ALIGN(sizeof(struct tpacket2_hdr)).
+const TP2_DATA_OFF: usize = 32;
+const PAGE: usize = 4096;
+
+/// A PACKET_TX_RING (TPACKET_V2) mapped into this process.
+///
+/// Invariant: `map` points to `len` bytes mapped MAP_SHARED from the socket and stays
+/// mapped until drop; frame `i < frames` starts at `frame_off(i)` and spans `frame_size`
+/// bytes inside the mapping, 16-byte aligned (so its u32 status word may be accessed as an
+/// AtomicU32). The kernel and this process hand each frame back and forth through that
+/// status word only: data and length are written by us only while the status is
+/// TP_STATUS_AVAILABLE.
+pub struct TxRingMap {
+    map: *mut u8,
+    len: usize,
+    frames: usize,
+    frame_size: usize,
+    frames_per_block: usize,
+    block_size: usize,
+    // Keeps the socket (and so the mapping's owner) alive as long as the map.
+    sock: PacketSocket,
+}
+
+// SAFETY: the mapping is owned by this struct alone; moving it to another thread moves the
+// only handle to it.
+unsafe impl Send for TxRingMap {}
+
+impl TxRingMap {
+    /// Sets up a TX ring of `frames` frames (a power of two) able to hold `max_frame`
+    /// bytes each, and maps it.
+    pub fn new(sock: PacketSocket, frames: usize, max_frame: usize) -> io::Result<Self> {
+        if !frames.is_power_of_two() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "ring size must be a power of two",
+            ));
+        }
+        // Power-of-two frames; a block holds a whole number of them (at least one page).
+        let mut frame_size = (TP2_DATA_OFF + max_frame).next_power_of_two().max(64);
+        if frames < PAGE / frame_size {
+            frame_size = PAGE / frames; // fewer frames than one page holds: spread them
+        }
+        let block_size = frame_size.max(PAGE);
+        let frames_per_block = block_size / frame_size;
+        let blocks = frames / frames_per_block;
+        let req = libc::tpacket_req {
+            tp_block_size: block_size as u32,
+            tp_block_nr: blocks as u32,
+            tp_frame_size: frame_size as u32,
+            tp_frame_nr: frames as u32,
+        };
+        // SAFETY: `req` is a valid tpacket_req and the length passed is its size.
+        super::cvt(unsafe {
+            libc::setsockopt(
+                sock.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_TX_RING,
+                (&req as *const libc::tpacket_req).cast(),
+                std::mem::size_of::<libc::tpacket_req>() as u32,
+            )
+        })?;
+        let len = block_size * blocks;
+        // SAFETY: mapping the ring the kernel just allocated for this socket; the result
+        // is checked against MAP_FAILED.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                sock.fd.as_raw_fd(),
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(TxRingMap {
+            map: map.cast(),
+            len,
+            frames,
+            frame_size,
+            frames_per_block,
+            block_size,
+            sock,
+        })
+    }
+
+    pub fn socket(&self) -> &PacketSocket {
+        &self.sock
+    }
+
+    pub fn frames(&self) -> usize {
+        self.frames
+    }
+
+    /// Bytes of data one frame can carry.
+    pub fn capacity(&self) -> usize {
+        self.frame_size - TP2_DATA_OFF
+    }
+
+    #[inline]
+    fn frame_off(&self, i: usize) -> usize {
+        (i / self.frames_per_block) * self.block_size
+            + (i % self.frames_per_block) * self.frame_size
+    }
+
+    #[inline]
+    fn status_word(&self, i: usize) -> &std::sync::atomic::AtomicU32 {
+        debug_assert!(i < self.frames);
+        // SAFETY: frame_off(i) + 4 <= len and 16-byte aligned (struct invariant); the
+        // word is shared with the kernel, so it is only accessed atomically.
+        unsafe { &*(self.map.add(self.frame_off(i)) as *const std::sync::atomic::AtomicU32) }
+    }
+
+    /// The status word of frame `i` (acquire: data the kernel wrote before is visible).
+    #[inline]
+    pub fn status(&self, i: usize) -> u32 {
+        self.status_word(i)
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Sets frame `i`'s status (release: our data and length are visible to the kernel first).
+    #[inline]
+    pub fn set_status(&self, i: usize, v: u32) {
+        self.status_word(i)
+            .store(v, std::sync::atomic::Ordering::Release)
+    }
+
+    /// Sets the frame's length (tp_len) and returns its data area, `len` bytes.
+    /// Only valid while the frame is TP_STATUS_AVAILABLE (ours).
+    #[inline]
+    pub fn data_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
+        assert!(i < self.frames && len <= self.capacity());
+        let off = self.frame_off(i);
+        // SAFETY: tp_len is the u32 at offset 4 of the frame header, inside the frame; the
+        // data area [off + 32, off + 32 + len) lies inside the frame (len <= capacity). The
+        // frame is ours (status AVAILABLE), so the kernel does not touch it meanwhile, and
+        // `&mut self` keeps other references out.
+        unsafe {
+            std::ptr::write_volatile(self.map.add(off + 4) as *mut u32, len as u32);
+            std::slice::from_raw_parts_mut(self.map.add(off + TP2_DATA_OFF), len)
+        }
+    }
+}
+
+impl Drop for TxRingMap {
+    fn drop(&mut self) {
+        // SAFETY: `map`/`len` are exactly what mmap returned; nothing refers to the mapping
+        // after drop.
+        unsafe { libc::munmap(self.map.cast(), self.len) };
+    }
+}

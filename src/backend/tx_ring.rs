@@ -1,0 +1,218 @@
+//! AF_PACKET with PACKET_MMAP: a TX ring of TPACKET_V2 frames shared with the kernel.
+//!
+//! Every frame of the mapped ring is prefilled with the template once. Per packet, only the
+//! varying bytes are written into the frame and its status word is set to SEND_REQUEST;
+//! one `send()` per batch (a *kick*) makes the kernel transmit every requested frame. A
+//! frame's status returns to AVAILABLE only when the driver frees its skb — on a NIC, at TX
+//! completion — so the status words are the completion ring, and reclaimed frames feed the
+//! [`crate::txq::TxQueue`] with the user's `--ring`, `--stop-thresh` and `--start-thresh`.
+//!
+//! While stopped, the sender waits in `poll(POLLOUT)`, which the kernel satisfies as soon as
+//! the next frame is free (its own threshold is one slot); when the start threshold asks
+//! for more, the sender re-checks the status words every 10 us. On veth the skb is orphaned
+//! as it crosses to the peer, so frames come back within the kick and the ring never fills
+//! unless something holds the skbs (a qdisc, with `--qdisc-bypass false`).
+
+use super::ring::RingQueue;
+use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use crate::sys::packet::{
+    PacketSocket, TP_STATUS_AVAILABLE, TP_STATUS_SEND_REQUEST, TP_STATUS_WRONG_FORMAT, TxRingMap,
+};
+use crate::txq::RingConfig;
+use std::io;
+use std::os::fd::AsFd;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Settings of the tx_ring backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxRingConfig {
+    pub ring: RingConfig,
+    /// Frames per kick at most.
+    pub batch: usize,
+    pub qdisc_bypass: bool,
+}
+
+pub struct TxRing {
+    io: RingIo,
+    q: RingQueue,
+    cfg: TxRingConfig,
+}
+
+/// The mapped ring and the two indexes into it.
+struct RingIo {
+    map: TxRingMap,
+    frame_len: usize,
+    mask: usize,
+    /// Next frame to fill.
+    head: usize,
+    /// Oldest frame in flight.
+    tail: usize,
+    /// Frames the kernel marked malformed (found when reclaimed).
+    wrong_format: u64,
+    kicks: u64,
+}
+
+impl TxRing {
+    pub fn new(sock: PacketSocket, template: &[u8], cfg: TxRingConfig) -> io::Result<Self> {
+        let frames = cfg.ring.size as usize;
+        sock.set_tpacket_v2()?;
+        sock.set_packet_loss(true)?;
+        if cfg.qdisc_bypass {
+            sock.set_qdisc_bypass(true)?;
+        }
+        // Each frame in flight holds an skb charged to the socket's send buffer; make the
+        // buffer big enough that the ring, not SO_SNDBUF, is the limit.
+        sock.set_sndbuf((frames * (template.len() + 1024)).min(i32::MAX as usize / 2) as u32)?;
+        let mut map = TxRingMap::new(sock, frames, template.len())?;
+        for i in 0..frames {
+            map.data_mut(i, template.len()).copy_from_slice(template);
+        }
+        Ok(TxRing {
+            io: RingIo {
+                map,
+                frame_len: template.len(),
+                mask: frames - 1,
+                head: 0,
+                tail: 0,
+                wrong_format: 0,
+                kicks: 0,
+            },
+            q: RingQueue::new(cfg.ring),
+            cfg,
+        })
+    }
+}
+
+impl RingIo {
+    fn in_flight(&self) -> usize {
+        self.head.wrapping_sub(self.tail)
+    }
+
+    /// Walks the status words from the oldest frame in flight; returns frames reclaimed.
+    fn reap(&mut self) -> u32 {
+        let mut n = 0;
+        while self.in_flight() > 0 {
+            let idx = self.tail & self.mask;
+            match self.map.status(idx) {
+                TP_STATUS_AVAILABLE => {}
+                TP_STATUS_WRONG_FORMAT => {
+                    self.wrong_format += 1;
+                    self.map.set_status(idx, TP_STATUS_AVAILABLE);
+                }
+                _ => break,
+            }
+            self.tail = self.tail.wrapping_add(1);
+            n += 1;
+        }
+        n
+    }
+
+    /// One step of a wait: block in poll until the next frame is free (or 10 us pass when
+    /// some already are), then reclaim.
+    fn wait_step(&mut self) -> io::Result<u32> {
+        let n = self.reap();
+        if n > 0 {
+            return Ok(n);
+        }
+        if self.in_flight() == self.mask + 1 {
+            crate::sys::poll_one(self.map.socket().as_fd(), libc::POLLOUT, 10)?;
+        } else {
+            std::thread::sleep(Duration::from_micros(10));
+        }
+        Ok(self.reap())
+    }
+
+    fn kick(&mut self) -> io::Result<()> {
+        loop {
+            self.kicks += 1;
+            match self.map.socket().kick() {
+                Ok(_) => return Ok(()),
+                Err(e) => match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // No room below the driver right now: the frames stay requested and go
+                    // with the next kick.
+                    Some(libc::EAGAIN) | Some(libc::ENOBUFS) => return Ok(()),
+                    Some(libc::ENETDOWN) | Some(libc::ENXIO) | Some(libc::ENODEV) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("the interface went away or down: {e}"),
+                        ));
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
+    }
+}
+
+impl TxBackend for TxRing {
+    fn info(&self) -> BackendInfo {
+        let r = self.cfg.ring;
+        BackendInfo {
+            name: "tx_ring",
+            detail: format!(
+                "PACKET_MMAP TX ring TPACKET_V2, up to {} frames per kick, qdisc bypass {}",
+                self.cfg.batch,
+                if self.cfg.qdisc_bypass { "on" } else { "off" }
+            ),
+            queue: format!(
+                "ring of {} frames; stop when fewer than {} free, wake when at least {} free",
+                r.size, r.stop_thresh, r.start_thresh
+            ),
+        }
+    }
+
+    fn max_batch(&self) -> usize {
+        self.cfg.batch
+    }
+
+    fn reserve(&mut self, want: usize, stop: &AtomicBool) -> io::Result<usize> {
+        let n = self.io.reap();
+        self.q.reclaimed(n);
+        if self.q.txq.is_stopped() {
+            // Frames still requested (not taken by an earlier kick) need a kick to move.
+            self.io.kick()?;
+            let io = &mut self.io;
+            if !self.q.wait_wake(stop, || io.wait_step())? {
+                return Ok(0);
+            }
+        }
+        Ok(want.min(self.q.txq.postable() as usize).min(self.cfg.batch))
+    }
+
+    #[inline]
+    fn frame(&mut self, i: usize) -> &mut [u8] {
+        let idx = (self.io.head + i) & self.io.mask;
+        self.io.map.data_mut(idx, self.io.frame_len)
+    }
+
+    fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {
+        for i in 0..n {
+            self.io
+                .map
+                .set_status((self.io.head + i) & self.io.mask, TP_STATUS_SEND_REQUEST);
+        }
+        self.io.head = self.io.head.wrapping_add(n);
+        self.q.txq.post(n as u32);
+        self.io.kick()?;
+        Ok(Submitted {
+            sent: n as u64,
+            errors: 0,
+        })
+    }
+
+    fn drain(&mut self, timeout: Duration) -> io::Result<()> {
+        self.io.kick()?;
+        let io = &mut self.io;
+        self.q.drain(timeout, || io.wait_step())
+    }
+
+    fn stats(&self) -> BackendStats {
+        BackendStats {
+            kicks: self.io.kicks,
+            late_errors: self.io.wrong_format,
+            ..self.q.snapshot()
+        }
+    }
+}

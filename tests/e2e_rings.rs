@@ -1,0 +1,133 @@
+//! End-to-end: the seed's knob on a real ring. The tx_ring backend's TX ring fills behind a
+//! slow qdisc (tbf at 20 Mbit/s on veth-tx, qdisc bypass off), completions come back one
+//! frame at a time as the qdisc releases them, and the start threshold decides how often
+//! the sender is woken. Counted, not timed.
+
+mod common;
+use common::*;
+use std::process::Command;
+use upktgen::lab::{self, Lab, RxMode};
+
+const COUNT: u64 = 3000;
+
+fn ring_run(lab: &Lab, start_thresh: u32) -> serde_json::Value {
+    let (m, w, c) = (
+        lab::RX_MAC.to_string(),
+        start_thresh.to_string(),
+        COUNT.to_string(),
+    );
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.tx_ns,
+            env!("CARGO_BIN_EXE_upktgen"),
+            "run",
+            "--dev",
+            lab::TX_IF,
+        ])
+        .args([
+            "--dst",
+            "10.99.0.2",
+            "--dst-mac",
+            &m,
+            "--count",
+            &c,
+            "--json",
+        ])
+        .args([
+            "--backend",
+            "tx_ring",
+            "--ring",
+            "64",
+            "--stop-thresh",
+            "1",
+            "--start-thresh",
+            &w,
+        ])
+        .args(["--qdisc-bypass", "false"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    json(&o)
+}
+
+#[test]
+fn start_threshold_divides_the_wakes() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let st = Command::new("tc")
+        .args([
+            "-n",
+            &lab.tx_ns,
+            "qdisc",
+            "add",
+            "dev",
+            lab::TX_IF,
+            "root",
+            "tbf",
+        ])
+        .args(["rate", "20mbit", "burst", "4kb", "limit", "10mb"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let no_hyst = ring_run(&lab, 1);
+    let hyst = ring_run(&lab, 16);
+    for j in [&no_hyst, &hyst] {
+        assert_eq!(j["outcome"]["result"]["sent"], COUNT);
+        assert_eq!(j["reconciliation"]["tx_packets"], COUNT, "{j}");
+        assert_eq!(j["backend"]["name"], "tx_ring");
+        assert_eq!(j["outcome"]["backend"]["undrained"], 0);
+    }
+    let wakes = |j: &serde_json::Value| j["outcome"]["backend"]["queue"]["wakes"].as_u64().unwrap();
+    let stops = |j: &serde_json::Value| j["outcome"]["backend"]["queue"]["stops"].as_u64().unwrap();
+    let (w1, w16) = (wakes(&no_hyst), wakes(&hyst));
+    // Wake at 1 free: about one wake per reclaimed slot.
+    assert!(w1 >= COUNT / 2, "W=1: {w1} wakes for {COUNT} packets");
+    // Wake at 16 free: each wake needs 16 reclaimed slots, so at most COUNT/16 (+1).
+    assert!(
+        w16 <= COUNT / 16 + 1,
+        "W=16: {w16} wakes for {COUNT} packets"
+    );
+    assert!(
+        w16 * 8 < w1,
+        "W=16 ({w16}) should wake far less than W=1 ({w1})"
+    );
+    assert_eq!(stops(&no_hyst), w1);
+    assert_eq!(stops(&hyst), w16);
+    // Fewer wakes, fewer kicks: the churn the seed's change removed.
+    let kicks = |j: &serde_json::Value| j["outcome"]["backend"]["kicks"].as_u64().unwrap();
+    assert!(
+        kicks(&hyst) * 4 < kicks(&no_hyst),
+        "{} vs {}",
+        kicks(&hyst),
+        kicks(&no_hyst)
+    );
+}
+
+#[test]
+fn tx_ring_delivers_every_packet_in_the_lab() {
+    if !root_or_skip() {
+        return;
+    }
+    for rx in ["drop", "stack"] {
+        let o = upktgen(&[
+            "--backend",
+            "tx_ring",
+            "--count",
+            "20000",
+            "--lab-rx",
+            rx,
+            "--flag",
+            "UDPCSUM",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["outcome"]["result"]["sent"], 20000);
+        assert_eq!(j["reconciliation"]["rx_packets"], 20000, "{j}");
+        assert_eq!(j["backend"]["name"], "tx_ring");
+    }
+}
