@@ -2,6 +2,7 @@
 //! system around the send loop, and report.
 
 use crate::backend::af_packet::{AfPacket, AfPacketConfig};
+use crate::backend::af_xdp::{AfXdp, AfXdpConfig};
 use crate::backend::tx_ring::{TxRing, TxRingConfig};
 use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
@@ -84,6 +85,7 @@ fn default_ring(kind: BackendKind) -> Option<u32> {
     match kind {
         BackendKind::AfPacket => None,
         BackendKind::TxRing => Some(1024),
+        BackendKind::AfXdp => Some(2048),
     }
 }
 
@@ -92,7 +94,7 @@ fn ring_config(a: &RunArgs) -> Result<Option<RingConfig>> {
     let Some(default) = default_ring(a.backend) else {
         if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
             bail!(
-                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring); {}'s queue is the socket send buffer (--sndbuf)",
+                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp); {}'s queue is the socket send buffer (--sndbuf)",
                 a.backend.name()
             );
         }
@@ -262,7 +264,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let job = SendJob {
         backend: a.backend,
         af_packet: AfPacketConfig {
-            batch: usize::from(a.batch),
+            batch: usize::from(a.batch.unwrap_or(match a.backend {
+                BackendKind::AfXdp => 32,
+                _ => 64,
+            })),
             sndbuf: a.sndbuf,
             qdisc_bypass: a.qdisc_bypass.unwrap_or(false),
         },
@@ -390,6 +395,20 @@ fn send(mut job: SendJob) -> Result<Measured> {
             };
             let b = TxRing::new(sock, job.template.frame(), cfg)
                 .context("setting up the PACKET_MMAP TX ring (tx_ring)")?;
+            measure(b, &mut job)
+        }
+        BackendKind::AfXdp => {
+            let cfg = AfXdpConfig {
+                ring: job.ring.context("af_xdp without a ring configuration")?,
+                batch: job.af_packet.batch,
+                queue: 0,
+                zerocopy: None,
+            };
+            let b = AfXdp::new(job.ifindex, job.template.frame(), cfg).map_err(|e| {
+                anyhow!(
+                    "af_xdp: cannot set up an AF_XDP socket on queue 0 ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
+                )
+            })?;
             measure(b, &mut job)
         }
     }

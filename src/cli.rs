@@ -42,6 +42,8 @@ pub enum Cmd {
     /// Send packets (in a private lab, or on --dev IFACE) and report like pktgen.
     #[command(after_help = TIME_HELP)]
     Run(RunArgs),
+    /// Simulate the seed's machine: a NIC's TX ring, its driver and the CPU (no root needed).
+    Sim(crate::sim::SimArgs),
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.
@@ -61,7 +63,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
     pub backend: BackendKind,
 
-    /// Ring backends: descriptors in the TX ring (a power of two) [tx_ring: 1024].
+    /// Ring backends: descriptors in the TX ring (a power of two) [tx_ring: 1024; af_xdp: 2048].
     #[arg(long, value_name = "N")]
     pub ring: Option<u32>,
 
@@ -129,9 +131,10 @@ pub struct RunArgs {
     #[arg(long = "flag", value_name = "FLAG", allow_hyphen_values = true)]
     pub flags: Vec<String>,
 
-    /// Frames per sendmmsg call.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
-    pub batch: u16,
+    /// Frames handed to the kernel per syscall at most [af_packet, tx_ring: 64; af_xdp: 32,
+    /// what the kernel moves per kick in copy mode].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
+    pub batch: Option<u16>,
 
     /// SO_SNDBUF of the sending socket in bytes [the system default].
     #[arg(long, value_name = "BYTES")]

@@ -6,11 +6,15 @@ use common::root_or_skip;
 use std::net::UdpSocket;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use upktgen::backend::TxBackend;
 use upktgen::backend::af_packet::{AfPacket, AfPacketConfig};
+use upktgen::backend::af_xdp::{AfXdp, AfXdpConfig};
+use upktgen::backend::tx_ring::{TxRing, TxRingConfig};
 use upktgen::lab::{self, Lab, RxMode};
 use upktgen::sender::{self, Limits};
 use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, netns, packet::PacketSocket};
+use upktgen::txq::RingConfig;
 use upktgen::wire::{FrameSpec, PktgenHdr, Udp4Template};
 
 const PORT: u16 = 9;
@@ -24,21 +28,52 @@ fn udp_sock(lab: &Lab) -> UdpSocket {
     .unwrap()
 }
 
-fn backend(lab: &Lab, t: &Udp4Template) -> AfPacket {
-    let sock = netns::in_netns(&lab.tx_path(), || {
-        PacketSocket::open(sys::if_nametoindex(lab::TX_IF)?)
-    })
-    .unwrap();
-    AfPacket::new(
-        sock,
-        t.frame(),
-        AfPacketConfig {
-            batch: 16,
-            sndbuf: None,
-            qdisc_bypass: false,
-        },
-    )
-    .unwrap()
+/// Runs `f` in the lab's sending namespace with the sending interface's index.
+fn in_tx<T: Send + 'static>(
+    lab: &Lab,
+    f: impl FnOnce(u32) -> std::io::Result<T> + Send + 'static,
+) -> T {
+    netns::in_netns(&lab.tx_path(), move || f(sys::if_nametoindex(lab::TX_IF)?)).unwrap()
+}
+
+/// Sends 200 frames through `b` and checks a UDP socket in the receiving namespace gets
+/// every one, in order, with the right source, ports and timestamps.
+fn send_and_receive<B: TxBackend>(
+    lab: &Lab,
+    rx: &UdpSocket,
+    t: &Udp4Template,
+    mut b: B,
+    what: &str,
+) {
+    let count = 200u32;
+    let mut stream = Stream::new(PortRange::new(1000, 1004), PortRange::new(PORT, PORT));
+    let limits = Limits {
+        count: u64::from(count),
+        duration: None,
+        delay_ns: 0,
+        timestamps: true,
+    };
+    let before = sys::realtime_ns() / 1000;
+    let out = sender::run(&mut b, t, &mut stream, &limits, &AtomicBool::new(false)).unwrap();
+    let after = sys::realtime_ns() / 1000;
+    assert_eq!(out.result.sent, u64::from(count), "{what}");
+    let mut buf = [0u8; 2048];
+    for want_seq in 1..=count {
+        let (n, from) = rx
+            .recv_from(&mut buf)
+            .unwrap_or_else(|e| panic!("{what}: seq {want_seq}: {e}"));
+        assert_eq!(n, 18, "{what}: UDP payload of a 60-byte frame");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(lab::TX_IP));
+        assert_eq!(from.port(), 1000 + ((want_seq - 1) % 4) as u16, "{what}");
+        let h = PktgenHdr::parse(&buf[..n]).expect("pktgen header");
+        assert_eq!(h.seq, want_seq, "{what}");
+        let us = u64::from(h.tv_sec) * 1_000_000 + u64::from(h.tv_usec);
+        assert!(
+            us >= before && us <= after,
+            "{what}: timestamp {us} outside the run [{before}, {after}]"
+        );
+    }
+    assert_eq!(udp_in_csum_errors(lab), 0, "{what}");
 }
 
 fn template(udp_csum: bool) -> Udp4Template {
@@ -71,39 +106,51 @@ fn kernel_udp_socket_receives_every_frame_in_order() {
     if !root_or_skip() {
         return;
     }
+    let ring = RingConfig::new(64, 1, 32).unwrap();
     for udp_csum in [false, true] {
-        let lab = Lab::create(RxMode::Stack).unwrap();
-        let rx = udp_sock(&lab);
         let t = template(udp_csum);
-        let mut b = backend(&lab, &t);
-        let mut stream = Stream::new(PortRange::new(1000, 1004), PortRange::new(PORT, PORT));
-        let limits = Limits {
-            count: 200,
-            duration: None,
-            delay_ns: 0,
-            timestamps: true,
-        };
-        let before = sys::realtime_ns() / 1000;
-        let out = sender::run(&mut b, &t, &mut stream, &limits, &AtomicBool::new(false)).unwrap();
-        let after = sys::realtime_ns() / 1000;
-        assert_eq!(out.result.sent, 200);
-        let mut buf = [0u8; 2048];
-        for want_seq in 1..=200u32 {
-            let (n, from) = rx
-                .recv_from(&mut buf)
-                .unwrap_or_else(|e| panic!("seq {want_seq} (csum {udp_csum}): {e}"));
-            assert_eq!(n, 18, "UDP payload of a 60-byte frame");
-            assert_eq!(from.ip(), std::net::IpAddr::V4(lab::TX_IP));
-            assert_eq!(from.port(), 1000 + ((want_seq - 1) % 4) as u16);
-            let h = PktgenHdr::parse(&buf[..n]).expect("pktgen header");
-            assert_eq!(h.seq, want_seq);
-            let us = u64::from(h.tv_sec) * 1_000_000 + u64::from(h.tv_usec);
-            assert!(
-                us >= before && us <= after,
-                "timestamp {us} outside the run [{before}, {after}]"
-            );
+        for kind in ["af_packet", "tx_ring", "af_xdp"] {
+            let what = format!("{kind}, UDPCSUM {udp_csum}");
+            let lab = Lab::create(RxMode::Stack).unwrap();
+            let rx = udp_sock(&lab);
+            let frame = t.frame().to_vec();
+            match kind {
+                "af_packet" => {
+                    let b = in_tx(&lab, move |i| {
+                        let cfg = AfPacketConfig {
+                            batch: 16,
+                            sndbuf: None,
+                            qdisc_bypass: false,
+                        };
+                        AfPacket::new(PacketSocket::open(i)?, &frame, cfg)
+                    });
+                    send_and_receive(&lab, &rx, &t, b, &what);
+                }
+                "tx_ring" => {
+                    let b = in_tx(&lab, move |i| {
+                        let cfg = TxRingConfig {
+                            ring,
+                            batch: 16,
+                            qdisc_bypass: true,
+                        };
+                        TxRing::new(PacketSocket::open(i)?, &frame, cfg)
+                    });
+                    send_and_receive(&lab, &rx, &t, b, &what);
+                }
+                _ => {
+                    let b = in_tx(&lab, move |i| {
+                        let cfg = AfXdpConfig {
+                            ring,
+                            batch: 16,
+                            queue: 0,
+                            zerocopy: None,
+                        };
+                        AfXdp::new(i, &frame, cfg)
+                    });
+                    send_and_receive(&lab, &rx, &t, b, &what);
+                }
+            }
         }
-        assert_eq!(udp_in_csum_errors(&lab), 0);
     }
 }
 
@@ -144,7 +191,6 @@ fn a_corrupted_udp_checksum_is_refused_by_the_kernel() {
         },
     )
     .unwrap();
-    use upktgen::backend::TxBackend;
     let stop = AtomicBool::new(false);
     assert_eq!(b.reserve(1, &stop).unwrap(), 1);
     assert_eq!(b.submit(1, &stop).unwrap().sent, 1);

@@ -7,6 +7,7 @@
 //! completions), it accounts the time as idle; that time is the `d` of pktgen's Result line.
 
 pub mod af_packet;
+pub mod af_xdp;
 pub mod ring;
 pub mod tx_ring;
 
@@ -26,6 +27,10 @@ pub enum BackendKind {
     /// AF_PACKET PACKET_MMAP TX ring (TPACKET_V2) with --ring/--stop-thresh/--start-thresh.
     #[value(name = "tx_ring")]
     TxRing,
+    /// AF_XDP socket with its own UMEM, TX and completion rings (zero-copy where the driver
+    /// supports it, copy mode otherwise).
+    #[value(name = "af_xdp")]
+    AfXdp,
 }
 
 impl BackendKind {
@@ -34,6 +39,7 @@ impl BackendKind {
         match self {
             BackendKind::AfPacket => "af_packet",
             BackendKind::TxRing => "tx_ring",
+            BackendKind::AfXdp => "af_xdp",
         }
     }
 }
