@@ -4,6 +4,7 @@
 use crate::backend::af_packet::{AfPacket, AfPacketConfig};
 use crate::backend::af_xdp::{AfXdp, AfXdpConfig};
 use crate::backend::tx_ring::{TxRing, TxRingConfig};
+use crate::backend::xdp_live::{self, XdpLive, XdpLiveConfig};
 use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
@@ -51,6 +52,7 @@ struct Checked {
     delay_ns: u64,
     udp_src: (u16, u16),
     udp_dst: (u16, u16),
+    xdp_live: Option<XdpLiveConfig>,
 }
 
 fn check_args(a: &RunArgs) -> Result<Checked> {
@@ -71,7 +73,10 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
             );
         }
     }
+    let xdp_live =
+        xdp_live::config_from_args(a, &flags, udp_src, udp_dst).map_err(|e| anyhow!(e))?;
     Ok(Checked {
+        xdp_live,
         ring: ring_config(a)?,
         flags,
         delay_ns,
@@ -86,6 +91,7 @@ fn default_ring(kind: BackendKind) -> Option<u32> {
         BackendKind::AfPacket => None,
         BackendKind::TxRing => Some(1024),
         BackendKind::AfXdp => Some(2048),
+        BackendKind::XdpLive => None,
     }
 }
 
@@ -202,7 +208,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
                 "the private lab (network namespaces and a veth pair)",
             )?;
-            let l = Lab::create(a.lab_rx)?;
+            let l = Lab::create_with(a.lab_rx, a.backend == BackendKind::XdpLive)?;
             let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
             lab_guard = Some(l);
             d
@@ -272,6 +278,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             qdisc_bypass: a.qdisc_bypass.unwrap_or(false),
         },
         ring: c.ring,
+        xdp_live: c.xdp_live,
         qdisc_bypass: a.qdisc_bypass.unwrap_or(true),
         ifindex: dev.ifindex,
         template,
@@ -333,6 +340,7 @@ struct SendJob {
     backend: BackendKind,
     af_packet: AfPacketConfig,
     ring: Option<RingConfig>,
+    xdp_live: Option<XdpLiveConfig>,
     /// PACKET_QDISC_BYPASS for tx_ring.
     qdisc_bypass: bool,
     ifindex: u32,
@@ -409,6 +417,13 @@ fn send(mut job: SendJob) -> Result<Measured> {
                     "af_xdp: cannot set up an AF_XDP socket on queue 0 ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
                 )
             })?;
+            measure(b, &mut job)
+        }
+        BackendKind::XdpLive => {
+            let mut cfg = job.xdp_live.context("xdp_live without its configuration")?;
+            cfg.ifindex = job.ifindex;
+            let frame = xdp_live::first_frame(&job.template, &job.stream);
+            let b = XdpLive::new(&frame, cfg)?;
             measure(b, &mut job)
         }
     }

@@ -76,6 +76,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "W")]
     pub start_thresh: Option<u32>,
 
+    /// xdp_live: redirect one identical frame (sequence number 1, no per-packet writes),
+    /// to measure what the program's per-packet writes cost.
+    #[arg(long)]
+    pub xdp_live_plain: bool,
+
     /// Frames to send (accepted or refused by the kernel); 0 = until Ctrl-C or --duration.
     #[arg(long, default_value_t = params::DEFAULT_COUNT, value_name = "N")]
     pub count: u64,

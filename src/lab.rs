@@ -50,6 +50,9 @@ pub struct Lab {
     pub tx_ns: String,
     pub rx_ns: String,
     pub rx_mode: RxMode,
+    /// With the stack receiver: an XDP_PASS program on veth-rx gives it NAPI, which frames
+    /// redirected by XDP into veth-tx need (without it veth drops them silently).
+    pub rx_napi: bool,
     /// Keeps the receive-side XDP program attached (a BPF link detaches on close).
     _xdp_link: Option<OwnedFd>,
     removed: bool,
@@ -58,6 +61,12 @@ pub struct Lab {
 impl Lab {
     /// Creates the lab; on any failure what was created so far is removed.
     pub fn create(rx_mode: RxMode) -> Result<Lab> {
+        Lab::create_with(rx_mode, false)
+    }
+
+    /// [`Lab::create`]; with `rx_napi`, the stack receiver gets an XDP_PASS program (for
+    /// senders that redirect XDP frames into veth-tx; the drop receiver has NAPI anyway).
+    pub fn create_with(rx_mode: RxMode, rx_napi: bool) -> Result<Lab> {
         for (ns, owner) in sweep_stale() {
             eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
         }
@@ -68,6 +77,7 @@ impl Lab {
             tx_ns: format!("{base}-tx"),
             rx_ns: format!("{base}-rx"),
             rx_mode,
+            rx_napi: rx_napi || rx_mode == RxMode::Drop,
             _xdp_link: None,
             removed: false,
         };
@@ -147,7 +157,9 @@ impl Lab {
             "permanent",
         ])?;
         if self.rx_mode == RxMode::Drop {
-            self._xdp_link = Some(attach_xdp_drop(&netns_path(&rx), RX_IF)?);
+            self._xdp_link = Some(attach_rx_program(&netns_path(&rx), RX_IF, RxVerdict::Drop)?);
+        } else if self.rx_napi {
+            self._xdp_link = Some(attach_rx_program(&netns_path(&rx), RX_IF, RxVerdict::Pass)?);
         }
         ip(&["-n", &tx, "link", "set", "dev", TX_IF, "up"])?;
         ip(&["-n", &rx, "link", "set", "dev", RX_IF, "up"])?;
@@ -233,16 +245,32 @@ fn disable_ipv6(ns: &Path) -> Result<()> {
     .with_context(|| format!("disabling IPv6 in {}", ns.display()))
 }
 
-/// XDP program: `r0 = XDP_DROP; exit`.
-const XDP_DROP_PROG: [bpf::Insn; 2] = [bpf::Insn::mov64_imm(0, 1), bpf::Insn::exit()];
+/// The receiver programs the lab attaches to veth-rx: `r0 = verdict; exit`.
+#[derive(Debug, Clone, Copy)]
+enum RxVerdict {
+    /// XDP_DROP: count the frame at the interface, go no further.
+    Drop = 1,
+    /// XDP_PASS: hand it to the stack; the program's presence gives veth-rx the NAPI that
+    /// frames redirected by XDP into veth-tx need.
+    Pass = 2,
+}
 
-fn attach_xdp_drop(ns: &Path, ifname: &'static str) -> Result<OwnedFd> {
+fn attach_rx_program(ns: &Path, ifname: &'static str, verdict: RxVerdict) -> Result<OwnedFd> {
     netns::in_netns(ns, move || {
         let idx = sys::if_nametoindex(ifname)?;
-        let prog = bpf::load_xdp("upktgen_drop", &XDP_DROP_PROG)?;
+        let prog = [bpf::Insn::mov64_imm(0, verdict as i32), bpf::Insn::exit()];
+        let name = match verdict {
+            RxVerdict::Drop => "upktgen_drop",
+            RxVerdict::Pass => "upktgen_pass",
+        };
+        let prog = bpf::load_xdp(name, &prog)?;
         bpf::attach_xdp_link(&prog, idx)
     })
-    .context("attaching the lab's XDP drop program to veth-rx (needs a kernel with BPF links, 5.9+; `--lab-rx stack` does without)")
+    .with_context(|| {
+        format!(
+            "attaching the lab's XDP {verdict:?} program to veth-rx (needs a kernel with BPF links, 5.9+)"
+        )
+    })
 }
 
 fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {

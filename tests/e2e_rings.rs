@@ -1,5 +1,5 @@
 //! End-to-end: the seed's knob on a real ring. The tx_ring backend's TX ring fills behind a
-//! slow qdisc (tbf at 20 Mbit/s on veth-tx, qdisc bypass off), completions come back one
+//! slow qdisc (tbf at 4 Mbit/s on veth-tx, qdisc bypass off), completions come back one
 //! frame at a time as the qdisc releases them, and the start threshold decides how often
 //! the sender is woken. Counted, not timed.
 
@@ -8,7 +8,9 @@ use common::*;
 use std::process::Command;
 use upktgen::lab::{self, Lab, RxMode};
 
-const COUNT: u64 = 3000;
+/// 2,000 frames at 4 Mbit/s: one frame every ~120 us, slow enough that the sender reclaims
+/// completions as they come even on a loaded machine.
+const COUNT: u64 = 2000;
 
 fn ring_run(lab: &Lab, start_thresh: u32) -> serde_json::Value {
     let (m, w, c) = (
@@ -69,7 +71,7 @@ fn start_threshold_divides_the_wakes() {
             "root",
             "tbf",
         ])
-        .args(["rate", "20mbit", "burst", "4kb", "limit", "10mb"])
+        .args(["rate", "4mbit", "burst", "4kb", "limit", "10mb"])
         .status()
         .unwrap();
     assert!(st.success());
@@ -84,15 +86,18 @@ fn start_threshold_divides_the_wakes() {
     let wakes = |j: &serde_json::Value| j["outcome"]["backend"]["queue"]["wakes"].as_u64().unwrap();
     let stops = |j: &serde_json::Value| j["outcome"]["backend"]["queue"]["stops"].as_u64().unwrap();
     let (w1, w16) = (wakes(&no_hyst), wakes(&hyst));
-    // Wake at 1 free: about one wake per reclaimed slot.
-    assert!(w1 >= COUNT / 2, "W=1: {w1} wakes for {COUNT} packets");
-    // Wake at 16 free: each wake needs 16 reclaimed slots, so at most COUNT/16 (+1).
+    // Wake at 1 free: a wake every time the sender finds any slot reclaimed — about one per
+    // packet on a quiet machine (0.93 measured), fewer when the sender is preempted and finds
+    // several at once (0.47 with both CPUs saturated by other work).
+    assert!(w1 >= COUNT / 4, "W=1: {w1} wakes for {COUNT} packets");
+    // Wake at 16 free: each wake needs 16 reclaimed slots, so at most COUNT/16 (+1), whatever
+    // the timing.
     assert!(
         w16 <= COUNT / 16 + 1,
         "W=16: {w16} wakes for {COUNT} packets"
     );
     assert!(
-        w16 * 8 < w1,
+        w16 * 4 <= w1,
         "W=16 ({w16}) should wake far less than W=1 ({w1})"
     );
     assert_eq!(stops(&no_hyst), w1);

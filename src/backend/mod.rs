@@ -10,6 +10,7 @@ pub mod af_packet;
 pub mod af_xdp;
 pub mod ring;
 pub mod tx_ring;
+pub mod xdp_live;
 
 use crate::txq::QueueStats;
 use serde::Serialize;
@@ -31,6 +32,10 @@ pub enum BackendKind {
     /// supports it, copy mode otherwise).
     #[value(name = "af_xdp")]
     AfXdp,
+    /// BPF_PROG_RUN with live frames (Linux 5.18+): an XDP program redirects copies of one
+    /// frame to the device, writing the per-packet fields itself.
+    #[value(name = "xdp_live")]
+    XdpLive,
 }
 
 impl BackendKind {
@@ -40,6 +45,7 @@ impl BackendKind {
             BackendKind::AfPacket => "af_packet",
             BackendKind::TxRing => "tx_ring",
             BackendKind::AfXdp => "af_xdp",
+            BackendKind::XdpLive => "xdp_live",
         }
     }
 }

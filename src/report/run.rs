@@ -33,6 +33,10 @@ pub struct Reconciliation {
     /// sent - rx_packets (lab only; negative never: stray frames would make it look better,
     /// which is why the lab keeps the pair silent).
     pub lost: Option<u64>,
+    /// On a user-named device (no receiver of ours): sent - tx_packets, frames counted as
+    /// sent that the interface never counted (a lower bound: other traffic on the
+    /// interface hides some). None in the lab, where `lost` says it exactly.
+    pub vanished: Option<u64>,
 }
 
 impl Reconciliation {
@@ -44,6 +48,10 @@ impl Reconciliation {
             rx_packets: rx.map(|r| r.rx_packets),
             rx_dropped: rx.map(|r| r.rx_drop),
             lost: rx.map(|r| sent.saturating_sub(r.rx_packets)),
+            vanished: match rx {
+                Some(_) => None,
+                None => Some(sent.saturating_sub(tx.tx_packets)),
+            },
         }
     }
 
@@ -141,6 +149,14 @@ impl RunReport {
             "Transmitted: {} tx_packets {}, tx_dropped {}",
             self.target.device, rc.tx_packets, rc.tx_dropped
         );
+        if let Some(v) = rc.vanished.filter(|&v| v > 0) {
+            let _ = writeln!(
+                s,
+                "Vanished:    at least {v} of {} frames counted as sent are not in {}'s tx_packets: the device dropped them \
+                 without counting, or counts them elsewhere (see `ethtool -S {}`)",
+                rc.sent, self.target.device, self.target.device
+            );
+        }
         let b = &self.outcome.backend;
         let _ = writeln!(s, "TX queue:    {}", self.backend.queue);
         let _ = writeln!(
@@ -177,5 +193,26 @@ impl RunReport {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_missing_from_a_user_named_device_are_named() {
+        let tx = IfaceCounters {
+            tx_packets: 90,
+            ..IfaceCounters::default()
+        };
+        let r = Reconciliation::new(100, &tx, None);
+        assert_eq!((r.vanished, r.lost), (Some(10), None));
+        let rx = IfaceCounters {
+            rx_packets: 100,
+            ..IfaceCounters::default()
+        };
+        let r = Reconciliation::new(100, &tx, Some(&rx));
+        assert_eq!((r.vanished, r.lost), (None, Some(0)));
     }
 }

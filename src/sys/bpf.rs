@@ -27,37 +27,200 @@ pub struct Insn {
     pub imm: i32,
 }
 
+/// Opcode fields of eBPF instructions (Documentation/bpf/standardization/instruction-set.rst).
+pub mod op {
+    // Classes.
+    pub const LD: u8 = 0x00;
+    pub const LDX: u8 = 0x01;
+    pub const ST: u8 = 0x02;
+    pub const STX: u8 = 0x03;
+    pub const ALU: u8 = 0x04;
+    pub const JMP: u8 = 0x05;
+    pub const ALU64: u8 = 0x07;
+    // Sizes (load/store).
+    pub const W: u8 = 0x00;
+    pub const H: u8 = 0x08;
+    pub const B: u8 = 0x10;
+    pub const DW: u8 = 0x18;
+    // Modes (load/store).
+    pub const IMM: u8 = 0x00;
+    pub const MEM: u8 = 0x60;
+    pub const ATOMIC: u8 = 0xc0;
+    // Source operand.
+    pub const K: u8 = 0x00;
+    pub const X: u8 = 0x08;
+    // ALU operations.
+    pub const ADD: u8 = 0x00;
+    pub const SUB: u8 = 0x10;
+    pub const MUL: u8 = 0x20;
+    pub const DIV: u8 = 0x30;
+    pub const OR: u8 = 0x40;
+    pub const AND: u8 = 0x50;
+    pub const LSH: u8 = 0x60;
+    pub const RSH: u8 = 0x70;
+    pub const MOD: u8 = 0x90;
+    pub const XOR: u8 = 0xa0;
+    pub const MOV: u8 = 0xb0;
+    pub const END: u8 = 0xd0;
+    /// With END: convert to big-endian (a byte swap on little-endian hosts).
+    pub const TO_BE: u8 = 0x08;
+    // Jump operations.
+    pub const JA: u8 = 0x00;
+    pub const JEQ: u8 = 0x10;
+    pub const JGT: u8 = 0x20;
+    pub const JGE: u8 = 0x30;
+    pub const JNE: u8 = 0x50;
+    pub const JLT: u8 = 0xa0;
+    pub const CALL: u8 = 0x80;
+    pub const EXIT: u8 = 0x90;
+}
+
+/// Helper functions the programs call (`enum bpf_func_id`).
+pub mod helper {
+    /// `u64 bpf_ktime_get_ns(void)`: CLOCK_MONOTONIC in ns.
+    pub const KTIME_GET_NS: i32 = 5;
+    /// `u64 bpf_get_current_pid_tgid(void)`: tgid << 32 | thread id.
+    pub const GET_CURRENT_PID_TGID: i32 = 14;
+    /// `long bpf_redirect(u32 ifindex, u64 flags)`: XDP_REDIRECT to that interface.
+    pub const REDIRECT: i32 = 23;
+}
+
+/// `src_reg` of a 16-byte `ld_imm64` whose immediate is a map fd, to be replaced by the
+/// address of the map's (single) value plus the second half's immediate.
+pub const PSEUDO_MAP_VALUE: u8 = 2;
+
 impl Insn {
-    /// `r{dst} = imm` (64-bit move of a sign-extended 32-bit immediate).
-    pub const fn mov64_imm(dst: u8, imm: i32) -> Insn {
+    /// Any instruction from its fields.
+    pub const fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
         Insn {
-            code: 0xb7,
-            regs: dst & 0x0f,
-            off: 0,
+            code,
+            regs: (dst & 0x0f) | (src << 4),
+            off,
             imm,
         }
     }
 
+    pub const fn dst(&self) -> u8 {
+        self.regs & 0x0f
+    }
+
+    pub const fn src(&self) -> u8 {
+        self.regs >> 4
+    }
+
+    /// `r{dst} = imm` (64-bit move of a sign-extended 32-bit immediate).
+    pub const fn mov64_imm(dst: u8, imm: i32) -> Insn {
+        Insn::new(op::ALU64 | op::MOV | op::K, dst, 0, 0, imm)
+    }
+
+    /// `r{dst} = r{src}`.
+    pub const fn mov64_reg(dst: u8, src: u8) -> Insn {
+        Insn::new(op::ALU64 | op::MOV | op::X, dst, src, 0, 0)
+    }
+
+    /// `w{dst} = w{src}`: keeps the low 32 bits, zeroes the high ones.
+    pub const fn mov32_reg(dst: u8, src: u8) -> Insn {
+        Insn::new(op::ALU | op::MOV | op::X, dst, src, 0, 0)
+    }
+
+    /// `r{dst} OP= imm` (64-bit; `alu` is one of the `op` ALU operations).
+    pub const fn alu64_imm(alu: u8, dst: u8, imm: i32) -> Insn {
+        Insn::new(op::ALU64 | alu | op::K, dst, 0, 0, imm)
+    }
+
+    /// `r{dst} OP= r{src}` (64-bit).
+    pub const fn alu64_reg(alu: u8, dst: u8, src: u8) -> Insn {
+        Insn::new(op::ALU64 | alu | op::X, dst, src, 0, 0)
+    }
+
+    /// `r{dst} = htobe{bits}(r{dst})` (bits 16, 32 or 64); the result is zero-extended.
+    pub const fn to_be(dst: u8, bits: i32) -> Insn {
+        Insn::new(op::ALU | op::END | op::TO_BE, dst, 0, 0, bits)
+    }
+
+    /// `r{dst} = *(size *)(r{src} + off)`.
+    pub const fn ldx(size: u8, dst: u8, src: u8, off: i16) -> Insn {
+        Insn::new(op::LDX | op::MEM | size, dst, src, off, 0)
+    }
+
+    /// `*(size *)(r{dst} + off) = r{src}`.
+    pub const fn stx(size: u8, dst: u8, off: i16, src: u8) -> Insn {
+        Insn::new(op::STX | op::MEM | size, dst, src, off, 0)
+    }
+
+    /// `*(size *)(r{dst} + off) = imm`.
+    pub const fn st_imm(size: u8, dst: u8, off: i16, imm: i32) -> Insn {
+        Insn::new(op::ST | op::MEM | size, dst, 0, off, imm)
+    }
+
+    /// `lock *(u64 *)(r{dst} + off) += r{src}` (atomic add).
+    pub const fn atomic_add64(dst: u8, off: i16, src: u8) -> Insn {
+        Insn::new(op::STX | op::ATOMIC | op::DW, dst, src, off, op::ADD as i32)
+    }
+
+    /// `if r{dst} OP imm goto pc + 1 + off` (64-bit unsigned compare).
+    pub const fn jmp_imm(jop: u8, dst: u8, imm: i32, off: i16) -> Insn {
+        Insn::new(op::JMP | jop | op::K, dst, 0, off, imm)
+    }
+
+    /// `if r{dst} OP r{src} goto pc + 1 + off` (64-bit unsigned compare).
+    pub const fn jmp_reg(jop: u8, dst: u8, src: u8, off: i16) -> Insn {
+        Insn::new(op::JMP | jop | op::X, dst, src, off, 0)
+    }
+
+    /// `goto pc + 1 + off`.
+    pub const fn ja(off: i16) -> Insn {
+        Insn::new(op::JMP | op::JA, 0, 0, off, 0)
+    }
+
+    /// `call helper` (arguments in r1..r5, result in r0; r1..r5 are clobbered).
+    pub const fn call(helper: i32) -> Insn {
+        Insn::new(op::JMP | op::CALL, 0, 0, 0, helper)
+    }
+
     /// `exit` (return r0).
     pub const fn exit() -> Insn {
-        Insn {
-            code: 0x95,
-            regs: 0,
-            off: 0,
-            imm: 0,
-        }
+        Insn::new(op::JMP | op::EXIT, 0, 0, 0, 0)
+    }
+
+    /// `r{dst} = &value_of(map) + offset`: a two-slot `ld_imm64` whose map fd the kernel
+    /// replaces by the address of the value of a single-entry array map.
+    pub const fn ld_map_value(dst: u8, map_fd: i32, offset: i32) -> [Insn; 2] {
+        [
+            Insn::new(op::LD | op::IMM | op::DW, dst, PSEUDO_MAP_VALUE, 0, map_fd),
+            Insn::new(0, 0, 0, 0, offset),
+        ]
+    }
+
+    /// `r{dst} = imm64`: a two-slot `ld_imm64`.
+    pub const fn ld_imm64(dst: u8, imm: u64) -> [Insn; 2] {
+        [
+            Insn::new(op::LD | op::IMM | op::DW, dst, 0, 0, imm as u32 as i32),
+            Insn::new(0, 0, 0, 0, (imm >> 32) as u32 as i32),
+        ]
+    }
+
+    /// Whether this is the first slot of a 16-byte `ld_imm64`.
+    pub const fn is_ld_imm64(&self) -> bool {
+        self.code == op::LD | op::IMM | op::DW
     }
 }
 
 fn bpf(cmd: libc::c_int, attr: &mut [u8; ATTR_LEN]) -> io::Result<OwnedFd> {
-    // SAFETY: `attr` is a valid, fully initialised buffer of ATTR_LEN bytes laid out as the
-    // kernel's bpf_attr for `cmd`; pointers inside it (set by the callers) point to memory
-    // that outlives this call.
-    let fd = cvt(
-        unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), ATTR_LEN) } as libc::c_int,
-    )?;
-    // SAFETY: on success bpf() returns a new fd that nothing else owns.
+    let fd = bpf_int(cmd, attr)?;
+    // SAFETY: the commands passed here (map create, prog load, link create, raw tracepoint
+    // open) return a new fd on success, which nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// bpf() for commands that return a plain status or count, not an fd.
+fn bpf_int(cmd: libc::c_int, attr: &mut [u8; ATTR_LEN]) -> io::Result<libc::c_int> {
+    // SAFETY: `attr` is a valid, fully initialised buffer of ATTR_LEN bytes laid out as the
+    // kernel's bpf_attr for `cmd`; pointers inside it (set by the callers in this file)
+    // point to memory that outlives this call and is as large as the kernel will access:
+    // the sizes stored next to them (instructions, log, test data in/out), or for map
+    // element commands the map's key (u32) and value size (ValueMap checks the lengths).
+    cvt(unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), ATTR_LEN) } as libc::c_int)
 }
 
 fn put_u32(a: &mut [u8; ATTR_LEN], off: usize, v: u32) {
@@ -68,31 +231,85 @@ fn put_u64(a: &mut [u8; ATTR_LEN], off: usize, v: u64) {
     a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
-/// Loads an XDP program; on a verifier rejection the error carries the verifier's log.
-pub fn load_xdp(name: &str, insns: &[Insn]) -> io::Result<OwnedFd> {
+fn get_u32(a: &[u8; ATTR_LEN], off: usize) -> u32 {
+    u32::from_ne_bytes([a[off], a[off + 1], a[off + 2], a[off + 3]])
+}
+
+/// Object names are at most 15 bytes plus NUL.
+fn put_name(a: &mut [u8; ATTR_LEN], off: usize, name: &str) {
+    for (d, s) in a[off..off + 15].iter_mut().zip(name.bytes()) {
+        *d = s;
+    }
+}
+
+/// The program types upktgen loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgType {
+    /// XDP (runs on a device's receive path, or from BPF_PROG_RUN).
+    Xdp,
+    /// A raw tracepoint program: its context is the tracepoint's arguments as u64s.
+    RawTracepoint,
+}
+
+/// Loads a program; on a verifier rejection the error carries the verifier's log.
+///
+/// The first attempt asks for no log (a verbose log of a correct program can overflow any
+/// fixed buffer and fail the load); only a failed load is repeated with a log.
+pub fn load_prog(ty: ProgType, name: &str, insns: &[Insn]) -> io::Result<OwnedFd> {
+    match load_prog_logged(ty, name, insns, None) {
+        Ok(fd) => Ok(fd),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EINVAL)) => {
+            let mut log = vec![0u8; 1 << 20];
+            match load_prog_logged(ty, name, insns, Some(&mut log)) {
+                Ok(fd) => Ok(fd),
+                Err(e2) => {
+                    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+                    let text = String::from_utf8_lossy(&log[..end]);
+                    // The verifier's conclusion is at the end of its log.
+                    let lines: Vec<&str> = text.trim().lines().collect();
+                    let tail = lines[lines.len().saturating_sub(12)..].join(" | ");
+                    if tail.is_empty() {
+                        Err(e2)
+                    } else {
+                        Err(io::Error::new(e2.kind(), format!("{e2}; verifier: {tail}")))
+                    }
+                }
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn load_prog_logged(
+    ty: ProgType,
+    name: &str,
+    insns: &[Insn],
+    log: Option<&mut Vec<u8>>,
+) -> io::Result<OwnedFd> {
+    const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
     let license = c"GPL";
-    let mut log = vec![0u8; 4096];
     let mut a = [0u8; ATTR_LEN];
-    put_u32(&mut a, 0, BPF_PROG_TYPE_XDP);
+    let (prog_type, attach) = match ty {
+        ProgType::Xdp => (BPF_PROG_TYPE_XDP, BPF_XDP),
+        ProgType::RawTracepoint => (BPF_PROG_TYPE_RAW_TRACEPOINT, 0),
+    };
+    put_u32(&mut a, 0, prog_type);
     put_u32(&mut a, 4, insns.len() as u32);
     put_u64(&mut a, 8, insns.as_ptr() as u64);
     put_u64(&mut a, 16, license.as_ptr() as u64);
-    put_u32(&mut a, 24, 1); // log_level
-    put_u32(&mut a, 28, log.len() as u32);
-    put_u64(&mut a, 32, log.as_mut_ptr() as u64);
-    for (d, s) in a[48..63].iter_mut().zip(name.bytes()) {
-        *d = s;
+    if let Some(log) = log {
+        put_u32(&mut a, 24, 1); // log_level
+        put_u32(&mut a, 28, log.len() as u32);
+        put_u64(&mut a, 32, log.as_mut_ptr() as u64);
     }
-    put_u32(&mut a, 68, BPF_XDP); // expected_attach_type
-    bpf(BPF_PROG_LOAD, &mut a).map_err(|e| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        let text = String::from_utf8_lossy(&log[..end]);
-        if text.trim().is_empty() {
-            e
-        } else {
-            io::Error::new(e.kind(), format!("{e}; verifier: {}", text.trim()))
-        }
-    })
+    put_name(&mut a, 48, name);
+    put_u32(&mut a, 68, attach); // expected_attach_type
+    bpf(BPF_PROG_LOAD, &mut a)
+}
+
+/// Loads an XDP program; on a verifier rejection the error carries the verifier's log.
+pub fn load_xdp(name: &str, insns: &[Insn]) -> io::Result<OwnedFd> {
+    load_prog(ProgType::Xdp, name, insns)
 }
 
 /// Attaches `prog` to interface `ifindex` (in the calling thread's network namespace) in
@@ -108,6 +325,155 @@ pub fn attach_xdp_link(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
     bpf(BPF_LINK_CREATE, &mut a)
 }
 
+/// Attaches `prog` to interface `ifindex` in generic (skb) mode, returning the link:
+/// closing it detaches the program. Works on any device, loopback included.
+pub fn attach_xdp_generic_link(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, prog.as_raw_fd() as u32);
+    put_u32(&mut a, 4, ifindex);
+    put_u32(&mut a, 8, BPF_XDP);
+    put_u32(&mut a, 12, XDP_FLAGS_SKB_MODE);
+    bpf(BPF_LINK_CREATE, &mut a)
+}
+
+/// A single-entry `BPF_MAP_TYPE_ARRAY` map whose value programs reach directly
+/// ([`Insn::ld_map_value`]) and userspace reads and writes whole.
+#[derive(Debug)]
+pub struct ValueMap {
+    fd: OwnedFd,
+    value_size: usize,
+}
+
+impl ValueMap {
+    /// Creates the map; its value starts zeroed.
+    pub fn create(name: &str, value_size: usize) -> io::Result<ValueMap> {
+        const BPF_MAP_CREATE: libc::c_int = 0;
+        const BPF_MAP_TYPE_ARRAY: u32 = 2;
+        if value_size == 0 || value_size > 4096 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "map value size out of range",
+            ));
+        }
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
+        put_u32(&mut a, 4, 4); // key: u32 index
+        put_u32(&mut a, 8, value_size as u32);
+        put_u32(&mut a, 12, 1); // max_entries
+        put_name(&mut a, 28, name);
+        let fd = bpf(BPF_MAP_CREATE, &mut a)?;
+        Ok(ValueMap { fd, value_size })
+    }
+
+    /// The fd to put in an `ld_imm64` (valid while `self` lives).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    pub fn value_size(&self) -> usize {
+        self.value_size
+    }
+
+    /// Copies the value out into `out` (exactly `value_size` bytes).
+    pub fn read(&self, out: &mut [u8]) -> io::Result<()> {
+        const BPF_MAP_LOOKUP_ELEM: libc::c_int = 1;
+        self.check_len(out.len())?;
+        let key = 0u32;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, self.raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, out.as_mut_ptr() as u64);
+        // The kernel writes exactly value_size bytes to `out`, which is that long.
+        bpf_int(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ())
+    }
+
+    /// Replaces the value with `v` (exactly `value_size` bytes).
+    pub fn write(&self, v: &[u8]) -> io::Result<()> {
+        const BPF_MAP_UPDATE_ELEM: libc::c_int = 2;
+        self.check_len(v.len())?;
+        let key = 0u32;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, self.raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, v.as_ptr() as u64);
+        // flags (offset 24) = BPF_ANY
+        bpf_int(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ())
+    }
+
+    fn check_len(&self, len: usize) -> io::Result<()> {
+        if len == self.value_size {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "map value buffer of {len} bytes, the map's is {}",
+                    self.value_size
+                ),
+            ))
+        }
+    }
+}
+
+const BPF_PROG_TEST_RUN: libc::c_int = 10;
+/// `BPF_F_TEST_XDP_LIVE_FRAMES` (Linux 5.18): redirected frames really leave.
+const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+/// The kernel's largest live-frames batch (`TEST_XDP_MAX_BATCH`).
+pub const LIVE_FRAMES_MAX_BATCH: u32 = 256;
+
+/// Runs XDP program `prog` `repeat` times on copies of `frame` with live frames: what the
+/// program redirects is transmitted by the target device. `batch_size` frames (1 to
+/// [`LIVE_FRAMES_MAX_BATCH`]) are processed between flushes to the driver. Must be called
+/// from a thread in the network namespace of the target device.
+///
+/// EINTR means a signal arrived after an unknown number of frames.
+pub fn prog_run_xdp_live(
+    prog: &OwnedFd,
+    frame: &[u8],
+    repeat: u32,
+    batch_size: u32,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, prog.as_raw_fd() as u32);
+    put_u32(&mut a, 8, frame.len() as u32); // data_size_in
+    put_u64(&mut a, 16, frame.as_ptr() as u64); // data_in (read only)
+    put_u32(&mut a, 32, repeat);
+    put_u32(&mut a, 64, BPF_F_TEST_XDP_LIVE_FRAMES);
+    put_u32(&mut a, 72, batch_size);
+    bpf_int(BPF_PROG_TEST_RUN, &mut a).map(|_| ())
+}
+
+/// Runs XDP program `prog` once on a copy of `frame` without sending anything, and
+/// copies the resulting frame into `out`. Returns (the program's return code, the
+/// resulting frame's length).
+pub fn prog_run_xdp_once(prog: &OwnedFd, frame: &[u8], out: &mut [u8]) -> io::Result<(u32, usize)> {
+    use std::os::fd::AsRawFd;
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, prog.as_raw_fd() as u32);
+    put_u32(&mut a, 8, frame.len() as u32);
+    put_u32(&mut a, 12, out.len() as u32); // data_size_out: the kernel copies at most this
+    put_u64(&mut a, 16, frame.as_ptr() as u64);
+    put_u64(&mut a, 24, out.as_mut_ptr() as u64);
+    put_u32(&mut a, 32, 1);
+    bpf_int(BPF_PROG_TEST_RUN, &mut a)?;
+    Ok((get_u32(&a, 4), get_u32(&a, 12) as usize))
+}
+
+/// Attaches a raw tracepoint program to the tracepoint `name` (e.g. `xdp_devmap_xmit`);
+/// closing the returned fd detaches it.
+pub fn raw_tracepoint_open(name: &std::ffi::CStr, prog: &OwnedFd) -> io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    const BPF_RAW_TRACEPOINT_OPEN: libc::c_int = 17;
+    let mut a = [0u8; ATTR_LEN];
+    put_u64(&mut a, 0, name.as_ptr() as u64);
+    put_u32(&mut a, 8, prog.as_raw_fd() as u32);
+    bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +484,53 @@ mod tests {
         let i = Insn::mov64_imm(0, 1);
         assert_eq!((i.code, i.regs, i.off, i.imm), (0xb7, 0, 0, 1));
         assert_eq!(Insn::exit().code, 0x95);
+    }
+
+    /// Encodings checked against the opcode tables of the eBPF instruction-set document.
+    #[test]
+    fn encodings_match_the_instruction_set() {
+        let f = |i: Insn| (i.code, i.regs, i.off, i.imm);
+        // r1 = *(u32 *)(r6 + 4): LDX|MEM|W, dst 1, src 6
+        assert_eq!(f(Insn::ldx(op::W, 1, 6, 4)), (0x61, 0x61, 4, 0));
+        // *(u16 *)(r6 + 24) = r1: STX|MEM|H
+        assert_eq!(f(Insn::stx(op::H, 6, 24, 1)), (0x6b, 0x16, 24, 0));
+        // *(u64 *)(r7 + 0) = r1
+        assert_eq!(f(Insn::stx(op::DW, 7, 0, 1)), (0x7b, 0x17, 0, 0));
+        // *(u32 *)(r1 + 8) = 5
+        assert_eq!(f(Insn::st_imm(op::W, 1, 8, 5)), (0x62, 0x01, 8, 5));
+        // lock *(u64 *)(r7 + 48) += r1: STX|ATOMIC|DW, imm BPF_ADD
+        assert_eq!(f(Insn::atomic_add64(7, 48, 1)), (0xdb, 0x17, 48, 0));
+        // r0 /= 1000 ; r1 *= r2 ; r5 ^= 0xffff ; r2 >>= 16 ; r1 &= 0xffff
+        assert_eq!(f(Insn::alu64_imm(op::DIV, 0, 1000)), (0x37, 0x00, 0, 1000));
+        assert_eq!(f(Insn::alu64_reg(op::MUL, 1, 2)), (0x2f, 0x21, 0, 0));
+        assert_eq!(
+            f(Insn::alu64_imm(op::XOR, 5, 0xffff)),
+            (0xa7, 0x05, 0, 0xffff)
+        );
+        assert_eq!(f(Insn::alu64_imm(op::RSH, 2, 16)), (0x77, 0x02, 0, 16));
+        assert_eq!(
+            f(Insn::alu64_imm(op::AND, 1, 0xffff)),
+            (0x57, 0x01, 0, 0xffff)
+        );
+        // r1 = r6 ; w0 = w0
+        assert_eq!(f(Insn::mov64_reg(1, 6)), (0xbf, 0x61, 0, 0));
+        assert_eq!(f(Insn::mov32_reg(0, 0)), (0xbc, 0x00, 0, 0));
+        // r1 = be32 r1 ; r1 = be16 r1
+        assert_eq!(f(Insn::to_be(1, 32)), (0xdc, 0x01, 0, 32));
+        assert_eq!(f(Insn::to_be(1, 16)), (0xdc, 0x01, 0, 16));
+        // if r1 > r2 goto +5 ; if r2 != 7 goto -3 ; if r8 < r1 goto +1 ; goto +2
+        assert_eq!(f(Insn::jmp_reg(op::JGT, 1, 2, 5)), (0x2d, 0x21, 5, 0));
+        assert_eq!(f(Insn::jmp_imm(op::JNE, 2, 7, -3)), (0x55, 0x02, -3, 7));
+        assert_eq!(f(Insn::jmp_reg(op::JLT, 8, 1, 1)), (0xad, 0x18, 1, 0));
+        assert_eq!(f(Insn::ja(2)), (0x05, 0, 2, 0));
+        // call bpf_redirect
+        assert_eq!(f(Insn::call(helper::REDIRECT)), (0x85, 0, 0, 23));
+        // r7 = map[fd 5] value + 8: ld_imm64 with src_reg BPF_PSEUDO_MAP_VALUE
+        let [a, b] = Insn::ld_map_value(7, 5, 8);
+        assert_eq!((f(a), f(b)), ((0x18, 0x27, 0, 5), (0, 0, 0, 8)));
+        assert!(a.is_ld_imm64() && !b.is_ld_imm64());
+        assert_eq!((a.dst(), a.src()), (7, PSEUDO_MAP_VALUE));
+        let [a, b] = Insn::ld_imm64(3, 0x1234_5678_9abc_def0);
+        assert_eq!((a.imm as u32, b.imm as u32), (0x9abc_def0, 0x1234_5678));
     }
 }

@@ -40,3 +40,24 @@ where
         .join()
         .map_err(|_| io::Error::other("a thread inside a network namespace panicked"))?
 }
+
+/// Runs `f` on a fresh thread inside a new, empty network namespace (only a loopback
+/// device, down), and returns its result with a handle that keeps the namespace alive:
+/// closing the handle (and whatever `f` opened there) removes the namespace.
+pub fn in_new_netns<T, F>(f: F) -> io::Result<(File, T)>
+where
+    T: Send + 'static,
+    F: FnOnce() -> io::Result<T> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name("upktgen-netns".into())
+        .spawn(move || {
+            // SAFETY: unshare only changes the calling thread's namespace membership (this
+            // thread is ours and ends right after `f`); no memory is touched.
+            cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+            let ns = File::open("/proc/thread-self/ns/net")?;
+            Ok((ns, f()?))
+        })?
+        .join()
+        .map_err(|_| io::Error::other("a thread inside a new network namespace panicked"))?
+}

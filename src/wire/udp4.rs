@@ -14,17 +14,17 @@ use super::checksum;
 use super::{ETH_HLEN, IPV4_HLEN, MacAddr, PKTGEN_HDR_LEN, PKTGEN_MAGIC, UDP_HLEN};
 use std::net::Ipv4Addr;
 
-const OFF_IP: usize = ETH_HLEN;
-const OFF_IP_ID: usize = OFF_IP + 4;
-const OFF_IP_CSUM: usize = OFF_IP + 10;
-const OFF_UDP: usize = OFF_IP + IPV4_HLEN;
-const OFF_UDP_SPORT: usize = OFF_UDP;
-const OFF_UDP_DPORT: usize = OFF_UDP + 2;
-const OFF_UDP_CSUM: usize = OFF_UDP + 6;
-const OFF_PAYLOAD: usize = OFF_UDP + UDP_HLEN;
-const OFF_SEQ: usize = OFF_PAYLOAD + 4;
-const OFF_TV_SEC: usize = OFF_PAYLOAD + 8;
-const OFF_TV_USEC: usize = OFF_PAYLOAD + 12;
+pub const OFF_IP: usize = ETH_HLEN;
+pub const OFF_IP_ID: usize = OFF_IP + 4;
+pub const OFF_IP_CSUM: usize = OFF_IP + 10;
+pub const OFF_UDP: usize = OFF_IP + IPV4_HLEN;
+pub const OFF_UDP_SPORT: usize = OFF_UDP;
+pub const OFF_UDP_DPORT: usize = OFF_UDP + 2;
+pub const OFF_UDP_CSUM: usize = OFF_UDP + 6;
+pub const OFF_PAYLOAD: usize = OFF_UDP + UDP_HLEN;
+pub const OFF_SEQ: usize = OFF_PAYLOAD + 4;
+pub const OFF_TV_SEC: usize = OFF_PAYLOAD + 8;
+pub const OFF_TV_USEC: usize = OFF_PAYLOAD + 12;
 
 /// Smallest frame that holds the headers and the whole pktgen header.
 pub const MIN_FRAME: usize = OFF_PAYLOAD + PKTGEN_HDR_LEN;

@@ -1,0 +1,625 @@
+//! `xdp_live`: `BPF_PROG_RUN` with `BPF_F_TEST_XDP_LIVE_FRAMES` (Linux 5.18+).
+//!
+//! The kernel copies one prepared frame into the pages of a page pool and runs a
+//! hand-assembled XDP program on each, `repeat` times per syscall; the program returns
+//! `bpf_redirect(ifindex)`, and every `batch` frames the kernel flushes what was redirected
+//! to the device's `ndo_xdp_xmit`. No socket, no skb: the cheapest transmit path Linux has.
+//!
+//! **Per-packet fields.** The sender writes nothing ([`TxBackend::fills_frames`] is false):
+//! the program does, from a state map ([`prog::State`]): the pktgen sequence number (from 1,
+//! continuing across syscalls), the IPv4 id (from 0) and header checksum, the UDP ports when
+//! a range is asked for, the timestamp unless NO_TIMESTAMP, and the UDP checksum with
+//! UDPCSUM. The clock is read (`bpf_ktime_get_ns` plus the CLOCK_REALTIME offset userspace
+//! stores before each syscall) at the first frame of each syscall and then every `batch`
+//! frames, the same "once per batch" as the other backends. The counter lives in a plain
+//! array map rather than a per-CPU one: one thread runs the program, its syscalls are
+//! serialised, and the sequence must continue when the thread moves to another CPU.
+//! `--xdp-live-plain` loads a program without per-packet writes (every frame identical,
+//! sequence number 1): comparing the two measures what the writes cost.
+//!
+//! **What counts as sent.** A redirect can still fail: the device may lack XDP transmit,
+//! be down, or refuse frames — a veth whose peer has no NAPI refuses them all, and its
+//! counters never show it. So *sent* is what the driver's `ndo_xdp_xmit` accepted, counted
+//! by a raw tracepoint program on `xdp:xdp_devmap_xmit` (which reports exactly that after
+//! each flush) for the calls made from the sending thread; *errors* are the frames the
+//! program redirected (its own counter, exact even when a signal cuts a syscall short) that
+//! the driver did not accept. A run whose first frames are all refused stops with a message
+//! that names the cause. If the tracepoint cannot be attached, sent = redirected, and the
+//! report's detail says so; the interface counters then tell what arrived.
+//!
+//! **Speed.** Each syscall runs the program up to a million times (sized to last about
+//! 4 ms); the program is kept in the kernel's XDP dispatcher for the whole run (`Pin`),
+//! without which every syscall would sleep through two RCU grace periods. Nothing stays
+//! behind: programs, maps, the tracepoint attachment and the pin are file descriptors,
+//! closed on every exit path (the kernel closes them even after SIGKILL).
+
+pub mod prog;
+
+use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use crate::sys::{self, bpf};
+use crate::wire::udp4::MIN_FRAME;
+use prog::{Driver, PortWalk, Spec, State};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Largest frame the kernel runs live: a 4 KiB page less the XDP headroom, its page
+/// header and the shared info at the end.
+pub const MAX_FRAME: usize = 3_000;
+/// Frames per syscall: grows from the batch up to this, aiming at [`RUN_TARGET_NS`].
+const MAX_PER_RUN: u32 = 1 << 20;
+/// Target time of one syscall: long enough to amortise its set-up, short enough for
+/// --duration and Ctrl-C to be prompt.
+const RUN_TARGET_NS: u64 = 4_000_000;
+
+/// Settings of the xdp_live backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XdpLiveConfig {
+    /// Interface to redirect to (in the sending thread's network namespace).
+    pub ifindex: u32,
+    /// Frames the kernel runs between flushes to the driver (1 to 256), and between
+    /// clock readings.
+    pub batch: u32,
+    /// No per-packet writes (every frame is the first packet).
+    pub plain: bool,
+    /// Write the wall clock into each frame (false with NO_TIMESTAMP).
+    pub timestamps: bool,
+    /// Keep the UDP checksum right (UDPCSUM).
+    pub udp_csum: bool,
+    /// UDP source and destination port ranges `[min, max)`.
+    pub udp_src: (u16, u16),
+    pub udp_dst: (u16, u16),
+}
+
+/// What xdp_live cannot honour, refused before anything is set up.
+pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
+    if c.batch == 0 || c.batch > bpf::LIVE_FRAMES_MAX_BATCH {
+        return Err(format!(
+            "--batch {}: xdp_live runs 1 to {} frames between flushes to the driver",
+            c.batch,
+            bpf::LIVE_FRAMES_MAX_BATCH
+        ));
+    }
+    if pkt_size > MAX_FRAME {
+        return Err(format!(
+            "--pkt-size {pkt_size}: xdp_live sends frames of at most {MAX_FRAME} bytes (the kernel runs live frames in one page); use --backend af_packet"
+        ));
+    }
+    let ranges = PortWalk::new(c.udp_src.0, c.udp_src.1).varies()
+        || PortWalk::new(c.udp_dst.0, c.udp_dst.1).varies();
+    if c.plain && ranges {
+        return Err(
+            "--xdp-live-plain sends one identical frame: it cannot walk UDP port ranges (drop --xdp-live-plain, or the --udp-*-max options)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The xdp_live settings from the command line, validated; None for the other backends
+/// (which must not be given xdp_live's options). `ifindex` is filled in later.
+pub fn config_from_args(
+    a: &crate::cli::RunArgs,
+    flags: &crate::params::Flags,
+    udp_src: (u16, u16),
+    udp_dst: (u16, u16),
+) -> Result<Option<XdpLiveConfig>, String> {
+    if a.backend != super::BackendKind::XdpLive {
+        if a.xdp_live_plain {
+            return Err("--xdp-live-plain applies to --backend xdp_live".into());
+        }
+        return Ok(None);
+    }
+    let not_here = |opt: &str, what: &str| {
+        Err(format!(
+            "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
+        ))
+    };
+    if a.sndbuf.is_some() {
+        return not_here("--sndbuf", "socket");
+    }
+    if a.qdisc_bypass.is_some() {
+        return not_here("--qdisc-bypass", "qdisc on its path");
+    }
+    if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
+        return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
+    }
+    let c = XdpLiveConfig {
+        ifindex: 0,
+        batch: u32::from(a.batch.unwrap_or(64)),
+        plain: a.xdp_live_plain,
+        timestamps: !flags.no_timestamp,
+        udp_csum: flags.udp_csum,
+        udp_src,
+        udp_dst,
+    };
+    check_config(&c, a.pkt_size)?;
+    Ok(Some(c))
+}
+
+/// The frame the kernel copies: the template with the stream's first packet written
+/// (fixed ports, sequence number 1, timestamp zero: the program writes the rest).
+pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> Vec<u8> {
+    let mut f = t.frame().to_vec();
+    t.write(&mut f, &s.clone().next_fields((0, 0)));
+    f
+}
+
+/// Frames the program refused or the driver did not accept, by cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct XdpLiveCounters {
+    /// Frames the XDP program ran on (each returned XDP_REDIRECT).
+    pub redirected: u64,
+    /// Frames the driver accepted (tracepoint), when observed.
+    pub driver_sent: u64,
+    /// Frames the driver refused (tracepoint).
+    pub driver_drops: u64,
+    /// Calls to the driver's ndo_xdp_xmit.
+    pub driver_calls: u64,
+    /// The last error a driver call returned (negative errno), 0 if none.
+    pub last_err: i32,
+}
+
+pub struct XdpLive {
+    cfg: XdpLiveConfig,
+    frame: Vec<u8>,
+    state: bpf::ValueMap,
+    prog: OwnedFd,
+    driver: bpf::ValueMap,
+    /// The tracepoint program and its attachment (closing detaches); None when the
+    /// tracepoint could not be attached, with the reason.
+    tracepoint: Result<(OwnedFd, OwnedFd), String>,
+    /// Keeps the program in the kernel's XDP dispatcher for the whole run (see [`Pin`]).
+    pin: Result<Pin, String>,
+    mirror: State,
+    drv: Driver,
+    per_run: u32,
+    totals: XdpLiveCounters,
+    stats: BackendStats,
+    insns: usize,
+}
+
+impl XdpLive {
+    /// Loads the programs for `frame` (the template with the first packet's fields
+    /// written: fixed ports, sequence number 1). Must run on the thread that will send, in
+    /// the network namespace of `cfg.ifindex`.
+    pub fn new(frame: &[u8], cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+        check_config(&cfg, frame.len())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        if frame.len() < MIN_FRAME {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a {}-byte frame is too short for xdp_live", frame.len()),
+            ));
+        }
+        probe_live_frames()?;
+        let sport = PortWalk::new(cfg.udp_src.0, cfg.udp_src.1);
+        let dport = PortWalk::new(cfg.udp_dst.0, cfg.udp_dst.1);
+        let (ip_base, udp_base) = prog::bases(frame, sport.varies(), dport.varies());
+        let spec = Spec {
+            ifindex: cfg.ifindex,
+            plain: cfg.plain,
+            timestamps: cfg.timestamps,
+            clock_every: cfg.batch,
+            udp_csum: cfg.udp_csum,
+            sport,
+            dport,
+            ip_base,
+            udp_base,
+        };
+        let state = bpf::ValueMap::create("upktgen_state", prog::state::SIZE)
+            .map_err(|e| explain_bpf("creating the state map", e))?;
+        let insns = prog::xdp_program(&spec, state.raw_fd()).map_err(io::Error::other)?;
+        let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", &insns)
+            .map_err(|e| explain_bpf("loading the XDP program", e))?;
+        let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
+            .map_err(|e| explain_bpf("creating the driver map", e))?;
+        let tracepoint = attach_tracepoint(&driver);
+        let pin = Pin::new(&prog);
+        let mut frame = frame.to_vec();
+        if cfg.plain && cfg.timestamps {
+            // Every frame carries the start time: the one write plain mode makes, once.
+            let (s, u) = crate::stream::timeval(sys::realtime_ns());
+            let t = crate::wire::udp4::OFF_TV_SEC;
+            frame[t..t + 4].copy_from_slice(&s.to_be_bytes());
+            frame[t + 4..t + 8].copy_from_slice(&u.to_be_bytes());
+            fix_plain_checksum(&mut frame, &spec);
+        }
+        Ok(XdpLive {
+            per_run: cfg.batch.max(1) * 16,
+            cfg,
+            frame,
+            state,
+            prog,
+            driver,
+            tracepoint,
+            pin,
+            mirror: State::default(),
+            drv: Driver::default(),
+            totals: XdpLiveCounters::default(),
+            stats: BackendStats::default(),
+            insns: insns.len(),
+        })
+    }
+
+    /// Counters by cause, for reports and tests.
+    pub fn counters(&self) -> XdpLiveCounters {
+        self.totals
+    }
+
+    /// Whether the driver's acceptance is observed (the tracepoint is attached).
+    pub fn observes_driver(&self) -> bool {
+        self.tracepoint.is_ok()
+    }
+
+    fn read_state(&mut self) -> io::Result<()> {
+        let mut b = [0u8; prog::state::SIZE];
+        self.state.read(&mut b)?;
+        self.mirror = State::from_bytes(&b);
+        let mut d = [0u8; prog::driver::SIZE];
+        self.driver.read(&mut d)?;
+        self.drv = Driver::from_bytes(&d);
+        Ok(())
+    }
+
+    /// Why no frame was accepted, with what to do about it.
+    fn refusal(&self, ran: u64) -> io::Error {
+        let why = if !self.observes_driver() {
+            "the redirect failed for all of them (the driver's answer is not observed here)"
+                .to_string()
+        } else if self.drv.calls == 0 {
+            "the kernel did not hand them to the device: it offers no XDP transmit \
+             (ndo_xdp_xmit) now — a veth does only while its peer has NAPI (attach an XDP \
+             program to the peer, or turn GRO on there: `ethtool -K PEER gro on`); other \
+             drivers may lack XDP redirect support — or it is down, or its MTU is below the frame size"
+                .to_string()
+        } else {
+            let e = io::Error::from_raw_os_error(-self.drv.last_err);
+            let hint = if self.drv.last_err == -libc::ENXIO {
+                " — on veth this means the peer has no NAPI: attach an XDP program to the peer \
+                 or turn GRO on there (`ethtool -K PEER gro on`)"
+            } else {
+                ""
+            };
+            format!("the driver refused them ({e}){hint}")
+        };
+        io::Error::other(format!(
+            "xdp_live: none of the first {ran} frames was accepted: {why}; --backend af_packet works on any interface"
+        ))
+    }
+}
+
+/// Runs a two-instruction XDP_DROP program once with live frames: EINVAL means the kernel
+/// has no live frames (before 5.18).
+fn probe_live_frames() -> io::Result<()> {
+    /// The kernel's internal "not supported" errno, which can leak out of bpf().
+    const ENOTSUPP: i32 = 524;
+    const DROP: [bpf::Insn; 2] = [bpf::Insn::mov64_imm(0, 1), bpf::Insn::exit()];
+    let p = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_probe", &DROP)
+        .map_err(|e| explain_bpf("loading a probe XDP program", e))?;
+    let frame = [0u8; 60];
+    bpf::prog_run_xdp_live(&p, &frame, 1, 1).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(ENOTSUPP) | Some(libc::EOPNOTSUPP) => io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "xdp_live: this kernel ({}) does not run XDP programs on live frames \
+                 (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES needs Linux 5.18 or later): {e}; \
+                 use --backend af_packet (or tx_ring, af_xdp)",
+                kernel_release()
+            ),
+        ),
+        _ => explain_bpf("running the live-frames probe", e),
+    })
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Adds what to do to a bpf() failure.
+fn explain_bpf(what: &str, e: io::Error) -> io::Error {
+    let hint = match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) if !e.to_string().contains("verifier") => {
+            ": needs CAP_BPF and CAP_NET_ADMIN (CAP_SYS_ADMIN on older kernels): run as root"
+        }
+        Some(libc::ENOSYS) => ": this kernel has no bpf() syscall (CONFIG_BPF_SYSCALL)",
+        _ => "",
+    };
+    io::Error::new(e.kind(), format!("xdp_live: {what}: {e}{hint}"))
+}
+
+/// Each `BPF_PROG_RUN` of an XDP program with repeat > 1 adds the program to the kernel's
+/// XDP dispatcher (a patched trampoline) and removes it afterwards, and each change waits
+/// for an RCU grace period: about 25 ms per syscall measured here, 99 % of it asleep.
+/// A program already in the dispatcher is only reference-counted. So for the run the
+/// program is also attached, in generic mode, to the loopback device of a private, empty
+/// network namespace of its own, where it never sees a packet (the device is down).
+/// Dropping the pin detaches the program (link first) and removes the namespace.
+struct Pin {
+    _link: OwnedFd,
+    _netns: std::fs::File,
+}
+
+impl Pin {
+    fn new(prog: &OwnedFd) -> Result<Pin, String> {
+        let prog = prog.try_clone().map_err(|e| e.to_string())?;
+        let (netns, link) = sys::netns::in_new_netns(move || {
+            let lo = sys::if_nametoindex("lo")?;
+            bpf::attach_xdp_generic_link(&prog, lo)
+        })
+        .map_err(|e| format!("pinning the program in the XDP dispatcher: {e}"))?;
+        Ok(Pin {
+            _link: link,
+            _netns: netns,
+        })
+    }
+}
+
+fn attach_tracepoint(driver: &bpf::ValueMap) -> Result<(OwnedFd, OwnedFd), String> {
+    let insns = prog::devmap_xmit_program(driver.raw_fd())?;
+    let p = bpf::load_prog(bpf::ProgType::RawTracepoint, "upktgen_drvtx", &insns)
+        .map_err(|e| format!("loading the xdp_devmap_xmit program: {e}"))?;
+    let link = bpf::raw_tracepoint_open(c"xdp_devmap_xmit", &p)
+        .map_err(|e| format!("attaching to the xdp_devmap_xmit tracepoint: {e}"))?;
+    Ok((p, link))
+}
+
+/// Plain mode writes the timestamp once, userspace side: the UDP checksum (UDPCSUM) has to
+/// follow. The IPv4 header is unchanged.
+fn fix_plain_checksum(frame: &mut [u8], spec: &Spec) {
+    use crate::wire::checksum;
+    use crate::wire::udp4::{OFF_SEQ, OFF_UDP_CSUM};
+    if !spec.udp_csum {
+        return;
+    }
+    // Back to big-endian terms: the base is kept in host order for the program.
+    let s = u32::from(u16::from_be_bytes(spec.udp_base.to_ne_bytes()));
+    let s = checksum::add(s, checksum::sum(&frame[OFF_SEQ..OFF_SEQ + 12]));
+    let c = checksum::finish_udp(s);
+    frame[OFF_UDP_CSUM..OFF_UDP_CSUM + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+impl TxBackend for XdpLive {
+    fn info(&self) -> BackendInfo {
+        let writes = if self.cfg.plain {
+            "plain redirect, no per-packet writes (every frame identical)".to_string()
+        } else {
+            let mut w = vec!["seq", "IPv4 id+csum"];
+            if self.cfg.timestamps {
+                w.push("timestamp");
+            }
+            if self.cfg.udp_src.1 > self.cfg.udp_src.0 || self.cfg.udp_dst.1 > self.cfg.udp_dst.0 {
+                w.push("ports");
+            }
+            if self.cfg.udp_csum {
+                w.push("UDP csum");
+            }
+            format!("per-packet writes in the program: {}", w.join(", "))
+        };
+        let counting = match &self.tracepoint {
+            Ok(_) => "sent = frames the driver accepted (xdp_devmap_xmit)".to_string(),
+            Err(e) => {
+                format!("sent = frames redirected; the driver's acceptance is not observed ({e})")
+            }
+        };
+        let pin = match &self.pin {
+            Ok(_) => String::new(),
+            Err(e) => format!("; slow: every syscall waits for RCU ({e})"),
+        };
+        BackendInfo {
+            name: "xdp_live",
+            detail: format!(
+                "BPF_PROG_RUN live frames, {} instructions, batch {}; {writes}; {counting}{pin}",
+                self.insns, self.cfg.batch
+            ),
+            queue: format!(
+                "none in userspace: each syscall runs the program up to {MAX_PER_RUN} times, the kernel \
+                 flushes every {} frames to the driver's ndo_xdp_xmit (veth: the peer's 256-frame XDP ring); \
+                 a frame the driver refuses is an error",
+                self.cfg.batch
+            ),
+        }
+    }
+
+    fn max_batch(&self) -> usize {
+        MAX_PER_RUN as usize
+    }
+
+    fn reserve(&mut self, want: usize, _stop: &AtomicBool) -> io::Result<usize> {
+        Ok(want.min(self.per_run as usize))
+    }
+
+    fn fills_frames(&self) -> bool {
+        false
+    }
+
+    fn frame(&mut self, _i: usize) -> &mut [u8] {
+        // Never called (fills_frames is false); the program writes the fields.
+        &mut self.frame
+    }
+
+    fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {
+        if n == 0 {
+            return Ok(Submitted::default());
+        }
+        let n = u32::try_from(n).unwrap_or(u32::MAX).min(MAX_PER_RUN);
+        let tid = sys::gettid() as u32;
+        if self.tracepoint.is_ok() && self.drv.tid != tid {
+            self.read_state()?;
+            self.drv.tid = tid;
+            self.driver.write(&self.drv.to_bytes())?;
+        }
+        // A fresh clock reading at the first frame of this run, with the current offset
+        // between the wall clock and the monotonic clock the program reads.
+        let mono = sys::monotonic_ns();
+        let real = sys::realtime_ns();
+        self.mirror.rt_offset = real.wrapping_sub(mono);
+        self.mirror.clock_at = 0;
+        self.state.write(&self.mirror.to_bytes())?;
+        let (frames0, sent0, drops0, calls0) = (
+            self.mirror.frames,
+            self.drv.sent,
+            self.drv.drops,
+            self.drv.calls,
+        );
+
+        let t0 = sys::monotonic_ns();
+        let r = bpf::prog_run_xdp_live(&self.prog, &self.frame, n, self.cfg.batch);
+        let dt = sys::monotonic_ns() - t0;
+        self.stats.kicks += 1;
+        self.read_state()?;
+        let ran = self.mirror.frames.wrapping_sub(frames0);
+        match r {
+            Ok(()) => {
+                if n == self.per_run {
+                    if dt < RUN_TARGET_NS / 2 {
+                        self.per_run = (self.per_run * 2).min(MAX_PER_RUN);
+                    } else if dt > RUN_TARGET_NS * 2 {
+                        self.per_run = (self.per_run / 2).max(self.cfg.batch);
+                    }
+                }
+            }
+            // A signal: the frames run so far are in the program's counter.
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err(explain_bpf("BPF_PROG_RUN with live frames", e)),
+        }
+        let drv_sent = self.drv.sent.wrapping_sub(sent0);
+        let drv_drops = self.drv.drops.wrapping_sub(drops0);
+        self.totals.redirected += ran;
+        self.totals.driver_sent += drv_sent;
+        self.totals.driver_drops += drv_drops;
+        self.totals.driver_calls += self.drv.calls.wrapping_sub(calls0);
+        self.totals.last_err = self.drv.last_err;
+        let sent = if self.tracepoint.is_ok() {
+            drv_sent.min(ran)
+        } else {
+            ran
+        };
+        if ran > 0 && sent == 0 && self.stats.queue.posted == 0 {
+            return Err(self.refusal(ran));
+        }
+        self.stats.queue.posted += sent;
+        self.stats.queue.completed += sent;
+        Ok(Submitted {
+            sent,
+            errors: ran - sent,
+        })
+    }
+
+    fn drain(&mut self, _timeout: Duration) -> io::Result<()> {
+        // Redirected frames are flushed to the driver inside each syscall.
+        Ok(())
+    }
+
+    fn stats(&self) -> BackendStats {
+        self.stats.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> XdpLiveConfig {
+        XdpLiveConfig {
+            ifindex: 2,
+            batch: 64,
+            plain: false,
+            timestamps: true,
+            udp_csum: false,
+            udp_src: (9, 9),
+            udp_dst: (9, 9),
+        }
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_honour() {
+        assert!(check_config(&cfg(), 60).is_ok());
+        let e = check_config(
+            &XdpLiveConfig {
+                batch: 257,
+                ..cfg()
+            },
+            60,
+        )
+        .unwrap_err();
+        assert!(e.contains("--batch 257") && e.contains("256"), "{e}");
+        let e = check_config(&cfg(), 4000).unwrap_err();
+        assert!(
+            e.contains("--pkt-size 4000") && e.contains("af_packet"),
+            "{e}"
+        );
+        let plain_ranges = XdpLiveConfig {
+            plain: true,
+            udp_dst: (1000, 1010),
+            ..cfg()
+        };
+        let e = check_config(&plain_ranges, 60).unwrap_err();
+        assert!(e.contains("--xdp-live-plain"), "{e}");
+        // A range without plain mode is walked by the program.
+        assert!(
+            check_config(
+                &XdpLiveConfig {
+                    udp_dst: (1000, 1010),
+                    ..cfg()
+                },
+                60
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn plain_frame_checksum_is_right() {
+        use crate::wire::{FrameSpec, PacketFields, Udp4Template};
+        let t = Udp4Template::new(&FrameSpec {
+            dst_mac: "02:00:00:99:00:02".parse().unwrap(),
+            src_mac: "02:00:00:99:00:01".parse().unwrap(),
+            src_ip: std::net::Ipv4Addr::new(10, 99, 0, 1),
+            dst_ip: std::net::Ipv4Addr::new(10, 99, 0, 2),
+            tos: 0,
+            pkt_size: 60,
+            udp_csum: true,
+        })
+        .unwrap();
+        let mut f = t.frame().to_vec();
+        let first = PacketFields {
+            ip_id: 0,
+            udp_src: 9,
+            udp_dst: 9,
+            seq: 1,
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        t.write(&mut f, &first);
+        let (ip_base, udp_base) = prog::bases(&f, false, false);
+        let spec = Spec {
+            ifindex: 1,
+            plain: true,
+            timestamps: true,
+            clock_every: 64,
+            udp_csum: true,
+            sport: PortWalk::new(9, 9),
+            dport: PortWalk::new(9, 9),
+            ip_base,
+            udp_base,
+        };
+        let o = crate::wire::udp4::OFF_TV_SEC;
+        f[o..o + 4].copy_from_slice(&1_700_000_000u32.to_be_bytes());
+        f[o + 4..o + 8].copy_from_slice(&654_321u32.to_be_bytes());
+        fix_plain_checksum(&mut f, &spec);
+        let mut want = t.frame().to_vec();
+        t.write(
+            &mut want,
+            &PacketFields {
+                tv_sec: 1_700_000_000,
+                tv_usec: 654_321,
+                ..first
+            },
+        );
+        assert_eq!(f, want);
+    }
+}
