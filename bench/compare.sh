@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # compare.sh - upktgen beside the peer generators (trafgen, iperf3), in one lab, one run.
 #
-#   bench/compare.sh                 # drop and stack receivers, 3 reps, 60-byte frames
-#   RX_MODES="drop" REPS=5 bench/compare.sh
+#   bench/compare.sh                                   # af_packet; drop and stack receivers
+#   BACKENDS="af_packet tx_ring af_xdp xdp_live" bench/compare.sh
+#   RX_MODES="drop" REPS=5 UPKTGEN_ARGS="--batch 128" bench/compare.sh
 #
 # Uses the shared harness (../shared/bench: lab.sh + peers.sh): every generator runs from
 # the same namespace, pinned to the same CPU, and is measured by the *delivered* packets
 # counted at the receiving veth (rx_packets), not by its own claim. upktgen is plugged in as
-# peers.sh's EXTRA generator. Prints the harness's CSV per receive mode, then the ratio
-# upktgen / trafgen of delivered pps, which is the figure to quote (absolute numbers vary
-# from machine to machine and run to run).
+# peers.sh's EXTRA generator, once per backend, each time beside trafgen in the same run.
+# Prints, per backend and receive mode, the delivered pps of both, the ratio
+# upktgen / trafgen (the figure to quote: absolute numbers vary from machine to machine and
+# run to run), the CPU split of the sending CPU and upktgen's kicks per 1000 packets.
 #
-# Environment: PEERS_DIR (default ../shared/bench next to the repo), RX_MODES (default
-# "drop none"), REPS (3), TOOLS (default "trafgen"; add iperf3 for the stack receiver),
-# UPKTGEN_ARGS (extra options for upktgen, e.g. "--batch 128").
+# Environment: PEERS_DIR (default ../shared/bench next to the repo), BACKENDS (af_packet),
+# RX_MODES ("drop none"; none = frames climb the receiver's stack), REPS (3), TOOLS
+# (trafgen; add iperf3 for the stack receiver), UPKTGEN_ARGS (extra upktgen options),
+# COUNT (frames per upktgen run: 5,000,000; xdp_live 35,000,000 so that its ~80 ms of
+# set-up stays small against a run of a few seconds).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 PEERS_DIR=${PEERS_DIR:-$REPO/../shared/bench}
+BACKENDS=${BACKENDS:-af_packet}
 RX_MODES=${RX_MODES:-drop none}
 REPS=${REPS:-3}
 TOOLS=${TOOLS:-trafgen}
@@ -32,16 +37,38 @@ BIN=$REPO/target/release/upktgen
 VERSION=$("$BIN" --version | awk '{print $2}')-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo dirty)
 
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), kernel $(uname -r)"
-for mode in $RX_MODES; do
-	out=$(mktemp -d)
-	OUTDIR=$out TOOLS="$TOOLS" REPS=$REPS RX_MODES=$mode \
-		EXTRA_NAME=upktgen EXTRA_VERSION="$VERSION" \
-		EXTRA_GEN="$BIN run --dev \$LAB_TX_IF --dst \$LAB_RX_IP4 --dst-mac \$LAB_RX_MAC --count \$COUNT $UPKTGEN_ARGS" \
-		"$PEERS_DIR/peers.sh" >/dev/null 2>"$out/log" || { cat "$out/log" >&2; exit 1; }
-	echo
-	echo "== receiver: $mode (delivered pps, median of $REPS)"
-	cat "$out/summary.csv"
-	awk -F, 'NR>1 {pps[$1]=$6} END {
-		if (pps["trafgen"] > 0) printf "ratio upktgen/trafgen: %.3f\n", pps["upktgen"] / pps["trafgen"] }' "$out/summary.csv"
-	echo "raw data: $out"
+echo "60-byte frames, one sender pinned to CPU 0, delivered pps (rx_packets at veth-rx), median of $REPS"
+echo
+echo "| backend | receiver | trafgen pps | upktgen pps | ratio | upktgen CPU0 busy (sy/si) | trafgen CPU0 busy (sy/si) | upktgen kicks /1000 pkts |"
+echo "|---|---|---:|---:|---:|---|---|---:|"
+for backend in $BACKENDS; do
+	count=${COUNT:-$([[ $backend == xdp_live ]] && echo 35000000 || echo 5000000)}
+	for mode in $RX_MODES; do
+		out=$(mktemp -d)
+		OUTDIR=$out TOOLS="$TOOLS" REPS=$REPS RX_MODES=$mode EXTRA_COUNT=$count \
+			EXTRA_NAME=upktgen EXTRA_VERSION="$VERSION" \
+			EXTRA_GEN="$BIN run --backend $backend --dev \$LAB_TX_IF --dst \$LAB_RX_IP4 --dst-mac \$LAB_RX_MAC --count \$COUNT $UPKTGEN_ARGS" \
+			"$PEERS_DIR/peers.sh" >/dev/null 2>"$out/log" || { cat "$out/log" >&2; exit 1; }
+		python3 - "$out" "$backend" "$mode" <<'PY'
+import csv, re, statistics, sys, glob
+out, backend, mode = sys.argv[1:4]
+pps = {r["tool"]: float(r["delivered_pps"]) for r in csv.DictReader(open(f"{out}/summary.csv"))}
+cpu = {}
+for line in open(f"{out}/summary.md"):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) > 11 and cells[0] == mode and cells[1] in ("trafgen", "upktgen") and "(" in cells[10]:
+        cpu[cells[1]] = cells[10]
+kicks = []
+for f in glob.glob(f"{out}/{mode}/upktgen/rep*/tool.out"):
+    m = re.search(r"kicks \d+ \(([\d.]+) per 1000", open(f).read())
+    if m:
+        kicks.append(float(m.group(1)))
+t, u = pps.get("trafgen", 0), pps.get("upktgen", 0)
+print("| %s | %s | %.0f | %.0f | **%.2f** | %s | %s | %s |" % (
+    backend, "stack" if mode == "none" else mode, t, u, u / t if t else float("nan"),
+    cpu.get("upktgen", "?"), cpu.get("trafgen", "?"),
+    "%.2f" % statistics.median(kicks) if kicks else "?"))
+PY
+		echo "  raw data: $out" >&2
+	done
 done

@@ -47,12 +47,101 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
 
 /// Checks made before any privilege is needed: pure validation of the options.
 struct Checked {
-    ring: Option<RingConfig>,
+    /// The transmit paths to try, in order (one unless --backend auto).
+    plans: Vec<Plan>,
+    /// With --backend auto: candidates the options ruled out, and why.
+    ruled_out: Vec<String>,
     flags: params::Flags,
     delay_ns: u64,
     udp_src: (u16, u16),
     udp_dst: (u16, u16),
+}
+
+/// One transmit path with its validated settings.
+#[derive(Debug, Clone)]
+struct Plan {
+    kind: BackendKind,
+    /// Frames per syscall (af_packet, tx_ring, af_xdp).
+    batch: usize,
+    ring: Option<RingConfig>,
     xdp_live: Option<XdpLiveConfig>,
+}
+
+/// Validates the options against one backend.
+fn plan_for(
+    a: &RunArgs,
+    kind: BackendKind,
+    flags: &params::Flags,
+    udp_src: (u16, u16),
+    udp_dst: (u16, u16),
+) -> Result<Plan> {
+    let xdp_live =
+        xdp_live::config_from_args(a, kind, flags, udp_src, udp_dst).map_err(|e| anyhow!(e))?;
+    if a.sndbuf.is_some() && kind != BackendKind::AfPacket {
+        bail!(
+            "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
+            kind.name()
+        );
+    }
+    if a.qdisc_bypass.is_some() && !matches!(kind, BackendKind::AfPacket | BackendKind::TxRing) {
+        bail!(
+            "--qdisc-bypass applies to af_packet and tx_ring, not to {}",
+            kind.name()
+        );
+    }
+    let default_batch = if kind == BackendKind::AfXdp { 32 } else { 64 };
+    Ok(Plan {
+        kind,
+        batch: usize::from(a.batch.unwrap_or(default_batch)),
+        ring: ring_config(a, kind)?,
+        xdp_live,
+    })
+}
+
+/// The plans for `--backend`: one, or for `auto` every candidate the options allow, fastest
+/// first.
+/// Also returns, for `auto`, the candidates the options ruled out and why.
+fn plans(
+    a: &RunArgs,
+    flags: &params::Flags,
+    udp_src: (u16, u16),
+    udp_dst: (u16, u16),
+) -> Result<(Vec<Plan>, Vec<String>)> {
+    if a.backend != BackendKind::Auto {
+        return Ok((
+            vec![plan_for(a, a.backend, flags, udp_src, udp_dst)?],
+            Vec::new(),
+        ));
+    }
+    let candidates: &[BackendKind] = if a.dev.is_none() {
+        &[
+            BackendKind::XdpLive,
+            BackendKind::AfXdp,
+            BackendKind::TxRing,
+            BackendKind::AfPacket,
+        ]
+    } else {
+        &[
+            BackendKind::AfXdp,
+            BackendKind::TxRing,
+            BackendKind::AfPacket,
+        ]
+    };
+    let mut out = Vec::new();
+    let mut refused = Vec::new();
+    for &k in candidates {
+        match plan_for(a, k, flags, udp_src, udp_dst) {
+            Ok(p) => out.push(p),
+            Err(e) => refused.push(format!("{} ruled out: {e:#}", k.name())),
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "--backend auto: no backend accepts these options ({})",
+            refused.join("; ")
+        );
+    }
+    Ok((out, refused))
 }
 
 fn check_args(a: &RunArgs) -> Result<Checked> {
@@ -73,11 +162,10 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
             );
         }
     }
-    let xdp_live =
-        xdp_live::config_from_args(a, &flags, udp_src, udp_dst).map_err(|e| anyhow!(e))?;
+    let (plans, ruled_out) = plans(a, &flags, udp_src, udp_dst)?;
     Ok(Checked {
-        xdp_live,
-        ring: ring_config(a)?,
+        plans,
+        ruled_out,
         flags,
         delay_ns,
         udp_src,
@@ -91,17 +179,17 @@ fn default_ring(kind: BackendKind) -> Option<u32> {
         BackendKind::AfPacket => None,
         BackendKind::TxRing => Some(1024),
         BackendKind::AfXdp => Some(2048),
-        BackendKind::XdpLive => None,
+        BackendKind::XdpLive | BackendKind::Auto => None,
     }
 }
 
 /// The ring and thresholds of a ring backend, validated; None for the others.
-fn ring_config(a: &RunArgs) -> Result<Option<RingConfig>> {
-    let Some(default) = default_ring(a.backend) else {
+fn ring_config(a: &RunArgs, kind: BackendKind) -> Result<Option<RingConfig>> {
+    let Some(default) = default_ring(kind) else {
         if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
             bail!(
-                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp); {}'s queue is the socket send buffer (--sndbuf)",
-                a.backend.name()
+                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp), not to {}",
+                kind.name()
             );
         }
         return Ok(None);
@@ -110,7 +198,7 @@ fn ring_config(a: &RunArgs) -> Result<Option<RingConfig>> {
     if !size.is_power_of_two() || size > 1 << 16 {
         bail!(
             "--ring {size}: {} needs a power of two from 1 to 65536",
-            a.backend.name()
+            kind.name()
         );
     }
     let start = a.start_thresh.unwrap_or((size / 2).max(a.stop_thresh));
@@ -208,7 +296,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
                 "the private lab (network namespaces and a veth pair)",
             )?;
-            let l = Lab::create_with(a.lab_rx, a.backend == BackendKind::XdpLive)?;
+            let l = Lab::create_with(
+                a.lab_rx,
+                c.plans.iter().any(|p| p.kind == BackendKind::XdpLive),
+            )?;
             let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
             lab_guard = Some(l);
             d
@@ -268,18 +359,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         None => None,
     };
     let job = SendJob {
-        backend: a.backend,
-        af_packet: AfPacketConfig {
-            batch: usize::from(a.batch.unwrap_or(match a.backend {
-                BackendKind::AfXdp => 32,
-                _ => 64,
-            })),
-            sndbuf: a.sndbuf,
-            qdisc_bypass: a.qdisc_bypass.unwrap_or(false),
-        },
-        ring: c.ring,
-        xdp_live: c.xdp_live,
-        qdisc_bypass: a.qdisc_bypass.unwrap_or(true),
+        plans: c.plans.clone(),
+        skipped: c.ruled_out.clone(),
+        sndbuf: a.sndbuf,
+        qdisc_bypass: a.qdisc_bypass,
         ifindex: dev.ifindex,
         template,
         stream,
@@ -337,12 +420,12 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
 
 /// Everything the sender thread needs, moved into it.
 struct SendJob {
-    backend: BackendKind,
-    af_packet: AfPacketConfig,
-    ring: Option<RingConfig>,
-    xdp_live: Option<XdpLiveConfig>,
-    /// PACKET_QDISC_BYPASS for tx_ring.
-    qdisc_bypass: bool,
+    plans: Vec<Plan>,
+    /// Candidates --backend auto ruled out before sending, and why.
+    skipped: Vec<String>,
+    sndbuf: Option<u32>,
+    /// PACKET_QDISC_BYPASS [af_packet: off; tx_ring: on].
+    qdisc_bypass: Option<bool>,
     ifindex: u32,
     template: Udp4Template,
     stream: Stream,
@@ -387,45 +470,107 @@ fn send(mut job: SendJob) -> Result<Measured> {
             anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online")
         })?;
     }
-    match job.backend {
+    let plans = std::mem::take(&mut job.plans);
+    let auto = plans.len() > 1 || !job.skipped.is_empty();
+    let mut skipped = std::mem::take(&mut job.skipped);
+    for (i, plan) in plans.iter().enumerate() {
+        match attempt(plan, &mut job) {
+            Attempt::Ran(r) => {
+                if auto {
+                    let why = if skipped.is_empty() {
+                        "the fastest candidate".to_string()
+                    } else {
+                        skipped.join("; ")
+                    };
+                    eprintln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
+                }
+                return r;
+            }
+            Attempt::Unavailable(e) if i + 1 < plans.len() => {
+                skipped.push(format!("{} unavailable: {e:#}", plan.kind.name()));
+            }
+            Attempt::Unavailable(e) => return Err(e),
+        }
+    }
+    bail!("no backend to try")
+}
+
+/// A backend that could not be set up (auto moves on), or the result of running one.
+enum Attempt {
+    Unavailable(anyhow::Error),
+    Ran(Result<Measured>),
+}
+
+/// Sets up the plan's backend and, if that works, measures a run with it.
+fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
+    fn go<B: TxBackend>(b: Result<B>, job: &mut SendJob) -> Attempt {
+        match b {
+            Ok(b) => Attempt::Ran(measure(b, job)),
+            Err(e) => Attempt::Unavailable(e),
+        }
+    }
+    let frame = job.template.frame().to_vec();
+    let ifindex = job.ifindex;
+    match plan.kind {
         BackendKind::AfPacket => {
-            let sock = PacketSocket::open(job.ifindex).context("opening the AF_PACKET socket")?;
-            let b = AfPacket::new(sock, job.template.frame(), job.af_packet)
-                .context("setting up the af_packet socket")?;
-            measure(b, &mut job)
+            let cfg = AfPacketConfig {
+                batch: plan.batch,
+                sndbuf: job.sndbuf,
+                qdisc_bypass: job.qdisc_bypass.unwrap_or(false),
+            };
+            let b = PacketSocket::open(ifindex)
+                .and_then(|s| AfPacket::new(s, &frame, cfg))
+                .context("af_packet: setting up the AF_PACKET socket");
+            go(b, job)
         }
         BackendKind::TxRing => {
-            let sock = PacketSocket::open(job.ifindex).context("opening the AF_PACKET socket")?;
-            let cfg = TxRingConfig {
-                ring: job.ring.context("tx_ring without a ring configuration")?,
-                batch: job.af_packet.batch,
-                qdisc_bypass: job.qdisc_bypass,
-            };
-            let b = TxRing::new(sock, job.template.frame(), cfg)
-                .context("setting up the PACKET_MMAP TX ring (tx_ring)")?;
-            measure(b, &mut job)
+            let b = plan
+                .ring
+                .context("tx_ring without a ring configuration")
+                .and_then(|ring| {
+                    let cfg = TxRingConfig {
+                        ring,
+                        batch: plan.batch,
+                        qdisc_bypass: job.qdisc_bypass.unwrap_or(true),
+                    };
+                    PacketSocket::open(ifindex)
+                        .and_then(|s| TxRing::new(s, &frame, cfg))
+                        .context("tx_ring: setting up the PACKET_MMAP TX ring")
+                });
+            go(b, job)
         }
         BackendKind::AfXdp => {
-            let cfg = AfXdpConfig {
-                ring: job.ring.context("af_xdp without a ring configuration")?,
-                batch: job.af_packet.batch,
-                queue: 0,
-                zerocopy: None,
-            };
-            let b = AfXdp::new(job.ifindex, job.template.frame(), cfg).map_err(|e| {
-                anyhow!(
-                    "af_xdp: cannot set up an AF_XDP socket on queue 0 ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
-                )
-            })?;
-            measure(b, &mut job)
+            let b = plan
+                .ring
+                .context("af_xdp without a ring configuration")
+                .and_then(|ring| {
+                    let cfg = AfXdpConfig {
+                        ring,
+                        batch: plan.batch,
+                        queue: 0,
+                        zerocopy: None,
+                    };
+                    AfXdp::new(ifindex, &frame, cfg).map_err(|e| {
+                        anyhow!(
+                            "af_xdp: cannot set up an AF_XDP socket on queue 0 ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
+                        )
+                    })
+                });
+            go(b, job)
         }
         BackendKind::XdpLive => {
-            let mut cfg = job.xdp_live.context("xdp_live without its configuration")?;
-            cfg.ifindex = job.ifindex;
-            let frame = xdp_live::first_frame(&job.template, &job.stream);
-            let b = XdpLive::new(&frame, cfg)?;
-            measure(b, &mut job)
+            let b = plan
+                .xdp_live
+                .clone()
+                .context("xdp_live without its configuration")
+                .and_then(|mut cfg| {
+                    cfg.ifindex = ifindex;
+                    let frame = xdp_live::first_frame(&job.template, &job.stream);
+                    Ok(XdpLive::new(&frame, cfg)?)
+                });
+            go(b, job)
         }
+        BackendKind::Auto => Attempt::Unavailable(anyhow!("auto is resolved before sending")),
     }
 }
 

@@ -137,7 +137,8 @@ pub struct RunArgs {
     pub flags: Vec<String>,
 
     /// Frames handed to the kernel per syscall at most [af_packet, tx_ring: 64; af_xdp: 32,
-    /// what the kernel moves per kick in copy mode].
+    /// what the kernel moves per kick in copy mode; xdp_live: the kernel's batch size of live
+    /// frames, 1 to 256, default 64].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
     pub batch: Option<u16>,
 

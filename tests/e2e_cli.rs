@@ -223,3 +223,63 @@ fn af_packet_stops_and_wakes_on_a_full_send_buffer() {
     assert_eq!(b["undrained"], 0);
     assert_eq!(j["reconciliation"]["tx_packets"], 6000);
 }
+
+#[test]
+fn auto_picks_the_fastest_backend_that_fits_and_says_why() {
+    if !root_or_skip() {
+        return;
+    }
+    // In the lab (whose receiver has NAPI): live frames.
+    let o = upktgen(&["--backend", "auto", "--count", "50000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["backend"]["name"], "xdp_live");
+    assert_eq!(j["reconciliation"]["rx_packets"], 50000);
+    assert!(
+        stderr(&o).contains("--backend auto chose xdp_live (the fastest candidate)"),
+        "{}",
+        stderr(&o)
+    );
+    // On a named device live frames are not a candidate; a ring option rules out af_packet.
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let o = dev_run(
+        &lab,
+        &[
+            "--backend",
+            "auto",
+            "--count",
+            "5000",
+            "--ring",
+            "256",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["backend"]["name"], "af_xdp");
+    assert!(
+        stderr(&o).contains("--backend auto chose af_xdp"),
+        "{}",
+        stderr(&o)
+    );
+    // An option only af_packet has rules out the rest, and the message says so.
+    let o = dev_run(
+        &lab,
+        &[
+            "--backend",
+            "auto",
+            "--count",
+            "5000",
+            "--sndbuf",
+            "100000",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["backend"]["name"], "af_packet");
+    let e = stderr(&o);
+    assert!(
+        e.contains("af_xdp ruled out: --sndbuf applies to af_packet"),
+        "{e}"
+    );
+    assert!(e.contains("tx_ring ruled out"), "{e}");
+}

@@ -36,6 +36,11 @@ pub enum BackendKind {
     /// frame to the device, writing the per-packet fields itself.
     #[value(name = "xdp_live")]
     XdpLive,
+    /// The fastest that works: in the lab xdp_live, then af_xdp, tx_ring, af_packet; on a
+    /// named device af_xdp, tx_ring, af_packet (live frames vanish unless the receiving end
+    /// has NAPI, which only the lab guarantees). Says which it chose and why.
+    #[value(name = "auto")]
+    Auto,
 }
 
 impl BackendKind {
@@ -46,6 +51,7 @@ impl BackendKind {
             BackendKind::TxRing => "tx_ring",
             BackendKind::AfXdp => "af_xdp",
             BackendKind::XdpLive => "xdp_live",
+            BackendKind::Auto => "auto",
         }
     }
 }

@@ -101,11 +101,12 @@ pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
 /// (which must not be given xdp_live's options). `ifindex` is filled in later.
 pub fn config_from_args(
     a: &crate::cli::RunArgs,
+    kind: super::BackendKind,
     flags: &crate::params::Flags,
     udp_src: (u16, u16),
     udp_dst: (u16, u16),
 ) -> Result<Option<XdpLiveConfig>, String> {
-    if a.backend != super::BackendKind::XdpLive {
+    if kind != super::BackendKind::XdpLive {
         if a.xdp_live_plain {
             return Err("--xdp-live-plain applies to --backend xdp_live".into());
         }
