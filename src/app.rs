@@ -476,6 +476,7 @@ fn send(mut job: SendJob) -> Result<Measured> {
     for (i, plan) in plans.iter().enumerate() {
         match attempt(plan, &mut job) {
             Attempt::Ran(r) => {
+                let r = *r;
                 if auto {
                     let why = if skipped.is_empty() {
                         "the fastest candidate".to_string()
@@ -498,14 +499,14 @@ fn send(mut job: SendJob) -> Result<Measured> {
 /// A backend that could not be set up (auto moves on), or the result of running one.
 enum Attempt {
     Unavailable(anyhow::Error),
-    Ran(Result<Measured>),
+    Ran(Box<Result<Measured>>),
 }
 
 /// Sets up the plan's backend and, if that works, measures a run with it.
 fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
     fn go<B: TxBackend>(b: Result<B>, job: &mut SendJob) -> Attempt {
         match b {
-            Ok(b) => Attempt::Ran(measure(b, job)),
+            Ok(b) => Attempt::Ran(Box::new(measure(b, job))),
             Err(e) => Attempt::Unavailable(e),
         }
     }
@@ -561,7 +562,6 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
         BackendKind::XdpLive => {
             let b = plan
                 .xdp_live
-                .clone()
                 .context("xdp_live without its configuration")
                 .and_then(|mut cfg| {
                     cfg.ifindex = ifindex;
