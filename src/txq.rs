@@ -31,6 +31,16 @@ pub struct RingConfig {
     pub start_thresh: u32,
 }
 
+impl RingConfig {
+    /// "stop when fewer than S free, wake when at least W free", for reports.
+    pub fn thresholds(&self) -> String {
+        format!(
+            "stop when fewer than {} free, wake when at least {} free",
+            self.stop_thresh, self.start_thresh
+        )
+    }
+}
+
 /// A ring configuration the kernel's helpers would not accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RingConfigError(pub String);

@@ -114,28 +114,7 @@ fn sigint_prints_a_partial_report_and_removes_the_lab() {
     if !root_or_skip() {
         return;
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["--count", "0", "--ratep", "100000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let prefix = format!("upktgen-{pid}-");
-    wait_for_traffic(pid);
-    Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let t = stdout(&o);
-    assert!(t.contains("Result: OK: "), "{t}");
-    assert!(t.contains("interrupted (partial run)"), "{t}");
-    assert!(
-        namespaces_with_prefix(&prefix).is_empty(),
-        "lab left behind"
-    );
+    interrupt_lab_run(&["--count", "0", "--ratep", "100000"]);
 }
 
 #[test]

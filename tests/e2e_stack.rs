@@ -2,7 +2,7 @@
 //! proves addresses, lengths and both checksums are right; a corrupted checksum is refused.
 
 mod common;
-use common::root_or_skip;
+use common::{lab_template, root_or_skip};
 use std::net::UdpSocket;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use upktgen::sender::{self, Limits};
 use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, netns, packet::PacketSocket};
 use upktgen::txq::RingConfig;
-use upktgen::wire::{FrameSpec, PktgenHdr, Udp4Template};
+use upktgen::wire::{PktgenHdr, Udp4Template};
 
 const PORT: u16 = 9;
 
@@ -76,19 +76,6 @@ fn send_and_receive<B: TxBackend>(
     assert_eq!(udp_in_csum_errors(lab), 0, "{what}");
 }
 
-fn template(udp_csum: bool) -> Udp4Template {
-    Udp4Template::new(&FrameSpec {
-        dst_mac: lab::RX_MAC,
-        src_mac: lab::TX_MAC,
-        src_ip: lab::TX_IP,
-        dst_ip: lab::RX_IP,
-        tos: 0,
-        pkt_size: 60,
-        udp_csum,
-    })
-    .unwrap()
-}
-
 fn udp_in_csum_errors(lab: &Lab) -> u64 {
     let snmp = netns::in_netns(&lab.rx_path(), || {
         std::fs::read_to_string("/proc/thread-self/net/snmp")
@@ -108,7 +95,7 @@ fn kernel_udp_socket_receives_every_frame_in_order() {
     }
     let ring = RingConfig::new(64, 1, 32).unwrap();
     for udp_csum in [false, true] {
-        let t = template(udp_csum);
+        let t = lab_template(udp_csum);
         for kind in ["af_packet", "tx_ring", "af_xdp"] {
             let what = format!("{kind}, UDPCSUM {udp_csum}");
             let lab = Lab::create(RxMode::Stack).unwrap();
@@ -164,7 +151,7 @@ fn a_corrupted_udp_checksum_is_refused_by_the_kernel() {
     let rx = udp_sock(&lab);
     rx.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
-    let t = template(true);
+    let t = lab_template(true);
     let mut frame = t.frame().to_vec();
     t.write(
         &mut frame,

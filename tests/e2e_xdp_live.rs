@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use upktgen::backend::TxBackend;
@@ -13,7 +13,7 @@ use upktgen::backend::xdp_live::{self, XdpLive, XdpLiveConfig, prog};
 use upktgen::lab::{self, Lab, RxMode};
 use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, bpf, netns};
-use upktgen::wire::{FrameSpec, PacketFields, PktgenHdr, Udp4Template};
+use upktgen::wire::{PacketFields, PktgenHdr};
 
 /// Root, and a kernel that runs XDP programs on live frames (5.18+).
 fn live_frames_or_skip() -> bool {
@@ -34,19 +34,6 @@ fn live_frames_or_skip() -> bool {
         return false;
     }
     true
-}
-
-fn template(udp_csum: bool) -> Udp4Template {
-    Udp4Template::new(&FrameSpec {
-        dst_mac: lab::RX_MAC,
-        src_mac: lab::TX_MAC,
-        src_ip: lab::TX_IP,
-        dst_ip: lab::RX_IP,
-        tos: 0,
-        pkt_size: 60,
-        udp_csum,
-    })
-    .unwrap()
 }
 
 fn cfg(batch: u32, udp_csum: bool, udp_src: (u16, u16)) -> XdpLiveConfig {
@@ -73,7 +60,7 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
         return;
     }
     for udp_csum in [false, true] {
-        let t = template(udp_csum);
+        let t = lab_template(udp_csum);
         let stream = Stream::new(PortRange::new(1000, 1003), PortRange::new(9, 9));
         let frame = xdp_live::first_frame(&t, &stream);
         let sport = prog::PortWalk::new(1000, 1003);
@@ -211,7 +198,7 @@ fn kernel_udp_socket_receives_sequence_1_to_n_in_order() {
             Ok(s)
         })
         .unwrap();
-        let t = template(udp_csum);
+        let t = lab_template(udp_csum);
         let stream = Stream::new(PortRange::new(1000, 1004), PortRange::new(9, 9));
         let frame = xdp_live::first_frame(&t, &stream);
         let (sent, seen) = netns::in_netns(&lab.tx_path(), move || {
@@ -270,7 +257,7 @@ fn a_peer_without_napi_is_refused_with_a_clear_message() {
         return;
     }
     let lab = Lab::create(RxMode::Stack).unwrap(); // no XDP program on veth-rx: no NAPI
-    let t = template(false);
+    let t = lab_template(false);
     let frame = xdp_live::first_frame(&t, &Stream::new(PortRange::new(9, 9), PortRange::new(9, 9)));
     let err = netns::in_netns(&lab.tx_path(), move || {
         let mut c = cfg(64, false, (9, 9));
@@ -376,22 +363,6 @@ fn sigint_stops_the_run_with_a_partial_report() {
     if !live_frames_or_skip() {
         return;
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["--backend", "xdp_live", "--count", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    wait_for_traffic(pid);
-    Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let t = stdout(&o);
-    assert!(t.contains("interrupted (partial run)"), "{t}");
+    let t = interrupt_lab_run(&["--backend", "xdp_live", "--count", "0"]);
     assert!(t.contains("lost 0"), "{t}");
-    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
 }

@@ -137,8 +137,9 @@ impl TxBackend for AfXdp {
                 self.cfg.queue, self.cfg.batch
             ),
             queue: format!(
-                "TX ring of {} descriptors (UMEM frames); stop when fewer than {} free, wake when at least {} free",
-                r.size, r.stop_thresh, r.start_thresh
+                "TX ring of {} descriptors (UMEM frames); {}",
+                r.size,
+                r.thresholds()
             ),
         }
     }

@@ -156,10 +156,7 @@ impl TxBackend for TxRing {
                 self.cfg.batch,
                 if self.cfg.qdisc_bypass { "on" } else { "off" }
             ),
-            queue: format!(
-                "ring of {} frames; stop when fewer than {} free, wake when at least {} free",
-                r.size, r.stop_thresh, r.start_thresh
-            ),
+            queue: format!("ring of {} frames; {}", r.size, r.thresholds()),
         }
     }
 

@@ -89,3 +89,47 @@ pub fn wait_for_traffic(pid: u32) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The lab's 60-byte frame (veth-tx to veth-rx), with or without the UDP checksum.
+pub fn lab_template(udp_csum: bool) -> upktgen::wire::Udp4Template {
+    use upktgen::lab;
+    upktgen::wire::Udp4Template::new(&upktgen::wire::FrameSpec {
+        dst_mac: lab::RX_MAC,
+        src_mac: lab::TX_MAC,
+        src_ip: lab::TX_IP,
+        dst_ip: lab::RX_IP,
+        tos: 0,
+        pkt_size: 60,
+        udp_csum,
+    })
+    .unwrap()
+}
+
+/// Starts `upktgen ARGS` in its own lab, waits until its packets arrive, sends SIGINT and
+/// checks the run stops with status 130, a partial report and no lab left behind. Returns
+/// its standard output.
+pub fn interrupt_lab_run(args: &[&str]) -> String {
+    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_traffic(pid);
+    let st = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.contains("Result: OK: "), "{t}");
+    assert!(t.contains("interrupted (partial run)"), "{t}");
+    assert!(
+        namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty(),
+        "lab left behind"
+    );
+    t
+}
