@@ -11,6 +11,8 @@ use crate::cli::RunArgs;
 use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::report::run::{Reconciliation, RunReport, Target};
+use crate::rx::lab::LabReceiver;
+use crate::rx::report::RxAnalysis;
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
 use crate::sender::{self, Limits, SendOutcome, StopReason};
 use crate::stream::{PortRange, Stream};
@@ -285,6 +287,19 @@ impl NetDevReader {
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let c = check_args(a)?;
+    if a.rx_analyze && a.lab_rx == Some(lab::RxMode::Drop) {
+        bail!(
+            "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
+        );
+    }
+    if a.dev.is_some() && a.lab_rx.is_some() {
+        bail!("--lab-rx: chooses the lab's receiver; with --dev there is no lab");
+    }
+    if a.rx_analyze && a.dev.is_some() {
+        bail!(
+            "--rx-analyze: the receiver runs in the lab's receiving namespace; with --dev run `upktgen rx --dev IFACE` on the receiving host"
+        );
+    }
     let mut lab_guard: Option<Lab> = None;
     let dev = match &a.dev {
         Some(d) => {
@@ -297,7 +312,11 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 "the private lab (network namespaces and a veth pair)",
             )?;
             let l = Lab::create_with(
-                a.lab_rx,
+                a.lab_rx.unwrap_or(if a.rx_analyze {
+                    lab::RxMode::Stack
+                } else {
+                    lab::RxMode::Drop
+                }),
                 c.plans.iter().any(|p| p.kind == BackendKind::XdpLive),
             )?;
             let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
@@ -353,6 +372,13 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         delay_ns: c.delay_ns,
         timestamps: !c.flags.no_timestamp,
     };
+    let rx_sink = match lab.filter(|_| a.rx_analyze) {
+        Some(l) => Some(LabReceiver::start(
+            &l.rx_path(),
+            crate::rx::lab::config(a.hist),
+        )?),
+        None => None,
+    };
     let tx0 = tx_reader.read(&dev.name)?;
     let rx0 = match &mut rx_reader {
         Some(r) => Some(r.read(lab::RX_IF)?),
@@ -371,6 +397,18 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         stop: Arc::clone(stop),
     };
     let dev_name = dev.name.clone();
+    let live = crate::live::start_for_run(
+        a,
+        crate::live::Watched {
+            iface: dev.name.clone(),
+            netns: dev.netns.clone(),
+        },
+        lab.map(|l| crate::live::Watched {
+            iface: lab::RX_IF.to_string(),
+            netns: Some(l.rx_path()),
+        }),
+        rx_sink.as_ref().map(LabReceiver::progress),
+    )?;
     let m = on_thread_in(dev.netns.clone(), move || send(job))
         .with_context(|| format!("sending on {dev_name}"))?;
     let (info, outcome, sys0, sys1) = (m.info, m.outcome, m.sys0, m.sys1);
@@ -387,6 +425,18 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let tx_if = tx0.delta(&tx1);
     let rx_if = rx0.zip(rx1).map(|(a, b)| a.delta(&b));
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
+    let rx_analysis = match (rx_sink, &rx_if) {
+        (Some(r), Some(rx)) => Some(RxAnalysis::new(
+            outcome.result.sent,
+            tx_if.tx_packets,
+            rx.rx_packets,
+            r.finish(rx.rx_packets)?,
+        )),
+        _ => None,
+    };
+    if let Some(m) = live {
+        m.finish();
+    }
     let report = RunReport {
         target: Target {
             device: dev.name.clone(),
@@ -404,6 +454,8 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         rx_iface: rx_if,
         outcome,
         system,
+        rx_analysis,
+        xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
     };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -44,6 +44,9 @@ pub enum Cmd {
     Run(RunArgs),
     /// Simulate the seed's machine: a NIC's TX ring, its driver and the CPU (no root needed).
     Sim(crate::sim::SimArgs),
+    /// Receive on an interface and report loss, duplicates, reordering and latency.
+    #[command(long_about = crate::rx::cli::RX_ABOUT, after_help = crate::rx::cli::RX_HELP)]
+    Rx(crate::rx::cli::RxArgs),
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.
@@ -55,9 +58,10 @@ pub struct RunArgs {
 
     /// Receiver at the far end of the lab's veth pair: `drop` (an XDP program drops every
     /// frame; rx_packets still counts it; measures the sender) or `stack` (frames climb the
-    /// receiving namespace's IP/UDP stack). Lab only.
-    #[arg(long, value_enum, default_value_t = RxMode::Drop, value_name = "MODE")]
-    pub lab_rx: RxMode,
+    /// receiving namespace's IP/UDP stack; xdp_live adds an XDP_PASS program so veth-rx has
+    /// the NAPI live frames need). Lab only [drop; stack with --rx-analyze].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lab_rx: Option<RxMode>,
 
     /// Transmit path.
     #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
@@ -167,6 +171,38 @@ pub struct RunArgs {
     /// Print one JSON document with every raw counter instead of the text report.
     #[arg(long)]
     pub json: bool,
+
+    /// Lab: receive on veth-rx with upktgen's own receiver (AF_PACKET TPACKET_V3, after the
+    /// stack receiver's ingress hooks) and add its figures to the report: frames, lost,
+    /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's
+    /// drops, and the path from sent to received with each difference named. Implies
+    /// --lab-rx stack.
+    #[arg(long)]
+    pub rx_analyze: bool,
+
+    /// With --rx-analyze: also print the whole latency histogram.
+    #[arg(long, requires = "rx_analyze")]
+    pub hist: bool,
+
+    /// Print live statistics on standard error every --interval (TX pps and Mb/s from the
+    /// sending interface, RX pps from the receiving one, the receiver's loss so far, CPU
+    /// busy), and a last line for the whole run. On by default when standard error is a
+    /// terminal.
+    #[arg(long, conflicts_with = "no_live")]
+    pub live: bool,
+
+    /// No live statistics, even on a terminal.
+    #[arg(long)]
+    pub no_live: bool,
+
+    /// Live statistics as one JSON object per line (on standard error), the last with
+    /// "final": true.
+    #[arg(long, conflicts_with = "no_live")]
+    pub json_lines: bool,
+
+    /// Interval of the live statistics (e.g. 1s, 500ms).
+    #[arg(long, value_parser = params::parse_duration, default_value = "1s", value_name = "TIME")]
+    pub interval: Duration,
 }
 
 impl RunArgs {

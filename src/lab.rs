@@ -55,6 +55,8 @@ pub struct Lab {
     pub rx_napi: bool,
     /// Keeps the receive-side XDP program attached (a BPF link detaches on close).
     _xdp_link: Option<OwnedFd>,
+    /// With the drop receiver: the per-CPU counter its program bumps for every frame.
+    rx_counter: Option<crate::rx::xdp_count::XdpCounter>,
     removed: bool,
 }
 
@@ -79,6 +81,7 @@ impl Lab {
             rx_mode,
             rx_napi: rx_napi || rx_mode == RxMode::Drop,
             _xdp_link: None,
+            rx_counter: None,
             removed: false,
         };
         // From here on, Drop removes whatever exists.
@@ -157,9 +160,22 @@ impl Lab {
             "permanent",
         ])?;
         if self.rx_mode == RxMode::Drop {
-            self._xdp_link = Some(attach_rx_program(&netns_path(&rx), RX_IF, RxVerdict::Drop)?);
+            let counter = crate::rx::xdp_count::XdpCounter::new()
+                .context("creating the drop receiver's per-CPU counter map")?;
+            self._xdp_link = Some(attach_rx_program(
+                &netns_path(&rx),
+                RX_IF,
+                RxVerdict::Drop,
+                Some(counter.prog.clone()),
+            )?);
+            self.rx_counter = Some(counter);
         } else if self.rx_napi {
-            self._xdp_link = Some(attach_rx_program(&netns_path(&rx), RX_IF, RxVerdict::Pass)?);
+            self._xdp_link = Some(attach_rx_program(
+                &netns_path(&rx),
+                RX_IF,
+                RxVerdict::Pass,
+                None,
+            )?);
         }
         ip(&["-n", &tx, "link", "set", "dev", TX_IF, "up"])?;
         ip(&["-n", &rx, "link", "set", "dev", RX_IF, "up"])?;
@@ -176,6 +192,12 @@ impl Lab {
         netns_path(&self.rx_ns)
     }
 
+    /// Frames the drop receiver's XDP program counted so far (None with the stack receiver,
+    /// or if the counter cannot be read).
+    pub fn rx_sink_count(&self) -> Option<u64> {
+        self.rx_counter.as_ref()?.count().ok()
+    }
+
     /// Removes both namespaces now (also done on drop). Errors are reported, not fatal.
     pub fn remove(&mut self) -> Result<()> {
         if self.removed {
@@ -183,6 +205,7 @@ impl Lab {
         }
         self.removed = true;
         self._xdp_link = None;
+        self.rx_counter = None;
         let mut errs = Vec::new();
         for ns in [&self.tx_ns, &self.rx_ns] {
             if netns_path(ns).exists()
@@ -255,10 +278,17 @@ enum RxVerdict {
     Pass = 2,
 }
 
-fn attach_rx_program(ns: &Path, ifname: &'static str, verdict: RxVerdict) -> Result<OwnedFd> {
+/// Attaches `r0 = verdict; exit`, or `insns` when given (the drop receiver's counter).
+fn attach_rx_program(
+    ns: &Path,
+    ifname: &'static str,
+    verdict: RxVerdict,
+    insns: Option<Vec<bpf::Insn>>,
+) -> Result<OwnedFd> {
     netns::in_netns(ns, move || {
         let idx = sys::if_nametoindex(ifname)?;
-        let prog = [bpf::Insn::mov64_imm(0, verdict as i32), bpf::Insn::exit()];
+        let prog =
+            insns.unwrap_or_else(|| vec![bpf::Insn::mov64_imm(0, verdict as i32), bpf::Insn::exit()]);
         let name = match verdict {
             RxVerdict::Drop => "upktgen_drop",
             RxVerdict::Pass => "upktgen_pass",

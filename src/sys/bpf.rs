@@ -474,6 +474,67 @@ pub fn raw_tracepoint_open(name: &std::ffi::CStr, prog: &OwnedFd) -> io::Result<
     bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a)
 }
 
+/// A one-entry `BPF_MAP_TYPE_PERCPU_ARRAY` of one u64 per CPU: a counter programs bump
+/// without atomics (each CPU has its own slot) and userspace sums.
+#[derive(Debug)]
+pub struct PerCpuCounter {
+    fd: OwnedFd,
+    /// Possible CPUs: the kernel copies one 8-byte slot for each on a lookup.
+    cpus: usize,
+}
+
+impl PerCpuCounter {
+    pub fn create(name: &str) -> io::Result<PerCpuCounter> {
+        const BPF_MAP_CREATE: libc::c_int = 0;
+        const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+        let cpus = possible_cpus()?;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, BPF_MAP_TYPE_PERCPU_ARRAY);
+        put_u32(&mut a, 4, 4); // key: u32 index
+        put_u32(&mut a, 8, 8); // value: u64
+        put_u32(&mut a, 12, 1); // max_entries
+        put_name(&mut a, 28, name);
+        let fd = bpf(BPF_MAP_CREATE, &mut a)?;
+        Ok(PerCpuCounter { fd, cpus })
+    }
+
+    /// The fd to put in an `ld_imm64` with BPF_PSEUDO_MAP_FD (valid while `self` lives).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    /// The sum over all CPUs.
+    pub fn sum(&self) -> io::Result<u64> {
+        const BPF_MAP_LOOKUP_ELEM: libc::c_int = 1;
+        let mut out = vec![0u64; self.cpus];
+        let key = 0u32;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, self.raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, out.as_mut_ptr() as u64);
+        // The kernel writes one 8-byte value per possible CPU: `out` holds exactly that.
+        bpf_int(BPF_MAP_LOOKUP_ELEM, &mut a)?;
+        Ok(out.iter().sum())
+    }
+}
+
+/// Number of possible CPUs (the highest index in /sys/devices/system/cpu/possible, plus 1).
+fn possible_cpus() -> io::Result<usize> {
+    let s = std::fs::read_to_string("/sys/devices/system/cpu/possible")?;
+    parse_cpu_list_max(&s)
+        .map(|m| m + 1)
+        .ok_or_else(|| io::Error::other(format!("cannot parse possible CPUs '{}'", s.trim())))
+}
+
+/// Highest CPU number in a list like `0-3,8-11`.
+fn parse_cpu_list_max(s: &str) -> Option<usize> {
+    s.trim()
+        .split(',')
+        .filter_map(|r| r.rsplit('-').next()?.trim().parse::<usize>().ok())
+        .max()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,5 +593,18 @@ mod tests {
         assert_eq!((a.dst(), a.src()), (7, PSEUDO_MAP_VALUE));
         let [a, b] = Insn::ld_imm64(3, 0x1234_5678_9abc_def0);
         assert_eq!((a.imm as u32, b.imm as u32), (0x9abc_def0, 0x1234_5678));
+    }
+}
+
+#[cfg(test)]
+mod percpu_tests {
+    use super::parse_cpu_list_max;
+
+    #[test]
+    fn possible_cpu_lists() {
+        assert_eq!(parse_cpu_list_max("0-1\n"), Some(1));
+        assert_eq!(parse_cpu_list_max("0"), Some(0));
+        assert_eq!(parse_cpu_list_max("0-3,8-11"), Some(11));
+        assert_eq!(parse_cpu_list_max(""), None);
     }
 }

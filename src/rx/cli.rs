@@ -1,0 +1,120 @@
+//! `upktgen rx`: receive on a named interface and report what arrived.
+
+use super::recv::{Receiver, RxConfig};
+use super::sink::FlowKeyMode;
+use crate::app::Exit;
+use crate::caps::{self, Cap};
+use crate::sys::{self, rx_ring::RxRingConfig};
+use anyhow::{Result, anyhow, bail};
+use clap::Args;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+pub const RX_ABOUT: &str = "Receive on an interface and report what arrived: frames and bytes, frames with pktgen's header, \
+lost / duplicated / reordered packets per flow (from the header's sequence number), first and last sequence number, \
+one-way latency from the header's timestamp (min, p50, p90, p99, p99.9, max; meaningful when sender and receiver \
+share a clock), and the socket ring's own drops (PACKET_STATISTICS). Runs until Ctrl-C (exit status 0), --count or \
+--duration, then prints the report. Needs CAP_NET_RAW.";
+
+pub const RX_HELP: &str = "Flows: one sequence per sender. By default a flow is (source IP, destination IP, VLAN id): \
+upktgen and pktgen number packets per sender while walking UDP ports. --flow-key addr-ports adds both ports.
+Counters: lost = sequence holes still open (a late arrival closes its hole and counts as reordered); \
+packets lost after the last one received cannot be seen by a receiver. Sequence numbers wrap modulo 2^32; \
+a small number far behind, or a lower number stamped later than the highest, is a new run of the sender (restarts).
+Capture point: bound to ETH_P_IP the socket sees frames after tc and nftables ingress (what the IP stack gets); \
+--all-frames binds ETH_P_ALL, a tap that sees every frame before those hooks.";
+
+/// `upktgen rx` options.
+#[derive(Args, Debug, Clone)]
+pub struct RxArgs {
+    /// Receive on this interface (in the current network namespace).
+    #[arg(long, value_name = "IFACE")]
+    pub dev: String,
+
+    /// Stop after this many frames (0 = until Ctrl-C or --duration); checked per ring
+    /// block, so the frames of the last block are all counted.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub count: u64,
+
+    /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m).
+    #[arg(long, value_parser = crate::params::parse_duration, value_name = "TIME")]
+    pub duration: Option<Duration>,
+
+    /// Print one JSON document instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also print the whole latency histogram (in JSON: `sink.histogram`).
+    #[arg(long)]
+    pub hist: bool,
+
+    /// What makes a flow (one sender sequence).
+    #[arg(long, value_enum, default_value_t = FlowKeyMode::Addr, value_name = "KEY")]
+    pub flow_key: FlowKeyMode,
+
+    /// Senders start at this sequence number (pktgen: 1): packets missing before the first
+    /// one received then count as lost. Default: the first one received opens the flow.
+    #[arg(long, value_name = "SEQ")]
+    pub expect_first: Option<u32>,
+
+    /// Bind to every protocol (ETH_P_ALL: a tap before tc/nftables ingress) instead of IPv4.
+    #[arg(long)]
+    pub all_frames: bool,
+
+    /// Blocks in the receive ring.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub ring_blocks: usize,
+
+    /// Bytes per ring block (a power of two, at least 4096).
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    pub block_size: usize,
+}
+
+impl RxArgs {
+    pub fn config(&self) -> Result<RxConfig> {
+        if !self.block_size.is_power_of_two() || self.block_size < 4096 {
+            bail!(
+                "--block-size {}: needs a power of two of at least 4096",
+                self.block_size
+            );
+        }
+        if self.ring_blocks == 0 || self.ring_blocks > 4096 {
+            bail!("--ring-blocks {}: needs 1 to 4096", self.ring_blocks);
+        }
+        Ok(RxConfig {
+            ring: RxRingConfig {
+                block_size: self.block_size,
+                blocks: self.ring_blocks,
+                all_frames: self.all_frames,
+                ..RxRingConfig::default()
+            },
+            flow_key: self.flow_key,
+            expect_first: self.expect_first,
+            count: self.count,
+            duration: self.duration,
+            hist: self.hist,
+        })
+    }
+}
+
+/// Runs `upktgen rx`.
+pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let cfg = a.config()?;
+    caps::require(&[Cap::NetRaw], &format!("receiving on {}", a.dev))?;
+    let ifindex = sys::if_nametoindex(&a.dev).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENODEV) | Some(libc::ENXIO) => anyhow!("--dev {}: no such interface", a.dev),
+        _ => anyhow!("--dev {}: {e}", a.dev),
+    })?;
+    let mut rx = Receiver::open(ifindex, cfg)
+        .map_err(|e| anyhow!("--dev {}: cannot set up the receive ring: {e}", a.dev))?;
+    let why = rx.run(stop)?;
+    let report = rx.report(&a.dev, why)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.text(a.hist));
+    }
+    // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
+    Ok(Exit::Done)
+}

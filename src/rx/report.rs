@@ -1,0 +1,346 @@
+//! The receiver's report (text and JSON), and its place in a lab run's reconciliation.
+
+use super::frame::FrameCounters;
+use super::sink::SinkReport;
+use crate::sys::rx_ring::RingStats;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Why the receiver stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RxStop {
+    Count,
+    Duration,
+    Interrupted,
+    /// In the lab: the sender finished and the ring was drained.
+    SenderDone,
+}
+
+/// Everything the receiver counted; `--json` prints it whole.
+#[derive(Debug, Clone, Serialize)]
+pub struct RxReport {
+    pub device: String,
+    pub mode: String,
+    pub ring_bytes: u64,
+    pub stopped_by: RxStop,
+    pub elapsed_ns: u64,
+    pub frames: FrameCounters,
+    /// PACKET_STATISTICS: frames the ring took, and the ones it dropped (ring full).
+    pub ring: RingStats,
+    pub sink: SinkReport,
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+fn rate(n: u64, ns: u64) -> u64 {
+    if ns == 0 {
+        0
+    } else {
+        (u128::from(n) * 1_000_000_000 / u128::from(ns)) as u64
+    }
+}
+
+impl RxReport {
+    /// The text report; with `hist`, the whole latency histogram after it.
+    pub fn text(&self, hist: bool) -> String {
+        let mut s = String::new();
+        let f = &self.frames;
+        let stop = match self.stopped_by {
+            RxStop::Count => "count reached",
+            RxStop::Duration => "duration reached",
+            RxStop::Interrupted => "interrupted",
+            RxStop::SenderDone => "sender done, ring drained",
+        };
+        let _ = writeln!(
+            s,
+            "Receiver:    {} on {} (ring {} KiB); stopped by {stop}",
+            self.mode,
+            self.device,
+            self.ring_bytes / 1024
+        );
+        let _ = writeln!(
+            s,
+            "Received:    {} frames, {} bytes in {:.3} s ({} pps); {} with the pktgen header",
+            f.frames,
+            f.bytes,
+            self.elapsed_ns as f64 / 1e9,
+            rate(f.frames, self.elapsed_ns),
+            f.pktgen
+        );
+        if f.frames != f.pktgen {
+            let _ = writeln!(
+                s,
+                "Other:       not pktgen (UDP without the header) {}, not IPv4/UDP {}, truncated {}, malformed {}",
+                f.not_pktgen, f.other, f.truncated, f.malformed
+            );
+        }
+        let late = match self.ring.packets.saturating_sub(f.frames) {
+            0 => String::new(),
+            n => format!(" ({n} taken after the receiver stopped reading, not counted above)"),
+        };
+        let _ = writeln!(
+            s,
+            "Ring:        PACKET_STATISTICS: {} taken, {} dropped (ring full), {} freezes{late}",
+            self.ring.packets, self.ring.drops, self.ring.freezes
+        );
+        s.push_str(&self.sink_text());
+        if hist {
+            s.push_str(&self.hist_text());
+        }
+        s
+    }
+
+    /// Sequence and latency lines.
+    pub fn sink_text(&self) -> String {
+        let mut s = String::new();
+        let k = &self.sink;
+        let t = &k.totals;
+        let seqs = match k.flows.as_slice() {
+            [one] => format!(
+                ", seq {}..{}",
+                one.first_seq.map_or("-".into(), |v| v.to_string()),
+                one.last_seq.map_or("-".into(), |v| v.to_string())
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "Sequence:    {} flow(s){seqs}: received {}, lost {}, duplicated {}, reordered {}",
+            k.flows.len(),
+            t.received,
+            t.lost,
+            t.duplicates,
+            t.reordered
+        );
+        let odd = t.late_beyond_window + t.restarts + t.wraps + t.jumps + t.tx_clock_backwards;
+        if odd > 0 || k.untracked > 0 {
+            let _ = writeln!(
+                s,
+                "             late beyond window {}, restarts {}, wraps {}, jumps {}, sender clock backwards {}, untracked {}",
+                t.late_beyond_window,
+                t.restarts,
+                t.wraps,
+                t.jumps,
+                t.tx_clock_backwards,
+                k.untracked
+            );
+        }
+        if k.flows.len() > 1 {
+            for fl in k.flows.iter().take(16) {
+                let a = &fl.flow;
+                let _ = writeln!(
+                    s,
+                    "  flow {}:{} -> {}:{}{}: seq {}..{}, received {}, lost {}, duplicated {}, reordered {}",
+                    a.src_ip,
+                    a.src_port,
+                    a.dst_ip,
+                    a.dst_port,
+                    a.vlan.map_or(String::new(), |v| format!(" vlan {v}")),
+                    fl.first_seq.unwrap_or(0),
+                    fl.last_seq.unwrap_or(0),
+                    fl.seq.received,
+                    fl.seq.lost,
+                    fl.seq.duplicates,
+                    fl.seq.reordered
+                );
+            }
+            if k.flows.len() > 16 {
+                let _ = writeln!(s, "  ... {} more flows (see --json)", k.flows.len() - 16);
+            }
+        }
+        match &k.latency {
+            Some(l) => {
+                let _ = writeln!(
+                    s,
+                    "Latency:     us min {} p50 {} p90 {} p99 {} p99.9 {} max {} (mean {}, {} samples)",
+                    us(l.min_ns),
+                    us(l.p50_ns),
+                    us(l.p90_ns),
+                    us(l.p99_ns),
+                    us(l.p999_ns),
+                    us(l.max_ns),
+                    us(l.mean_ns as u64),
+                    l.count
+                );
+            }
+            None => {
+                let _ = writeln!(s, "Latency:     no samples");
+            }
+        }
+        let n = &k.latency_not_recorded;
+        if n.no_timestamp + n.bad_timestamp + n.clock_backwards + n.out_of_range > 0 {
+            let _ = writeln!(
+                s,
+                "             not recorded: no timestamp {}, bad timestamp {}, received before sent (clocks) {}, over 60 s {}",
+                n.no_timestamp, n.bad_timestamp, n.clock_backwards, n.out_of_range
+            );
+        }
+        s
+    }
+
+    /// The histogram, one bucket per line: upper value in µs, count, cumulative share.
+    pub fn hist_text(&self) -> String {
+        let mut s = String::new();
+        let Some(h) = &self.sink.histogram else {
+            return s;
+        };
+        let total: u64 = h.iter().map(|b| b.1).sum();
+        let _ = writeln!(s, "Histogram:   latency_us  count  cumulative_%");
+        let mut cum = 0u64;
+        for &(v, c) in h {
+            cum += c;
+            let _ = writeln!(
+                s,
+                "  {:>12} {:>10} {:>8.4}",
+                format!("{:.3}", v as f64 / 1000.0),
+                c,
+                cum as f64 * 100.0 / total.max(1) as f64
+            );
+        }
+        s
+    }
+}
+
+/// A lab run's path from sender to sink, with each difference named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SinkReconciliation {
+    pub sent: u64,
+    pub tx_packets: u64,
+    pub rx_packets: u64,
+    /// Frames the receiver's socket took (PACKET_STATISTICS).
+    pub socket_packets: u64,
+    /// Frames the socket's ring dropped, full (PACKET_STATISTICS).
+    pub socket_ring_drops: u64,
+    /// pktgen frames the sink counted (duplicates included).
+    pub sink_frames: u64,
+    /// Distinct sequence numbers received.
+    pub sink_received: u64,
+    /// Differences, named.
+    pub not_transmitted: i64,
+    pub lost_between_veth_ends: i64,
+    /// rx_packets − (socket packets + ring drops): dropped on veth-rx before the socket
+    /// (by XDP, tc or nftables ingress, or the stack's checks).
+    pub dropped_before_socket: i64,
+    /// Sequence holes the sink saw (lost inside the received range).
+    pub seq_lost: u64,
+    /// sent − the highest sequence number received: lost after the last one received.
+    pub tail_lost: i64,
+}
+
+impl SinkReconciliation {
+    pub fn new(sent: u64, tx_packets: u64, rx_packets: u64, r: &RxReport) -> Self {
+        let last = r
+            .sink
+            .flows
+            .iter()
+            .filter_map(|f| f.last_seq)
+            .max()
+            .unwrap_or(0);
+        let i = |v: u64| v as i64;
+        SinkReconciliation {
+            sent,
+            tx_packets,
+            rx_packets,
+            socket_packets: r.ring.packets,
+            socket_ring_drops: r.ring.drops,
+            sink_frames: r.frames.pktgen,
+            sink_received: r.sink.totals.received,
+            not_transmitted: i(sent) - i(tx_packets),
+            lost_between_veth_ends: i(tx_packets) - i(rx_packets),
+            dropped_before_socket: i(rx_packets) - i(r.ring.packets) - i(r.ring.drops),
+            seq_lost: r.sink.totals.lost,
+            tail_lost: i(sent) - i(u64::from(last)),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> socket {} (+{} ring drops) -> sink {} distinct",
+            self.sent,
+            self.tx_packets,
+            self.rx_packets,
+            self.socket_packets,
+            self.socket_ring_drops,
+            self.sink_received
+        );
+        let _ = writeln!(
+            s,
+            "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before the socket {}, \
+             dropped by the socket's ring {}, sequence holes {}, after the last received {}",
+            self.not_transmitted,
+            self.lost_between_veth_ends,
+            self.dropped_before_socket,
+            self.socket_ring_drops,
+            self.seq_lost,
+            self.tail_lost
+        );
+        s
+    }
+}
+
+/// The receiver's part of a lab run's report (`upktgen run --rx-analyze`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RxAnalysis {
+    pub receiver: RxReport,
+    pub path: SinkReconciliation,
+}
+
+impl RxAnalysis {
+    pub fn new(sent: u64, tx_packets: u64, rx_packets: u64, receiver: RxReport) -> Self {
+        RxAnalysis {
+            path: SinkReconciliation::new(sent, tx_packets, rx_packets, &receiver),
+            receiver,
+        }
+    }
+
+    /// Receiver lines, the path with its differences, and the histogram if it was kept.
+    pub fn text(&self) -> String {
+        let hist = self.receiver.sink.histogram.is_some();
+        let mut s = self.receiver.text(false);
+        s.push_str(&self.path.text());
+        if hist {
+            s.push_str(&self.receiver.hist_text());
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rx::sink::{FlowKeyMode, Sink};
+
+    #[test]
+    fn reconciliation_names_each_difference() {
+        let report = RxReport {
+            device: "veth-rx".into(),
+            mode: "test".into(),
+            ring_bytes: 0,
+            stopped_by: RxStop::SenderDone,
+            elapsed_ns: 1,
+            frames: FrameCounters {
+                frames: 80,
+                pktgen: 80,
+                ..FrameCounters::default()
+            },
+            ring: RingStats {
+                packets: 80,
+                drops: 5,
+                freezes: 1,
+            },
+            sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+        };
+        let r = SinkReconciliation::new(100, 98, 95, &report);
+        assert_eq!(r.not_transmitted, 2);
+        assert_eq!(r.lost_between_veth_ends, 3);
+        assert_eq!(r.dropped_before_socket, 10);
+        assert!(r.text().contains("dropped by the socket's ring 5"));
+        let t = report.text(false);
+        assert!(t.contains("5 dropped (ring full)"), "{t}");
+    }
+}

@@ -1,0 +1,56 @@
+//! End-to-end: live statistics while a run sends.
+
+mod common;
+use common::{root_or_skip, stderr, stdout, upktgen};
+
+#[test]
+fn json_lines_count_every_frame_and_end_with_a_final_line() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "run",
+        "--count",
+        "400000",
+        "--ratep",
+        "1000000",
+        "--rx-analyze",
+        "--json-lines",
+        "--interval",
+        "100ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stderr(&o)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 2, "{}", stderr(&o));
+    let (last, rest) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true);
+    assert!(rest.iter().all(|l| l["final"] == false));
+    // The final line covers the whole run: every frame, sent and received, no loss.
+    assert_eq!(last["tx_packets"], 400_000, "{last}");
+    assert_eq!(last["rx_packets"], 400_000, "{last}");
+    assert_eq!(last["lost"], 0);
+    // The report on standard output is unchanged by the live lines.
+    assert!(stdout(&o).contains("Result: OK: "));
+}
+
+#[test]
+fn text_lines_on_request_and_none_by_default_off_a_terminal() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&["run", "--count", "1000", "--live"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.lines()
+            .any(|l| l.starts_with("live ") && l.ends_with("(whole run)")),
+        "{e}"
+    );
+    assert!(e.contains("tx ") && e.contains("rx "), "{e}");
+    let o = upktgen(&["run", "--count", "1000"]);
+    assert!(!stderr(&o).contains("live "), "{}", stderr(&o));
+}

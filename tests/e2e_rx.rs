@@ -1,0 +1,388 @@
+//! End-to-end: upktgen's receiver against real loss. An nftables netdev-ingress rule on
+//! veth-rx drops every Nth frame (`numgen inc mod N`); the receiver's loss figure must equal
+//! the rule's counter exactly. And a run without loss sees every sequence number once.
+
+mod common;
+use common::{json, lab_template, root_or_skip, stderr, stdout, upktgen};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use upktgen::backend::af_packet::{AfPacket, AfPacketConfig};
+use upktgen::lab::{self, Lab, RxMode};
+use upktgen::rx::lab::{LabReceiver, config};
+use upktgen::rx::recv::RxConfig;
+use upktgen::sender::{self, Limits};
+use upktgen::stream::{PortRange, Stream};
+use upktgen::sys::{self, netns, packet::PacketSocket};
+
+/// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.
+fn nft_or_skip() -> bool {
+    if Command::new("nft").arg("--version").output().is_ok() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("nft (nftables) is needed by the loss tests: .ci/run installs it");
+    }
+    eprintln!("skipping: nft (nftables) is not installed");
+    false
+}
+
+/// Installs `numgen inc mod n == n-1 counter drop` on veth-rx's netdev ingress.
+fn drop_every_nth(lab: &Lab, n: u32) {
+    let rules = format!(
+        "table netdev upktgen_test {{\n chain ingress {{\n  type filter hook ingress device \"{}\" priority 0; policy accept;\n  numgen inc mod {n} == {} counter drop\n }}\n}}\n",
+        lab::RX_IF,
+        n - 1
+    );
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(rules.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "nft: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The packets counted by the drop rule.
+fn nft_dropped(lab: &Lab) -> u64 {
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.rx_ns,
+            "nft",
+            "list",
+            "table",
+            "netdev",
+            "upktgen_test",
+        ])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&o.stdout).into_owned();
+    let at = t
+        .find("counter packets ")
+        .unwrap_or_else(|| panic!("no counter: {t}"));
+    t[at + 16..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Sends `count` frames from veth-tx with af_packet, as fast as it goes.
+fn send(lab: &Lab, count: u64) -> u64 {
+    let t = lab_template(false);
+    let frame = t.frame().to_vec();
+    let mut b = netns::in_netns(&lab.tx_path(), move || {
+        let cfg = AfPacketConfig {
+            batch: 64,
+            sndbuf: None,
+            qdisc_bypass: false,
+        };
+        AfPacket::new(
+            PacketSocket::open(sys::if_nametoindex(lab::TX_IF)?)?,
+            &frame,
+            cfg,
+        )
+    })
+    .unwrap();
+    let mut stream = Stream::new(PortRange::new(1000, 1016), PortRange::new(9, 9));
+    let limits = Limits {
+        count,
+        duration: None,
+        delay_ns: 0,
+        timestamps: true,
+    };
+    let out = sender::run(&mut b, &t, &mut stream, &limits, &AtomicBool::new(false)).unwrap();
+    out.result.sent
+}
+
+/// Waits until a packet socket bound to ETH_P_IP (our receiver) exists in namespace `ns`.
+fn wait_for_ipv4_packet_socket(ns: &str) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let o = Command::new("ip")
+            .args(["netns", "exec", ns, "cat", "/proc/net/packet"])
+            .output()
+            .unwrap();
+        let t = String::from_utf8_lossy(&o.stdout).into_owned();
+        if t.lines()
+            .skip(1)
+            .any(|l| l.split_whitespace().nth(3) == Some("0800"))
+        {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the receiver did not start: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn receiver_loss_equals_the_nftables_drop_counter() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    drop_every_nth(&lab, 7);
+    let rx = LabReceiver::start(&lab.rx_path(), config(false)).unwrap();
+    let count = 70_000;
+    assert_eq!(send(&lab, count), count);
+    let r = rx.finish(count).unwrap();
+    let dropped = nft_dropped(&lab);
+    assert_eq!(dropped, count / 7, "the rule drops every 7th");
+    let t = &r.sink.totals;
+    // The 7th, 14th, ... 70000th frames are dropped; 70000 is the last one sent, so the
+    // sink's holes are every drop but that last one, and the last received is 69999.
+    assert_eq!(t.lost + 1, dropped, "{t:?}");
+    assert_eq!(r.sink.flows.len(), 1);
+    assert_eq!(r.sink.flows[0].last_seq, Some(69_999));
+    assert_eq!(r.sink.flows[0].first_seq, Some(1));
+    assert_eq!(t.received, count - dropped);
+    assert_eq!((t.duplicates, t.reordered, t.restarts), (0, 0, 0));
+    assert_eq!(r.frames.pktgen, count - dropped);
+    assert_eq!(r.ring.drops, 0, "the receive ring overflowed");
+    let lat = r.sink.latency.expect("latency samples");
+    assert_eq!(lat.count, count - dropped);
+    assert!(lat.min_ns <= lat.p50_ns && lat.p50_ns <= lat.max_ns);
+}
+
+#[test]
+fn a_tap_sees_frames_before_nftables_drops_them() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    drop_every_nth(&lab, 5);
+    let mut cfg: RxConfig = config(false);
+    cfg.ring.all_frames = true;
+    let rx = LabReceiver::start(&lab.rx_path(), cfg).unwrap();
+    let count = 10_000;
+    assert_eq!(send(&lab, count), count);
+    let r = rx.finish(count).unwrap();
+    assert_eq!(nft_dropped(&lab), count / 5);
+    assert_eq!(
+        r.sink.totals.received, count,
+        "ETH_P_ALL taps run before ingress hooks"
+    );
+    assert_eq!(r.sink.totals.lost, 0);
+}
+
+#[test]
+fn rx_command_counts_loss_and_reports_on_ctrl_c() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    drop_every_nth(&lab, 10);
+    let child = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns])
+        .arg(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "rx",
+            "--dev",
+            lab::RX_IF,
+            "--json",
+            "--hist",
+            "--expect-first",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_ipv4_packet_socket(&lab.rx_ns);
+    let count = 20_001;
+    assert_eq!(send(&lab, count), count);
+    std::thread::sleep(Duration::from_millis(300));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let dropped = nft_dropped(&lab);
+    assert_eq!(dropped, 2000);
+    assert_eq!(j["stopped_by"], "interrupted");
+    assert_eq!(j["frames"]["pktgen"], count - dropped);
+    assert_eq!(j["sink"]["totals"]["lost"], dropped, "{}", stdout(&o));
+    assert_eq!(j["sink"]["flows"][0]["first_seq"], 1);
+    assert_eq!(j["sink"]["flows"][0]["last_seq"], count);
+    assert_eq!(j["ring"]["drops"], 0);
+    let hist = j["sink"]["histogram"]
+        .as_array()
+        .expect("--hist keeps the histogram");
+    let n: u64 = hist.iter().map(|b| b[1].as_u64().unwrap()).sum();
+    assert_eq!(n, count - dropped);
+}
+
+#[test]
+fn rx_analyze_run_sees_every_sequence_number_once() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&["run", "--rx-analyze", "--count", "50000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let a = &j["rx_analysis"];
+    let t = &a["receiver"]["sink"]["totals"];
+    assert_eq!(t["received"], 50_000, "{a}");
+    assert_eq!(t["lost"], 0);
+    assert_eq!(t["duplicates"], 0);
+    assert_eq!(t["reordered"], 0);
+    let f = &a["receiver"]["sink"]["flows"][0];
+    assert_eq!(
+        (f["first_seq"].as_u64(), f["last_seq"].as_u64()),
+        (Some(1), Some(50_000))
+    );
+    assert_eq!(a["receiver"]["ring"]["drops"], 0);
+    assert_eq!(
+        a["receiver"]["frames"]["frames"], 50_000,
+        "only upktgen's frames in the lab"
+    );
+    for k in [
+        "not_transmitted",
+        "lost_between_veth_ends",
+        "dropped_before_socket",
+        "socket_ring_drops",
+        "seq_lost",
+        "tail_lost",
+    ] {
+        assert_eq!(a["path"][k], 0, "{k}: {a}");
+    }
+    assert_eq!(j["target"]["lab_rx"], "stack");
+    let lat = &a["receiver"]["sink"]["latency"];
+    assert_eq!(lat["count"], 50_000);
+    // And the text report names the path.
+    let o = upktgen(&["run", "--rx-analyze", "--count", "1000"]);
+    let t = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        t.contains("Sequence:    1 flow(s), seq 1..1000: received 1000, lost 0"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Path:        sent 1000 -> veth-tx tx_packets 1000"),
+        "{t}"
+    );
+    assert!(t.contains("Latency:     us min"), "{t}");
+}
+
+#[test]
+fn rx_analyze_is_refused_on_a_named_device() {
+    let o = upktgen(&[
+        "run",
+        "--rx-analyze",
+        "--dev",
+        "lo",
+        "--dst",
+        "127.0.0.1",
+        "--dst-mac",
+        "00:00:00:00:00:01",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--rx-analyze"), "{}", stderr(&o));
+}
+
+#[test]
+fn ring_drops_are_counted_exactly() {
+    if !root_or_skip() {
+        return;
+    }
+    // One 4 KiB block (about 28 frames): while the receiver reads it, the kernel has nowhere
+    // to put arriving frames and drops them, counting each in PACKET_STATISTICS.
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    let mut cfg: RxConfig = config(false);
+    cfg.ring.block_size = 4096;
+    cfg.ring.blocks = 1;
+    let rx = LabReceiver::start(&lab.rx_path(), cfg).unwrap();
+    let count = 50_000;
+    assert_eq!(send(&lab, count), count);
+    let r = rx.finish(count).unwrap();
+    let f = &r.sink.flows[0];
+    assert!(r.ring.drops > 0, "a one-block ring kept up: {:?}", r.ring);
+    assert_eq!(r.ring.packets + r.ring.drops, count, "{:?}", r.ring);
+    assert_eq!(r.frames.frames, r.ring.packets);
+    // Every frame the ring dropped is a sequence hole, or after the last one received.
+    let tail = count - u64::from(f.last_seq.unwrap());
+    assert_eq!(
+        r.sink.totals.lost + tail,
+        r.ring.drops,
+        "{:?}",
+        r.sink.totals
+    );
+}
+
+#[test]
+fn rx_bad_input_is_one_line_before_anything_is_received() {
+    let o = upktgen(&["rx", "--dev", "lo", "--block-size", "1000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "upktgen: --block-size 1000: needs a power of two of at least 4096\n"
+    );
+    let o = upktgen(&["rx", "--dev", "lo", "--ring-blocks", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--ring-blocks 0"), "{}", stderr(&o));
+    assert_eq!(upktgen(&["rx"]).status.code(), Some(2), "--dev is required");
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&["rx", "--dev", "nosuch0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "upktgen: --dev nosuch0: no such interface\n");
+}
+
+#[test]
+fn the_xdp_drop_sink_counts_every_frame() {
+    if !root_or_skip() {
+        return;
+    }
+    for backend in ["af_packet", "xdp_live"] {
+        let o = upktgen(&["run", "--backend", backend, "--count", "100000", "--json"]);
+        assert!(o.status.success(), "{backend}: {}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["xdp_sink_packets"], 100_000, "{backend}");
+        assert_eq!(j["reconciliation"]["rx_packets"], 100_000, "{backend}");
+    }
+    let o = upktgen(&["run", "--count", "1000"]);
+    let t = stdout(&o);
+    assert!(
+        t.contains("Sink:        1000 counted by the XDP drop program on veth-rx (rx_packets - counted = 0)"),
+        "{t}"
+    );
+    // The stack receiver has no counter.
+    let o = upktgen(&["run", "--lab-rx", "stack", "--count", "1000", "--json"]);
+    assert!(json(&o)["xdp_sink_packets"].is_null());
+}
+
+#[test]
+fn an_interrupted_rx_analyze_run_still_reports_the_receiver() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = common::interrupt_lab_run(&["run", "--rx-analyze", "--count", "0"]);
+    assert!(t.contains("Receiver:    af_packet TPACKET_V3"), "{t}");
+    assert!(t.contains(", lost 0, duplicated 0, reordered 0"), "{t}");
+    assert!(
+        t.contains("sequence holes 0, after the last received 0"),
+        "{t}"
+    );
+}
