@@ -19,8 +19,11 @@ softirqs. Needs root (CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN).";
 const TIME_HELP: &str = "Time accounting (pktgen's Result line `OK: E(cB+dI) usec`):
   E  elapsed: from the first send to the end of the final wait for completions
   dI idle: time the sender was blocked — waiting for room while the transmit queue was stopped
-     (af_packet: the socket send buffer full, EAGAIN until poll says writable), sleeping or
-     spinning for the rate limiter (--delay/--ratep), and the final wait for completions
+     (af_packet: the socket send buffer full, EAGAIN until poll says writable; tx_ring/af_xdp:
+     fewer than --stop-thresh descriptors free, until --start-thresh are reclaimed — kicks made
+     meanwhile count here too, as pktgen counted the softirq work it did while stopped),
+     sleeping or spinning for the rate limiter (--delay/--ratep), and the final wait for
+     completions
   cB busy: E - I, i.e. preparing frames and inside the send syscalls
   pps = sent*1e9/elapsed_ns, bps = pps*8*pkt_size (frame bytes, not link utilisation),
   Mb/sec = bps/1e6, all in integer arithmetic as the kernel does.
