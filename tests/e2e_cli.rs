@@ -179,26 +179,7 @@ fn af_packet_stops_and_wakes_on_a_full_send_buffer() {
         return;
     }
     let lab = Lab::create(RxMode::Drop).unwrap();
-    let st = Command::new("tc")
-        .args([
-            "-n",
-            &lab.tx_ns,
-            "qdisc",
-            "add",
-            "dev",
-            lab::TX_IF,
-            "root",
-            "tbf",
-            "rate",
-            "20mbit",
-            "burst",
-            "4kb",
-            "limit",
-            "10mb",
-        ])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    slow_tx_link(&lab, "20mbit");
     let o = dev_run(&lab, &["--count", "6000", "--sndbuf", "65536", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);

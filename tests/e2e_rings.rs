@@ -60,21 +60,7 @@ fn start_threshold_divides_the_wakes() {
         return;
     }
     let lab = Lab::create(RxMode::Drop).unwrap();
-    let st = Command::new("tc")
-        .args([
-            "-n",
-            &lab.tx_ns,
-            "qdisc",
-            "add",
-            "dev",
-            lab::TX_IF,
-            "root",
-            "tbf",
-        ])
-        .args(["rate", "4mbit", "burst", "4kb", "limit", "10mb"])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    slow_tx_link(&lab, "4mbit");
     let no_hyst = ring_run(&lab, 1);
     let hyst = ring_run(&lab, 16);
     for j in [&no_hyst, &hyst] {

@@ -21,6 +21,30 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// `getsockopt` into a `T` that starts as `init` (the kernel may fill fewer bytes).
+/// Only for integer-only C structs and integers, for which every bit pattern is valid.
+pub(crate) fn getsockopt<T: Copy>(
+    fd: BorrowedFd<'_>,
+    level: libc::c_int,
+    name: libc::c_int,
+    init: T,
+) -> io::Result<T> {
+    let mut v = init;
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `v` is a valid, initialised out-buffer of `len` bytes, and T is integer-only
+    // (caller's contract), so whatever the kernel writes into it is a valid T.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&mut v as *mut T).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(v)
+}
+
 /// Interface index of `name` in the calling thread's network namespace.
 pub fn if_nametoindex(name: &str) -> io::Result<u32> {
     let c = std::ffi::CString::new(name)

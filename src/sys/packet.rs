@@ -60,19 +60,13 @@ impl PacketSocket {
 
     /// The effective SO_SNDBUF in bytes (as the kernel accounts it, i.e. doubled).
     pub fn sndbuf(&self) -> io::Result<u32> {
-        let mut v: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `v` and `len` are valid out-pointers of the sizes given.
-        cvt(unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_SNDBUF,
-                (&mut v as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        })?;
-        Ok(v as u32)
+        super::getsockopt(
+            self.fd.as_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            0 as libc::c_int,
+        )
+        .map(|v| v as u32)
     }
 
     /// PACKET_QDISC_BYPASS: hand frames straight to the driver, skipping the qdisc.

@@ -280,19 +280,17 @@ impl RxRing {
 
     /// PACKET_STATISTICS accumulated since the socket was opened.
     pub fn stats(&mut self) -> io::Result<RingStats> {
-        // SAFETY: tpacket_stats_v3 is plain old data; all-zero is a valid value.
-        let mut st: libc::tpacket_stats_v3 = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::tpacket_stats_v3>() as libc::socklen_t;
-        // SAFETY: `st` and `len` are valid out-pointers of the sizes given.
-        cvt(unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_STATISTICS,
-                (&mut st as *mut libc::tpacket_stats_v3).cast(),
-                &mut len,
-            )
-        })?;
+        let zero = libc::tpacket_stats_v3 {
+            tp_packets: 0,
+            tp_drops: 0,
+            tp_freeze_q_cnt: 0,
+        };
+        let st = super::getsockopt(
+            self.fd.as_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            zero,
+        )?;
         // The kernel counts drops inside tp_packets; keep them apart.
         self.stats.packets += u64::from(st.tp_packets.saturating_sub(st.tp_drops));
         self.stats.drops += u64::from(st.tp_drops);

@@ -144,23 +144,11 @@ fn setsockopt<T>(fd: BorrowedFd<'_>, name: libc::c_int, v: &T) -> io::Result<()>
     .map(|_| ())
 }
 
-fn getsockopt<T: Default>(fd: BorrowedFd<'_>, name: libc::c_int) -> io::Result<T> {
-    let mut v = T::default();
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: `v` is a valid out-buffer of `len` bytes.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            name,
-            (&mut v as *mut T).cast(),
-            &mut len,
-        )
-    })?;
-    Ok(v)
+fn getsockopt<T: Default + Copy>(fd: BorrowedFd<'_>, name: libc::c_int) -> io::Result<T> {
+    super::getsockopt(fd, libc::SOL_XDP, name, T::default())
 }
 
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 #[repr(C)]
 struct MmapOffsets([u64; 16]);
 
@@ -426,36 +414,23 @@ impl AsFd for XskTx {
 }
 
 fn getsockopt_opts(fd: BorrowedFd<'_>) -> io::Result<libc::xdp_options> {
-    let mut v = libc::xdp_options { flags: 0 };
-    let mut len = std::mem::size_of::<libc::xdp_options>() as libc::socklen_t;
-    // SAFETY: `v` is a valid out-buffer of `len` bytes.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            libc::XDP_OPTIONS,
-            (&mut v as *mut libc::xdp_options).cast(),
-            &mut len,
-        )
-    })?;
-    Ok(v)
+    super::getsockopt(
+        fd,
+        libc::SOL_XDP,
+        libc::XDP_OPTIONS,
+        libc::xdp_options { flags: 0 },
+    )
 }
 
 impl XskTx {
     /// XDP_STATISTICS' tx_invalid_descs: descriptors the kernel refused.
     pub fn tx_invalid_descs(&self) -> io::Result<u64> {
-        let mut v: libc::xdp_statistics = zeroed_stats();
-        let mut len = std::mem::size_of::<libc::xdp_statistics>() as libc::socklen_t;
-        // SAFETY: `v` is a valid out-buffer of `len` bytes.
-        cvt(unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_XDP,
-                libc::XDP_STATISTICS,
-                (&mut v as *mut libc::xdp_statistics).cast(),
-                &mut len,
-            )
-        })?;
+        let v = super::getsockopt(
+            self.fd.as_fd(),
+            libc::SOL_XDP,
+            libc::XDP_STATISTICS,
+            zeroed_stats(),
+        )?;
         Ok(v.tx_invalid_descs)
     }
 }

@@ -133,3 +133,23 @@ pub fn interrupt_lab_run(args: &[&str]) -> String {
     );
     t
 }
+
+/// Slows the lab's veth-tx with a tbf qdisc at `rate` (e.g. "20mbit"), so frames wait in the
+/// qdisc holding their skbs and completions come back one at a time as it releases them.
+pub fn slow_tx_link(lab: &upktgen::lab::Lab, rate: &str) {
+    let st = Command::new("tc")
+        .args([
+            "-n",
+            &lab.tx_ns,
+            "qdisc",
+            "add",
+            "dev",
+            upktgen::lab::TX_IF,
+            "root",
+            "tbf",
+        ])
+        .args(["rate", rate, "burst", "4kb", "limit", "10mb"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "tc qdisc add tbf failed");
+}
