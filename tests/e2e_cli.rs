@@ -5,29 +5,6 @@ use common::*;
 use std::process::Command;
 use upktgen::lab::{self, Lab, RxMode};
 
-fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// `upktgen run --dev veth-tx` inside the lab's sending namespace, aimed at veth-rx unless
-/// `extra` gives its own `--dst`/`--dst-mac`.
-fn dev_run(lab: &Lab, extra: &[&str]) -> std::process::Output {
-    let m = lab::RX_MAC.to_string();
-    let mut a = vec!["run", "--dev", lab::TX_IF];
-    a.extend_from_slice(extra);
-    if !extra.contains(&"--dst") {
-        a.extend_from_slice(&["--dst", "10.99.0.2"]);
-    }
-    if !extra.contains(&"--dst-mac") {
-        a.extend_from_slice(&["--dst-mac", &m]);
-    }
-    in_ns(&lab.tx_ns, &a)
-}
-
 #[test]
 fn dev_mode_sends_on_a_named_interface() {
     if !root_or_skip() {

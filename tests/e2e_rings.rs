@@ -5,39 +5,20 @@
 
 mod common;
 use common::*;
-use std::process::Command;
-use upktgen::lab::{self, Lab, RxMode};
+use upktgen::lab::{Lab, RxMode};
 
 /// 2,000 frames at 4 Mbit/s: one frame every ~120 us, slow enough that the sender reclaims
 /// completions as they come even on a loaded machine.
 const COUNT: u64 = 2000;
 
 fn ring_run(lab: &Lab, start_thresh: u32) -> serde_json::Value {
-    let (m, w, c) = (
-        lab::RX_MAC.to_string(),
-        start_thresh.to_string(),
-        COUNT.to_string(),
-    );
-    let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.tx_ns,
-            env!("CARGO_BIN_EXE_upktgen"),
-            "run",
-            "--dev",
-            lab::TX_IF,
-        ])
-        .args([
-            "--dst",
-            "10.99.0.2",
-            "--dst-mac",
-            &m,
+    let (w, c) = (start_thresh.to_string(), COUNT.to_string());
+    let o = dev_run(
+        lab,
+        &[
             "--count",
             &c,
             "--json",
-        ])
-        .args([
             "--backend",
             "tx_ring",
             "--ring",
@@ -46,10 +27,10 @@ fn ring_run(lab: &Lab, start_thresh: u32) -> serde_json::Value {
             "1",
             "--start-thresh",
             &w,
-        ])
-        .args(["--qdisc-bypass", "false"])
-        .output()
-        .unwrap();
+            "--qdisc-bypass",
+            "false",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     json(&o)
 }

@@ -5,7 +5,6 @@
 mod common;
 use common::*;
 use std::net::UdpSocket;
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use upktgen::backend::TxBackend;
@@ -275,21 +274,7 @@ fn a_peer_without_napi_is_refused_with_a_clear_message() {
     assert!(err.contains("NAPI") && err.contains("af_packet"), "{err}");
 
     // The same through the binary on a user-named device: one clear line, status 1.
-    let m = lab::RX_MAC.to_string();
-    let o = Command::new("ip")
-        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args([
-            "run",
-            "--backend",
-            "xdp_live",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-        ])
-        .args(["--dst-mac", &m, "--count", "1000"])
-        .output()
-        .unwrap();
+    let o = dev_run(&lab, &["--backend", "xdp_live", "--count", "1000"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stderr(&o).contains("NAPI"), "{}", stderr(&o));
 }
@@ -300,21 +285,10 @@ fn named_device_run_reconciles_with_the_interface_counters() {
         return;
     }
     let lab = Lab::create(RxMode::Drop).unwrap();
-    let m = lab::RX_MAC.to_string();
-    let o = Command::new("ip")
-        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args([
-            "run",
-            "--backend",
-            "xdp_live",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-        ])
-        .args(["--dst-mac", &m, "--count", "50000", "--json"])
-        .output()
-        .unwrap();
+    let o = dev_run(
+        &lab,
+        &["--backend", "xdp_live", "--count", "50000", "--json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     assert_eq!(j["outcome"]["result"]["sent"], 50000);

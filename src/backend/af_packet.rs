@@ -137,13 +137,7 @@ impl TxBackend for AfPacket {
                         done.errors += 1;
                         i += 1;
                     }
-                    Some(libc::ENETDOWN) | Some(libc::ENXIO) | Some(libc::ENODEV) => {
-                        return Err(io::Error::new(
-                            e.kind(),
-                            format!("the interface went away or down: {e}"),
-                        ));
-                    }
-                    _ => return Err(e),
+                    _ => return Err(super::send_error(e)),
                 },
             }
         }

@@ -91,20 +91,7 @@ impl XdpIo {
 
     fn kick(&mut self) -> io::Result<()> {
         self.kicks += 1;
-        match self.xsk.kick() {
-            Ok(()) => Ok(()),
-            Err(e) => match e.raw_os_error() {
-                // EAGAIN: the kernel moved a batch and more remain; EBUSY/ENOBUFS: no room
-                // below right now. Either way the descriptors stay on the ring for the
-                // next kick.
-                Some(libc::EAGAIN) | Some(libc::EBUSY) | Some(libc::ENOBUFS)
-                | Some(libc::EINTR) => Ok(()),
-                Some(libc::ENETDOWN) | Some(libc::ENXIO) | Some(libc::ENODEV) => Err(
-                    io::Error::new(e.kind(), format!("the interface went away or down: {e}")),
-                ),
-                _ => Err(e),
-            },
-        }
+        super::kick_result(self.xsk.kick())
     }
 
     /// One step of a wait: reclaim; if nothing came back, kick the kernel when frames are
@@ -181,8 +168,8 @@ impl TxBackend for AfXdp {
             self.io.xsk.tx_write(i as u32, addr, len);
         }
         // Frames reserved but not submitted go back to the free list.
-        let unused: Vec<u64> = self.io.reserved.drain(n..).collect();
-        self.io.free.extend(unused);
+        let io = &mut self.io;
+        io.free.extend(io.reserved.drain(n..));
         self.io.xsk.tx_publish(n as u32);
         self.q.txq.post(n as u32);
         if self.io.xsk.tx_needs_wakeup() {

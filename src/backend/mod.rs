@@ -56,6 +56,33 @@ impl BackendKind {
     }
 }
 
+/// What a failed kick of a ring means: the frames stay on the ring and go with the next
+/// kick (EAGAIN: the kernel moved a batch and more remain; EBUSY/ENOBUFS: no room below the
+/// driver right now; EINTR), or the run cannot go on ([`send_error`]).
+pub(crate) fn kick_result(r: io::Result<()>) -> io::Result<()> {
+    match r {
+        Err(e)
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EAGAIN | libc::EBUSY | libc::ENOBUFS | libc::EINTR)
+            ) =>
+        {
+            Err(send_error(e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A send error that ends the run, with the interface named when it went away or down.
+pub(crate) fn send_error(e: io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(libc::ENETDOWN | libc::ENXIO | libc::ENODEV) => {
+            io::Error::new(e.kind(), format!("the interface went away or down: {e}"))
+        }
+        _ => e,
+    }
+}
+
 /// What a submit did with the frames it was given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Submitted {

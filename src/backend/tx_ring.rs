@@ -124,25 +124,8 @@ impl RingIo {
     }
 
     fn kick(&mut self) -> io::Result<()> {
-        loop {
-            self.kicks += 1;
-            match self.map.socket().kick() {
-                Ok(_) => return Ok(()),
-                Err(e) => match e.raw_os_error() {
-                    Some(libc::EINTR) => continue,
-                    // No room below the driver right now: the frames stay requested and go
-                    // with the next kick.
-                    Some(libc::EAGAIN) | Some(libc::ENOBUFS) => return Ok(()),
-                    Some(libc::ENETDOWN) | Some(libc::ENXIO) | Some(libc::ENODEV) => {
-                        return Err(io::Error::new(
-                            e.kind(),
-                            format!("the interface went away or down: {e}"),
-                        ));
-                    }
-                    _ => return Err(e),
-                },
-            }
-        }
+        self.kicks += 1;
+        super::kick_result(self.map.socket().kick().map(|_| ()))
     }
 }
 

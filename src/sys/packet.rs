@@ -12,19 +12,25 @@ pub struct PacketSocket {
     ifindex: u32,
 }
 
+/// A new raw AF_PACKET socket (non-blocking, close-on-exec) with protocol 0: it receives
+/// nothing until bound to a protocol.
+pub(crate) fn raw_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with constant arguments; the returned fd is checked.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })?;
+    // SAFETY: `raw` is a freshly created fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
 impl PacketSocket {
     /// Opens the socket in the calling thread's network namespace and binds it to `ifindex`.
     pub fn open(ifindex: u32) -> io::Result<Self> {
-        // SAFETY: plain syscall with constant arguments; the returned fd is checked.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })?;
-        // SAFETY: `raw` is a freshly created fd that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = raw_socket()?;
         // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;

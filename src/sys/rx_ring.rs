@@ -15,7 +15,7 @@
 
 use super::cvt;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const TP_STATUS_KERNEL: u32 = 0;
@@ -118,16 +118,7 @@ impl RxRing {
             ));
         }
         // Protocol 0 until the ring is ready: the socket receives nothing before bind.
-        // SAFETY: plain syscall with constant arguments; the returned fd is checked.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })?;
-        // SAFETY: `raw` is a freshly created fd that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = super::packet::raw_socket()?;
         let v3 = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
         setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_VERSION, &v3)?;
         let frame_size = 2048usize;

@@ -153,3 +153,27 @@ pub fn slow_tx_link(lab: &upktgen::lab::Lab, rate: &str) {
         .unwrap();
     assert!(st.success(), "tc qdisc add tbf failed");
 }
+
+/// `upktgen ARGS` inside network namespace `ns`.
+pub fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen")])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `upktgen run --dev veth-tx` inside the lab's sending namespace, aimed at veth-rx unless
+/// `extra` gives its own `--dst`/`--dst-mac`.
+pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output {
+    let m = upktgen::lab::RX_MAC.to_string();
+    let mut a = vec!["run", "--dev", upktgen::lab::TX_IF];
+    a.extend_from_slice(extra);
+    if !extra.contains(&"--dst") {
+        a.extend_from_slice(&["--dst", "10.99.0.2"]);
+    }
+    if !extra.contains(&"--dst-mac") {
+        a.extend_from_slice(&["--dst-mac", &m]);
+    }
+    in_ns(&lab.tx_ns, &a)
+}
