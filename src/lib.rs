@@ -10,6 +10,7 @@ pub mod cli;
 pub mod lab;
 pub mod live;
 pub mod params;
+pub mod pg;
 pub mod report;
 pub mod rx;
 pub mod sample;

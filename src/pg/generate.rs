@@ -1,0 +1,637 @@
+//! The per-packet walk of pktgen's fields, with the kernel's rules, and the frame writer.
+//!
+//! Rules kept from the kernel (each has a unit test):
+//! - every field is advanced *before* the packet is built, starting from the range's minimum,
+//!   so a sequential walk's first packet carries min + 1;
+//! - UDP ports: `[min, max)`, half-open; sequential wraps to min when it reaches max; random
+//!   draws from `[min, max - 1]`; `max <= min` keeps the port at min;
+//! - IPv4 source and destination: sequential walks `[min, max]` *inclusive*, random draws from
+//!   `[min, max - 1]` (the kernel's asymmetry); random destinations skip 0/8, 127/8,
+//!   224/4 and 255.255.255.255; unset `max` (or max <= min) keeps min;
+//! - frame size: `min_pkt_size..max_pkt_size` sequential inclusive, TXSIZE_RND `[min, max-1]`;
+//!   otherwise IMIX draws a slot of the 100-slot table;
+//! - MACs: `*_mac_count > 1` adds an offset (0, 1, ..., count-1, sequential or MAC*_RND) to the
+//!   low five bytes with carry; the first byte never changes;
+//! - flows: with `flows N`, each flow keeps the destination it drew until it has sent
+//!   `flowlen` packets; FLOW_SEQ walks the flows in turn, otherwise a random flow is picked per
+//!   packet (and a flow is renewed after more than flowlen packets — the kernel's `>`);
+//! - IPv6: `dst6_min`/`dst6_max` draw every 32-bit word as (random | min) & max;
+//! - MPLS_RND re-draws the low 20 bits of the labels given with the bottom-of-stack bit,
+//!   keeping that bit; VID_RND/SVID_RND draw 0..4095;
+//! - queue map: QUEUE_MAP_CPU uses the sending CPU, otherwise `[min, max]` inclusive,
+//!   sequential or QUEUE_MAP_RND, then modulo the device's TX queues;
+//! - the IPv4 id starts at 0 and the sequence number at 1, both +1 per packet.
+
+use super::{DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, imix_distribution};
+use crate::wire::{MacAddr, PKTGEN_HDR_LEN, PKTGEN_MAGIC, checksum};
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// A small, fast, seedable generator (splitmix64): the draws need to be cheap and
+/// reproducible with `--seed`, not cryptographic.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// Uniform in `[0, n)` (n > 0), by multiply-shift (bias below 2^-32).
+    #[inline]
+    pub fn below(&mut self, n: u32) -> u32 {
+        ((u64::from(self.next_u32()) * u64::from(n)) >> 32) as u32
+    }
+
+    /// Uniform in `[lo, hi]` (lo <= hi).
+    #[inline]
+    pub fn inclusive(&mut self, lo: u32, hi: u32) -> u32 {
+        let span = u64::from(hi - lo) + 1;
+        lo + ((u64::from(self.next_u32()) * span) >> 32) as u32
+    }
+}
+
+/// What is resolved from the device when a run starts (the kernel's setup_inject).
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// The device's MAC, used when src_mac is all zeros.
+    pub mac: MacAddr,
+    /// The device's first IPv4 address, used when src_min is unset.
+    pub ipv4: Option<Ipv4Addr>,
+    /// Real TX queues (>= 1).
+    pub tx_queues: u16,
+}
+
+/// Address blocks a random destination may take: the kernel redraws 0/8, 127/8, 224/4 and
+/// 255.255.255.255 until it gets something else, i.e. draws uniformly from the rest.
+const ALLOWED_DST: [(u32, u32); 3] = [
+    (0x0100_0000, 0x7eff_ffff),
+    (0x8000_0000, 0xdfff_ffff),
+    (0xf000_0000, 0xffff_fffe),
+];
+
+/// The parts of `[lo, hi]` a random destination may take, and how many addresses they hold.
+/// Drawing an index into them is the kernel's redraw loop without its cost (a range that is
+/// mostly 127/8 would loop millions of times per packet).
+fn allowed_dst_segments(lo: u32, hi: u32) -> (Vec<(u32, u32)>, u64) {
+    let segs: Vec<(u32, u32)> = ALLOWED_DST
+        .iter()
+        .filter(|&&(a, b)| lo <= b && hi >= a)
+        .map(|&(a, b)| (lo.max(a), hi.min(b)))
+        .collect();
+    let total = segs.iter().map(|&(a, b)| u64::from(b - a) + 1).sum();
+    (segs, total)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowState {
+    daddr: u32,
+    count: u32,
+    seen: bool,
+}
+
+/// The fields of the packet being built and the walk's state (pktgen's `cur_*`).
+#[derive(Debug, Clone)]
+pub struct Generator {
+    flags: u32,
+    rng: Rng,
+    // constant
+    src_mac_base: [u8; 6],
+    dst_mac_base: [u8; 6],
+    src_mac_count: u32,
+    dst_mac_count: u32,
+    udp_src: (u16, u16),
+    udp_dst: (u16, u16),
+    saddr: (u32, u32),
+    daddr: (u32, u32),
+    dst_rnd: (Vec<(u32, u32)>, u64),
+    dst6_range: Option<(Ipv6Addr, Ipv6Addr)>,
+    size: (u32, u32),
+    imix_sizes: Vec<u32>,
+    imix_table: [u8; IMIX_PRECISION],
+    vlan_on: bool,
+    svlan_on: bool,
+    mpls_rnd_mask: Vec<bool>,
+    queue_map: (u16, u16),
+    tx_queues: u16,
+    flowlen: u32,
+    // current
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    pub cur_src_mac_offset: u32,
+    pub cur_dst_mac_offset: u32,
+    pub cur_saddr: u32,
+    pub cur_daddr: u32,
+    pub cur_saddr6: Ipv6Addr,
+    pub cur_daddr6: Ipv6Addr,
+    pub cur_udp_src: u16,
+    pub cur_udp_dst: u16,
+    pub cur_pkt_size: u32,
+    pub cur_queue_map: u16,
+    pub vlan_id: u16,
+    pub svlan_id: u16,
+    pub mpls: Vec<u32>,
+    pub ip_id: u16,
+    pub seq: u32,
+    flows: Vec<FlowState>,
+    curfl: usize,
+    /// Distinct flow destinations drawn (pktgen's `nflows`).
+    pub nflows: u32,
+    /// Frames drawn per IMIX entry.
+    pub imix_counts: Vec<u64>,
+    /// Bytes of all frames drawn (for the IMIX bps arithmetic).
+    pub bytes: u64,
+}
+
+fn v4(s: &str) -> u32 {
+    s.parse::<Ipv4Addr>().map_or(0, u32::from)
+}
+
+/// A link-local IPv6 address made from a MAC (modified EUI-64), the source of IPv6 frames
+/// when `src6` is unset.
+pub fn link_local_from_mac(m: MacAddr) -> Ipv6Addr {
+    let b = m.0;
+    Ipv6Addr::from([
+        0xfe,
+        0x80,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        b[0] ^ 2,
+        b[1],
+        b[2],
+        0xff,
+        0xfe,
+        b[3],
+        b[4],
+        b[5],
+    ])
+}
+
+impl Generator {
+    /// Starts a walk (the kernel's setup_inject): current values at the ranges' minimums.
+    pub fn new(c: &DevConfig, dev: &DeviceInfo, seed: u64) -> Result<Self, String> {
+        c.check_start()?;
+        let src_mac_base = if c.src_mac == MacAddr::default() {
+            dev.mac.0
+        } else {
+            c.src_mac.0
+        };
+        let (saddr_min, saddr_max) = if c.src_min.is_empty() {
+            let a = dev.ipv4.map_or(0, u32::from);
+            (a, a)
+        } else {
+            (v4(&c.src_min), v4(&c.src_max))
+        };
+        let (daddr_min, daddr_max) = (v4(&c.dst_min), v4(&c.dst_max));
+        let v6 = c.has(Flag::Ipv6);
+        if !v6 && c.dst_min.is_empty() {
+            return Err("no destination address: give dst (or dst_min), or dst6 for IPv6".into());
+        }
+        let dst_rnd = if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max {
+            allowed_dst_segments(daddr_min, daddr_max - 1)
+        } else {
+            (Vec::new(), 0)
+        };
+        if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max {
+            if dst_rnd.1 == 0 {
+                return Err(format!(
+                    "IPDST_RND over {}..{} (max excluded): every address in it is one random destinations skip (0/8, 127/8, 224/4, broadcast)",
+                    Ipv4Addr::from(daddr_min),
+                    Ipv4Addr::from(daddr_max)
+                ));
+            }
+        }
+        let dst6_range = (!c.dst6_min.is_unspecified()).then_some((c.dst6_min, c.dst6_max));
+        let (min_size, max_size) = c.size_bounds();
+        let flows = vec![FlowState::default(); c.flows as usize];
+        Ok(Generator {
+            flags: c.flags,
+            rng: Rng::new(seed),
+            src_mac_base,
+            dst_mac_base: c.dst_mac.0,
+            src_mac_count: c.src_mac_count,
+            dst_mac_count: c.dst_mac_count,
+            udp_src: (c.udp_src_min, c.udp_src_max),
+            udp_dst: (c.udp_dst_min, c.udp_dst_max),
+            saddr: (saddr_min, saddr_max),
+            daddr: (daddr_min, daddr_max),
+            dst_rnd,
+            dst6_range,
+            size: (min_size, max_size),
+            imix_sizes: c.imix.iter().map(|e| e.size).collect(),
+            imix_table: imix_distribution(&c.imix),
+            vlan_on: c.vlan_id != NO_VLAN,
+            svlan_on: c.vlan_id != NO_VLAN && c.svlan_id != NO_VLAN,
+            mpls_rnd_mask: c.mpls.iter().map(|l| l & MPLS_STACK_BOTTOM != 0).collect(),
+            queue_map: (c.queue_map_min, c.queue_map_max),
+            tx_queues: dev.tx_queues.max(1),
+            flowlen: c.flowlen,
+            src_mac: src_mac_base,
+            dst_mac: c.dst_mac.0,
+            cur_src_mac_offset: 0,
+            cur_dst_mac_offset: 0,
+            cur_saddr: saddr_min,
+            cur_daddr: daddr_min,
+            cur_saddr6: if c.src6.is_unspecified() {
+                link_local_from_mac(MacAddr(src_mac_base))
+            } else {
+                c.src6
+            },
+            cur_daddr6: if c.dst6_min.is_unspecified() {
+                c.dst6
+            } else {
+                c.dst6_min
+            },
+            cur_udp_src: c.udp_src_min,
+            cur_udp_dst: c.udp_dst_min,
+            cur_pkt_size: min_size,
+            cur_queue_map: 0,
+            vlan_id: c.vlan_id,
+            svlan_id: c.svlan_id,
+            mpls: c.mpls.clone(),
+            ip_id: 0,
+            seq: 1,
+            flows,
+            curfl: 0,
+            nflows: 0,
+            imix_counts: vec![0; c.imix.len()],
+            bytes: 0,
+        })
+    }
+
+    fn has(&self, f: Flag) -> bool {
+        self.flags & f.bit() != 0
+    }
+
+    pub fn ipv6(&self) -> bool {
+        self.has(Flag::Ipv6)
+    }
+
+    /// Whether any field is drawn at random (the walk is then seed-dependent).
+    pub fn uses_random(&self) -> bool {
+        const RND: [Flag; 11] = [
+            Flag::IpsrcRnd,
+            Flag::IpdstRnd,
+            Flag::TxsizeRnd,
+            Flag::UdpsrcRnd,
+            Flag::UdpdstRnd,
+            Flag::MplsRnd,
+            Flag::QueueMapRnd,
+            Flag::MacsrcRnd,
+            Flag::MacdstRnd,
+            Flag::VidRnd,
+            Flag::SvidRnd,
+        ];
+        RND.iter().any(|&f| self.has(f))
+            || !self.imix_sizes.is_empty()
+            || self.dst6_range.is_some()
+            || (!self.flows.is_empty() && !self.has(Flag::FlowSeq))
+    }
+
+    fn pick_flow(&mut self) -> usize {
+        let n = self.flows.len();
+        if self.has(Flag::FlowSeq) {
+            let f = &mut self.flows[self.curfl];
+            if f.count >= self.flowlen {
+                *f = FlowState::default();
+                self.curfl = (self.curfl + 1) % n;
+            }
+        } else {
+            self.curfl = self.rng.below(n as u32) as usize;
+            let f = &mut self.flows[self.curfl];
+            if f.count > self.flowlen {
+                *f = FlowState::default();
+            }
+        }
+        self.curfl
+    }
+
+    fn mac_with_offset(base: &[u8; 6], mc: u32, out: &mut [u8; 6]) {
+        let mut tmp = u32::from(base[5]) + (mc & 0xff);
+        out[5] = tmp as u8;
+        tmp = u32::from(base[4]) + ((mc >> 8) & 0xff) + (tmp >> 8);
+        out[4] = tmp as u8;
+        tmp = u32::from(base[3]) + ((mc >> 16) & 0xff) + (tmp >> 8);
+        out[3] = tmp as u8;
+        tmp = u32::from(base[2]) + ((mc >> 24) & 0xff) + (tmp >> 8);
+        out[2] = tmp as u8;
+        tmp = u32::from(base[1]) + (tmp >> 8);
+        out[1] = tmp as u8;
+    }
+
+    /// Advances every field to the next packet's values (the kernel's mod_cur_headers);
+    /// `cpu` is the sending CPU (for QUEUE_MAP_CPU).
+    pub fn advance(&mut self, cpu: u16) {
+        let flow = if self.flows.is_empty() {
+            None
+        } else {
+            Some(self.pick_flow())
+        };
+        if self.src_mac_count > 1 {
+            let mc = if self.has(Flag::MacsrcRnd) {
+                self.rng.below(self.src_mac_count)
+            } else {
+                let mc = self.cur_src_mac_offset;
+                self.cur_src_mac_offset += 1;
+                if self.cur_src_mac_offset >= self.src_mac_count {
+                    self.cur_src_mac_offset = 0;
+                }
+                mc
+            };
+            Self::mac_with_offset(&self.src_mac_base, mc, &mut self.src_mac);
+        }
+        if self.dst_mac_count > 1 {
+            let mc = if self.has(Flag::MacdstRnd) {
+                self.rng.below(self.dst_mac_count)
+            } else {
+                let mc = self.cur_dst_mac_offset;
+                self.cur_dst_mac_offset += 1;
+                if self.cur_dst_mac_offset >= self.dst_mac_count {
+                    self.cur_dst_mac_offset = 0;
+                }
+                mc
+            };
+            Self::mac_with_offset(&self.dst_mac_base, mc, &mut self.dst_mac);
+        }
+        if self.has(Flag::MplsRnd) {
+            for (l, &rnd) in self.mpls.iter_mut().zip(&self.mpls_rnd_mask) {
+                if rnd {
+                    *l = MPLS_STACK_BOTTOM | (self.rng.next_u32() & 0x000f_ffff);
+                }
+            }
+        }
+        if self.vlan_on && self.has(Flag::VidRnd) {
+            self.vlan_id = self.rng.below(4096) as u16;
+        }
+        if self.svlan_on && self.has(Flag::SvidRnd) {
+            self.svlan_id = self.rng.below(4096) as u16;
+        }
+        let (lo, hi) = self.udp_src;
+        if lo < hi {
+            self.cur_udp_src = if self.has(Flag::UdpsrcRnd) {
+                self.rng.inclusive(u32::from(lo), u32::from(hi) - 1) as u16
+            } else if self.cur_udp_src.wrapping_add(1) >= hi || self.cur_udp_src == u16::MAX {
+                lo
+            } else {
+                self.cur_udp_src + 1
+            };
+        }
+        let (lo, hi) = self.udp_dst;
+        if lo < hi {
+            self.cur_udp_dst = if self.has(Flag::UdpdstRnd) {
+                self.rng.inclusive(u32::from(lo), u32::from(hi) - 1) as u16
+            } else if self.cur_udp_dst.wrapping_add(1) >= hi || self.cur_udp_dst == u16::MAX {
+                lo
+            } else {
+                self.cur_udp_dst + 1
+            };
+        }
+        if !self.ipv6() {
+            let (imn, imx) = self.saddr;
+            if imn < imx {
+                self.cur_saddr = if self.has(Flag::IpsrcRnd) {
+                    self.rng.inclusive(imn, imx - 1)
+                } else {
+                    let t = self.cur_saddr.wrapping_add(1);
+                    if t > imx || t == 0 { imn } else { t }
+                };
+            }
+            match flow {
+                Some(f) if self.flows[f].seen => self.cur_daddr = self.flows[f].daddr,
+                _ => {
+                    let (imn, imx) = self.daddr;
+                    if imn < imx {
+                        self.cur_daddr = if self.has(Flag::IpdstRnd) {
+                            let (segs, total) = &self.dst_rnd;
+                            let mut k = (u128::from(self.rng.next_u64()) * u128::from(*total)
+                                >> 64) as u64;
+                            let mut addr = segs[0].0;
+                            for &(a, b) in segs {
+                                let n = u64::from(b - a) + 1;
+                                if k < n {
+                                    addr = a + k as u32;
+                                    break;
+                                }
+                                k -= n;
+                            }
+                            addr
+                        } else {
+                            let t = self.cur_daddr.wrapping_add(1);
+                            if t > imx || t == 0 { imn } else { t }
+                        };
+                    }
+                    if let Some(f) = flow {
+                        self.flows[f].seen = true;
+                        self.flows[f].daddr = self.cur_daddr;
+                        self.nflows += 1;
+                    }
+                }
+            }
+        } else if let Some((min, max)) = self.dst6_range {
+            let (min, max) = (min.octets(), max.octets());
+            let mut a = [0u8; 16];
+            for w in 0..4 {
+                let r = self.rng.next_u32().to_be_bytes();
+                for k in 0..4 {
+                    let i = w * 4 + k;
+                    a[i] = (r[k] | min[i]) & max[i];
+                }
+            }
+            self.cur_daddr6 = Ipv6Addr::from(a);
+        }
+        let (lo, hi) = self.size;
+        if lo < hi {
+            self.cur_pkt_size = if self.has(Flag::TxsizeRnd) {
+                self.rng.inclusive(lo, hi - 1)
+            } else {
+                let t = self.cur_pkt_size + 1;
+                if t > hi { lo } else { t }
+            };
+        } else if !self.imix_sizes.is_empty() {
+            let slot = self.rng.below(IMIX_PRECISION as u32) as usize;
+            let e = self.imix_table[slot] as usize;
+            self.imix_counts[e] += 1;
+            self.cur_pkt_size = self.imix_sizes[e];
+        }
+        if self.has(Flag::QueueMapCpu) {
+            self.cur_queue_map = cpu;
+        } else if self.queue_map.0 <= self.queue_map.1 {
+            let (lo, hi) = self.queue_map;
+            self.cur_queue_map = if self.has(Flag::QueueMapRnd) {
+                self.rng.inclusive(u32::from(lo), u32::from(hi)) as u16
+            } else {
+                let t = u32::from(self.cur_queue_map) + 1;
+                if t > u32::from(hi) { lo } else { t as u16 }
+            };
+        }
+        self.cur_queue_map %= self.tx_queues;
+        if let Some(f) = flow {
+            self.flows[f].count += 1;
+        }
+    }
+}
+
+/// The constant layout of a run's frames.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub ipv6: bool,
+    pub vlan: Option<(u8, u8)>,
+    pub svlan: Option<(u8, u8)>,
+    pub n_mpls: usize,
+    pub tos: u8,
+    pub traffic_class: u8,
+    pub udp_csum: bool,
+    /// Offset of the IP header.
+    pub l3: usize,
+}
+
+impl Layout {
+    pub fn new(c: &DevConfig) -> Self {
+        let vlan = (c.vlan_id != NO_VLAN).then_some((c.vlan_p, c.vlan_cfi));
+        let svlan = (vlan.is_some() && c.svlan_id != NO_VLAN).then_some((c.svlan_p, c.svlan_cfi));
+        let l3 = 14
+            + 4 * c.mpls.len()
+            + if vlan.is_some() { 4 } else { 0 }
+            + if svlan.is_some() { 4 } else { 0 };
+        Layout {
+            ipv6: c.has(Flag::Ipv6),
+            vlan,
+            svlan,
+            n_mpls: c.mpls.len(),
+            tos: c.tos,
+            traffic_class: c.traffic_class,
+            udp_csum: c.has(Flag::Udpcsum),
+            l3,
+        }
+    }
+
+    /// Offset of the UDP header.
+    pub fn l4(&self) -> usize {
+        self.l3 + if self.ipv6 { 40 } else { 20 }
+    }
+
+    /// Smallest frame: headers plus pktgen's header.
+    pub fn min_frame(&self) -> usize {
+        self.l4() + 8 + PKTGEN_HDR_LEN
+    }
+}
+
+fn tci(id: u16, cfi: u8, prio: u8) -> [u8; 2] {
+    (id | (u16::from(cfi) << 12) | (u16::from(prio) << 13)).to_be_bytes()
+}
+
+/// Writes the headers of the generator's current packet into `out` (a buffer whose bytes past
+/// the pktgen header are zero, at least [`Layout::min_frame`] and the current size long) and
+/// returns the frame length. Padding after the pktgen header is never written: it stays zero.
+pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) -> usize {
+    let len = (g.cur_pkt_size as usize).max(l.min_frame());
+    out[0..6].copy_from_slice(&g.dst_mac);
+    out[6..12].copy_from_slice(&g.src_mac);
+    let inner: u16 = if l.ipv6 { 0x86dd } else { 0x0800 };
+    let mut p = 12;
+    if let Some((prio, cfi)) = l.vlan {
+        out[p..p + 2].copy_from_slice(&0x8100u16.to_be_bytes());
+        p += 2;
+        if let Some((sprio, scfi)) = l.svlan {
+            out[p..p + 2].copy_from_slice(&tci(g.svlan_id, scfi, sprio));
+            out[p + 2..p + 4].copy_from_slice(&0x8100u16.to_be_bytes());
+            p += 4;
+        }
+        out[p..p + 2].copy_from_slice(&tci(g.vlan_id, cfi, prio));
+        out[p + 2..p + 4].copy_from_slice(&inner.to_be_bytes());
+        p += 4;
+    } else if l.n_mpls > 0 {
+        out[p..p + 2].copy_from_slice(&0x8847u16.to_be_bytes());
+        p += 2;
+        for (i, lab) in g.mpls.iter().enumerate() {
+            let mut v = lab & !MPLS_STACK_BOTTOM;
+            if i == l.n_mpls - 1 {
+                v |= MPLS_STACK_BOTTOM;
+            }
+            out[p..p + 4].copy_from_slice(&v.to_be_bytes());
+            p += 4;
+        }
+    } else {
+        out[p..p + 2].copy_from_slice(&inner.to_be_bytes());
+        p += 2;
+    }
+    debug_assert_eq!(p, l.l3);
+    let l4 = l.l4();
+    let udp_len = (len - l4) as u16;
+    let mut pseudo;
+    if l.ipv6 {
+        let ip = &mut out[l.l3..l4];
+        let first = 0x6000_0000u32 | (u32::from(l.traffic_class) << 20);
+        ip[0..4].copy_from_slice(&first.to_be_bytes());
+        ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
+        ip[6] = 17;
+        ip[7] = 32;
+        ip[8..24].copy_from_slice(&g.cur_saddr6.octets());
+        ip[24..40].copy_from_slice(&g.cur_daddr6.octets());
+        pseudo = checksum::sum(&ip[8..40]);
+    } else {
+        let ip = &mut out[l.l3..l4];
+        ip[0] = 0x45;
+        ip[1] = l.tos;
+        ip[2..4].copy_from_slice(&((len - l.l3) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&g.ip_id.to_be_bytes());
+        ip[6..8].fill(0);
+        ip[8] = 32;
+        ip[9] = 17;
+        ip[10..12].fill(0);
+        ip[12..16].copy_from_slice(&g.cur_saddr.to_be_bytes());
+        ip[16..20].copy_from_slice(&g.cur_daddr.to_be_bytes());
+        let c = checksum::finish(checksum::sum(ip));
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        pseudo = checksum::sum(&ip[12..20]);
+    }
+    let udp = &mut out[l4..l4 + 8 + PKTGEN_HDR_LEN];
+    udp[0..2].copy_from_slice(&g.cur_udp_src.to_be_bytes());
+    udp[2..4].copy_from_slice(&g.cur_udp_dst.to_be_bytes());
+    udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+    udp[6..8].fill(0);
+    udp[8..12].copy_from_slice(&PKTGEN_MAGIC.to_be_bytes());
+    udp[12..16].copy_from_slice(&g.seq.to_be_bytes());
+    udp[16..20].copy_from_slice(&tv.0.to_be_bytes());
+    udp[20..24].copy_from_slice(&tv.1.to_be_bytes());
+    if l.udp_csum {
+        // Pseudo-header (addresses, protocol, UDP length) plus the UDP header and pktgen's
+        // header; the zero padding after it adds nothing.
+        pseudo = checksum::add(pseudo, 17);
+        pseudo = checksum::add(pseudo, u32::from(udp_len));
+        pseudo = checksum::add(pseudo, checksum::sum(udp));
+        udp[6..8].copy_from_slice(&checksum::finish_udp(pseudo).to_be_bytes());
+    }
+    len
+}
+
+impl Generator {
+    /// Finishes the current packet: the ip id and sequence number move on.
+    #[inline]
+    pub fn sent_one(&mut self, len: usize) {
+        self.ip_id = self.ip_id.wrapping_add(1);
+        self.seq = self.seq.wrapping_add(1);
+        self.bytes += len as u64;
+    }
+}
+
+#[cfg(test)]
+#[path = "generate_tests.rs"]
+mod tests;

@@ -1,0 +1,812 @@
+//! pktgen's per-device parameters and the commands that set them.
+//!
+//! [`DevConfig`] holds what the kernel's `struct pktgen_dev` holds as configuration, with the
+//! kernel's defaults, and [`DevConfig::command`] takes one line of pktgen's control language
+//! (`count 1000`, `dst_min 10.0.0.1`, `flag !UDPCSUM`, ...) and answers like the kernel does
+//! (`OK: count=1000`). It is the one place parameters are set: the command line (`--count`,
+//! `--dst-min`, ...) and scripts (`upktgen script`, `functions-sh`) both go through it.
+//!
+//! Where the kernel silently accepts garbage (a number that is not one reads as 0, an address
+//! that does not parse becomes 0.0.0.0) upktgen answers `ERROR: ...` instead; everything else
+//! keeps the kernel's semantics, quirks included (they are documented where they are kept).
+
+pub mod generate;
+pub mod show;
+
+use crate::wire::MacAddr;
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// The kernel's default `count` (module parameter pg_count_d).
+pub const KERNEL_DEFAULT_COUNT: u64 = 1000;
+/// The smallest `pkt_size` the kernel accepts: Ethernet 14 + IPv4 20 + UDP 8 (smaller values
+/// are raised to it). A frame is never shorter than its headers plus pktgen's 16-byte header.
+pub const MIN_PKT_SIZE_SETTING: u32 = 14 + 20 + 8;
+/// At most this many IMIX entries.
+pub const MAX_IMIX_ENTRIES: usize = 20;
+/// IMIX sizes are drawn from a table of this many slots.
+pub const IMIX_PRECISION: usize = 100;
+/// At most this many MPLS labels.
+pub const MAX_MPLS_LABELS: usize = 16;
+/// At most this many concurrent flows.
+pub const MAX_CFLOWS: u32 = 65536;
+/// `vlan_id`/`svlan_id` value meaning "no tag".
+pub const NO_VLAN: u16 = 0xffff;
+/// The bottom-of-stack bit of an MPLS label entry.
+pub const MPLS_STACK_BOTTOM: u32 = 0x100;
+/// `delay` value the kernel reads as "never transmit".
+pub const DELAY_NEVER_SETTING: u64 = 0x7fff_ffff;
+
+/// pktgen's flags, in the kernel's bit order (so `OK: flags=0x...` answers match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Flag {
+    Ipv6 = 0,
+    IpsrcRnd,
+    IpdstRnd,
+    TxsizeRnd,
+    UdpsrcRnd,
+    UdpdstRnd,
+    Udpcsum,
+    NoTimestamp,
+    MplsRnd,
+    QueueMapRnd,
+    QueueMapCpu,
+    FlowSeq,
+    Ipsec,
+    MacsrcRnd,
+    MacdstRnd,
+    VidRnd,
+    SvidRnd,
+    Node,
+    Shared,
+}
+
+/// Flag names in bit order.
+pub const FLAG_NAMES: [&str; 19] = [
+    "IPV6",
+    "IPSRC_RND",
+    "IPDST_RND",
+    "TXSIZE_RND",
+    "UDPSRC_RND",
+    "UDPDST_RND",
+    "UDPCSUM",
+    "NO_TIMESTAMP",
+    "MPLS_RND",
+    "QUEUE_MAP_RND",
+    "QUEUE_MAP_CPU",
+    "FLOW_SEQ",
+    "IPSEC",
+    "MACSRC_RND",
+    "MACDST_RND",
+    "VID_RND",
+    "SVID_RND",
+    "NODE",
+    "SHARED",
+];
+
+impl Flag {
+    pub const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+
+    fn from_index(i: usize) -> Flag {
+        const ALL: [Flag; 19] = [
+            Flag::Ipv6,
+            Flag::IpsrcRnd,
+            Flag::IpdstRnd,
+            Flag::TxsizeRnd,
+            Flag::UdpsrcRnd,
+            Flag::UdpdstRnd,
+            Flag::Udpcsum,
+            Flag::NoTimestamp,
+            Flag::MplsRnd,
+            Flag::QueueMapRnd,
+            Flag::QueueMapCpu,
+            Flag::FlowSeq,
+            Flag::Ipsec,
+            Flag::MacsrcRnd,
+            Flag::MacdstRnd,
+            Flag::VidRnd,
+            Flag::SvidRnd,
+            Flag::Node,
+            Flag::Shared,
+        ];
+        ALL[i]
+    }
+}
+
+/// The kernel's transmit modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XmitMode {
+    /// The driver's transmit routine directly (upktgen: the backend's qdisc-bypassing path).
+    #[default]
+    StartXmit,
+    /// Through the qdisc (upktgen: af_packet/tx_ring without PACKET_QDISC_BYPASS).
+    QueueXmit,
+}
+
+/// One IMIX entry: frames of `size` bytes with relative weight `weight`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImixEntry {
+    pub size: u32,
+    pub weight: u64,
+}
+
+/// Builds the kernel's 100-slot IMIX table: slot i holds the entry whose cumulative share
+/// (weights scaled to 100, each share rounded down, the last entry closing at 100) first
+/// exceeds i. A weight too small to earn a whole slot gets none, as in the kernel.
+pub fn imix_distribution(entries: &[ImixEntry]) -> [u8; IMIX_PRECISION] {
+    let mut table = [0u8; IMIX_PRECISION];
+    if entries.is_empty() {
+        return table;
+    }
+    let total: u64 = entries.iter().map(|e| e.weight).sum();
+    let mut cumulative = vec![0u64; entries.len()];
+    let mut acc = 0u64;
+    for (i, e) in entries.iter().enumerate().take(entries.len() - 1) {
+        acc += e.weight * IMIX_PRECISION as u64 / total;
+        cumulative[i] = acc;
+    }
+    cumulative[entries.len() - 1] = IMIX_PRECISION as u64;
+    let mut j = 0usize;
+    for (i, slot) in table.iter_mut().enumerate() {
+        // Several entries may end at the same slot (zero-width shares): skip them all.
+        while j < entries.len() - 1 && i as u64 == cumulative[j] {
+            j += 1;
+        }
+        *slot = j as u8;
+    }
+    table
+}
+
+/// A device's pktgen configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DevConfig {
+    /// The name it was added as (`eth0` or `eth0@1`).
+    pub ifname: String,
+    pub count: u64,
+    pub min_pkt_size: u32,
+    pub max_pkt_size: u32,
+    pub imix: Vec<ImixEntry>,
+    pub frags: u32,
+    /// Inter-packet gap in ns; `u64::MAX` means never transmit.
+    pub delay: u64,
+    pub clone_skb: u32,
+    pub burst: u32,
+    /// IPv4 ranges as given (empty = unset), like the kernel keeps them.
+    pub dst_min: String,
+    pub dst_max: String,
+    pub src_min: String,
+    pub src_max: String,
+    pub dst6: Ipv6Addr,
+    pub dst6_min: Ipv6Addr,
+    pub dst6_max: Ipv6Addr,
+    pub src6: Ipv6Addr,
+    /// All zeros = the device's own address.
+    pub src_mac: MacAddr,
+    pub dst_mac: MacAddr,
+    pub src_mac_count: u32,
+    pub dst_mac_count: u32,
+    pub udp_src_min: u16,
+    pub udp_src_max: u16,
+    pub udp_dst_min: u16,
+    pub udp_dst_max: u16,
+    pub vlan_id: u16,
+    pub vlan_p: u8,
+    pub vlan_cfi: u8,
+    pub svlan_id: u16,
+    pub svlan_p: u8,
+    pub svlan_cfi: u8,
+    /// MPLS label stack entries as given (host order).
+    pub mpls: Vec<u32>,
+    pub tos: u8,
+    pub traffic_class: u8,
+    pub flows: u32,
+    pub flowlen: u32,
+    pub queue_map_min: u16,
+    pub queue_map_max: u16,
+    pub skb_priority: u32,
+    pub node: i32,
+    pub xmit_mode: XmitMode,
+    pub flags: u32,
+    /// The kernel's `debug` knob (accepted, no effect).
+    pub debug: u32,
+    /// Settings accepted for compatibility that do nothing here, noted once each.
+    pub notes: Vec<String>,
+}
+
+impl Default for DevConfig {
+    fn default() -> Self {
+        DevConfig::new("")
+    }
+}
+
+/// The answer to a command: `Ok("OK: count=10")` or `Err("ERROR: ...")`.
+pub type Answer = Result<String, String>;
+
+fn err(msg: impl std::fmt::Display) -> String {
+    format!("ERROR: {msg}")
+}
+
+/// Parses an unsigned decimal number, naming the parameter when it is not one.
+fn num(name: &str, v: &str) -> Result<u64, String> {
+    if v.is_empty() {
+        return Err(err(format!("{name}: a number is needed")));
+    }
+    v.parse::<u64>()
+        .map_err(|_| err(format!("{name}: '{v}' is not a non-negative whole number")))
+}
+
+fn num_max(name: &str, v: &str, max: u64) -> Result<u64, String> {
+    let n = num(name, v)?;
+    if n > max {
+        return Err(err(format!("{name}: {n} is above the largest value, {max}")));
+    }
+    Ok(n)
+}
+
+fn ipv4(name: &str, v: &str) -> Result<Ipv4Addr, String> {
+    v.parse()
+        .map_err(|_| err(format!("{name}: '{v}' is not an IPv4 address")))
+}
+
+fn ipv6(name: &str, v: &str) -> Result<Ipv6Addr, String> {
+    v.parse()
+        .map_err(|_| err(format!("{name}: '{v}' is not an IPv6 address")))
+}
+
+/// Two hex digits, as the kernel's `tos`/`traffic_class` take them.
+fn hex_byte(name: &str, v: &str) -> Result<u8, String> {
+    let v2 = v.strip_prefix("0x").unwrap_or(v);
+    if v2.len() != 2 {
+        return Err(err(format!("{name} must be 00-ff")));
+    }
+    u8::from_str_radix(v2, 16).map_err(|_| err(format!("{name} must be 00-ff")))
+}
+
+impl DevConfig {
+    /// A device added to a thread, with the kernel's defaults.
+    pub fn new(ifname: &str) -> Self {
+        DevConfig {
+            ifname: ifname.to_string(),
+            count: KERNEL_DEFAULT_COUNT,
+            min_pkt_size: 60,
+            max_pkt_size: 60,
+            imix: Vec::new(),
+            frags: 0,
+            delay: 0,
+            clone_skb: 0,
+            burst: 1,
+            dst_min: String::new(),
+            dst_max: String::new(),
+            src_min: String::new(),
+            src_max: String::new(),
+            dst6: Ipv6Addr::UNSPECIFIED,
+            dst6_min: Ipv6Addr::UNSPECIFIED,
+            dst6_max: Ipv6Addr::UNSPECIFIED,
+            src6: Ipv6Addr::UNSPECIFIED,
+            src_mac: MacAddr::default(),
+            dst_mac: MacAddr::default(),
+            src_mac_count: 0,
+            dst_mac_count: 0,
+            udp_src_min: 9,
+            udp_src_max: 9,
+            udp_dst_min: 9,
+            udp_dst_max: 9,
+            vlan_id: NO_VLAN,
+            vlan_p: 0,
+            vlan_cfi: 0,
+            svlan_id: NO_VLAN,
+            svlan_p: 0,
+            svlan_cfi: 0,
+            mpls: Vec::new(),
+            tos: 0,
+            traffic_class: 0,
+            flows: 0,
+            flowlen: 0,
+            queue_map_min: 0,
+            queue_map_max: 0,
+            skb_priority: 0,
+            node: -1,
+            xmit_mode: XmitMode::StartXmit,
+            flags: Flag::Shared.bit(),
+            debug: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn has(&self, f: Flag) -> bool {
+        self.flags & f.bit() != 0
+    }
+
+    pub fn set_flag(&mut self, f: Flag, on: bool) {
+        if on {
+            self.flags |= f.bit();
+        } else {
+            self.flags &= !f.bit();
+        }
+    }
+
+    /// The device name without its `@tag`.
+    pub fn device(&self) -> &str {
+        self.ifname.split('@').next().unwrap_or("")
+    }
+
+    fn note(&mut self, what: &str, text: &str) {
+        if !self.notes.iter().any(|n| n.starts_with(what)) {
+            self.notes.push(format!("{what}: {text}"));
+        }
+    }
+
+    /// Applies one command line of pktgen's device language (`name value...`); the name and
+    /// value may be separated by spaces, tabs, `=` or quotes as the kernel allows.
+    pub fn command(&mut self, line: &str) -> Answer {
+        let is_sep = |c: char| matches!(c, '"' | '\n' | '\r' | '\t' | ' ' | '=');
+        let line = line.trim_start_matches(is_sep);
+        let name_end = line.find(is_sep).unwrap_or(line.len());
+        let (name, rest) = line.split_at(name_end);
+        let rest = rest.trim_start_matches(is_sep).trim_end_matches(is_sep);
+        if name.is_empty() {
+            return Err(err("empty command"));
+        }
+        self.set(name, rest)
+    }
+
+    /// Sets parameter `name` to `value` (the rest of the line, unquoted).
+    pub fn set(&mut self, name: &str, value: &str) -> Answer {
+        let v = value.trim();
+        // The first word, for parameters that take one.
+        let w = v.split([' ', '\t']).next().unwrap_or("");
+        match name {
+            "min_pkt_size" | "max_pkt_size" | "pkt_size" => {
+                let n = num_max(name, w, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING)) as u32;
+                match name {
+                    "min_pkt_size" => self.min_pkt_size = n,
+                    "max_pkt_size" => self.max_pkt_size = n,
+                    _ => {
+                        self.min_pkt_size = n;
+                        self.max_pkt_size = n;
+                    }
+                }
+                Ok(format!("OK: {name}={n}"))
+            }
+            "imix_weights" => {
+                if self.clone_skb > 0 {
+                    return Err(err("imix_weights: not with clone_skb > 0"));
+                }
+                self.imix = parse_imix(v)?;
+                let mut s = String::from("OK: imix_weights=");
+                for e in &self.imix {
+                    let _ = write!(s, "{},{} ", e.size, e.weight);
+                }
+                Ok(s.trim_end().to_string())
+            }
+            "debug" => {
+                self.debug = num_max(name, w, u64::from(u32::MAX))? as u32;
+                Ok(format!("OK: debug={}", self.debug))
+            }
+            "frags" => {
+                self.frags = num_max(name, w, 17)? as u32;
+                self.note(
+                    "frags",
+                    "upktgen hands every frame over as one linear buffer (AF_PACKET copies it into a linear skb), so the Result line shows 0frags",
+                );
+                Ok(format!("OK: frags={}", self.frags))
+            }
+            "delay" => {
+                let n = num(name, w)?;
+                self.delay = if n == DELAY_NEVER_SETTING { u64::MAX } else { n };
+                Ok(format!("OK: delay={}", self.delay))
+            }
+            "rate" => {
+                let n = num(name, w)?;
+                if n == 0 {
+                    return Err(err("rate: must be at least 1 (Mb/s)"));
+                }
+                // The kernel's rule: the gap that sends min_pkt_size-byte frames at n Mb/s.
+                self.delay = u64::from(self.min_pkt_size) * 8 * 1000 / n;
+                Ok(format!("OK: rate={n}"))
+            }
+            "ratep" => {
+                let n = num_max(name, w, 1_000_000_000)?;
+                if n == 0 {
+                    return Err(err("ratep: must be at least 1 (packets/s)"));
+                }
+                self.delay = 1_000_000_000 / n;
+                Ok(format!("OK: rate={n}"))
+            }
+            "udp_src_min" | "udp_src_max" | "udp_dst_min" | "udp_dst_max" => {
+                let n = num_max(name, w, 65535)? as u16;
+                match name {
+                    "udp_src_min" => self.udp_src_min = n,
+                    "udp_src_max" => self.udp_src_max = n,
+                    "udp_dst_min" => self.udp_dst_min = n,
+                    _ => self.udp_dst_max = n,
+                }
+                Ok(format!("OK: {name}={n}"))
+            }
+            "clone_skb" => {
+                let n = num_max(name, w, u64::from(u32::MAX))? as u32;
+                if n > 0 && !self.imix.is_empty() {
+                    return Err(err("clone_skb: not with imix_weights"));
+                }
+                if n > 0 && !self.has(Flag::Shared) {
+                    return Err(err("clone_skb: needs the SHARED flag"));
+                }
+                self.clone_skb = n;
+                if n > 0 {
+                    self.note(
+                        "clone_skb",
+                        "upktgen builds every frame anew (its frames are rewritten in place at no cost), so it sends what clone_skb 0 sends",
+                    );
+                }
+                Ok(format!("OK: clone_skb={n}"))
+            }
+            "count" => {
+                self.count = num(name, w)?;
+                Ok(format!("OK: count={}", self.count))
+            }
+            "src_mac_count" | "dst_mac_count" => {
+                let n = num_max(name, w, u64::from(u32::MAX))? as u32;
+                if name == "src_mac_count" {
+                    self.src_mac_count = n;
+                } else {
+                    self.dst_mac_count = n;
+                }
+                Ok(format!("OK: {name}={n}"))
+            }
+            "burst" => {
+                let n = num_max(name, w, 1 << 16)? as u32;
+                if n > 1 && !self.has(Flag::Shared) {
+                    return Err(err("burst: needs the SHARED flag"));
+                }
+                self.burst = n.max(1);
+                Ok(format!("OK: burst={}", self.burst))
+            }
+            "node" => {
+                let n = num_max(name, w, 1023)? as i32;
+                self.node = n;
+                self.note(
+                    "node",
+                    "frame buffers are allocated by the sending thread; pin it with --cpu to choose the NUMA node",
+                );
+                Ok(format!("OK: node={n}"))
+            }
+            "xmit_mode" => match w {
+                "start_xmit" => {
+                    self.xmit_mode = XmitMode::StartXmit;
+                    Ok("OK: xmit_mode=start_xmit".into())
+                }
+                "queue_xmit" => {
+                    self.xmit_mode = XmitMode::QueueXmit;
+                    Ok("OK: xmit_mode=queue_xmit".into())
+                }
+                "netif_receive" => Err(err(
+                    "xmit_mode netif_receive: injecting into the receive path needs the kernel module; upktgen can only transmit (use the lab's receiving end instead)",
+                )),
+                other => Err(err(format!(
+                    "xmit_mode -:{other}:- unknown; available modes: start_xmit, queue_xmit"
+                ))),
+            },
+            "flag" => self.flag(w),
+            "dst_min" | "dst" | "dst_max" | "src_min" | "src_max" => {
+                ipv4(name, w)?;
+                let field = match name {
+                    "dst_min" | "dst" => &mut self.dst_min,
+                    "dst_max" => &mut self.dst_max,
+                    "src_min" => &mut self.src_min,
+                    _ => &mut self.src_max,
+                };
+                *field = w.to_string();
+                let shown = if name == "dst" { "dst_min" } else { name };
+                Ok(format!("OK: {shown}={w}"))
+            }
+            "dst6" | "dst6_min" | "dst6_max" | "src6" => {
+                let a = ipv6(name, w)?;
+                match name {
+                    "dst6" => self.dst6 = a,
+                    "dst6_min" => self.dst6_min = a,
+                    "dst6_max" => self.dst6_max = a,
+                    _ => self.src6 = a,
+                }
+                // As in the kernel, an IPv6 address turns IPv6 mode on.
+                self.set_flag(Flag::Ipv6, true);
+                Ok(format!("OK: {name}={a}"))
+            }
+            "dst_mac" | "src_mac" => {
+                let m: MacAddr = w.parse().map_err(|e| err(format!("{name}: {e}")))?;
+                if name == "dst_mac" {
+                    self.dst_mac = m;
+                    Ok(format!("OK: dstmac {m}"))
+                } else {
+                    self.src_mac = m;
+                    Ok(format!("OK: srcmac {m}"))
+                }
+            }
+            "clear_counters" => Ok("OK: Clearing counters.".into()),
+            "flows" => {
+                self.flows = (num(name, w)?.min(u64::from(MAX_CFLOWS))) as u32;
+                Ok(format!("OK: flows={}", self.flows))
+            }
+            "flowlen" => {
+                self.flowlen = num_max(name, w, u64::from(u32::MAX))? as u32;
+                Ok(format!("OK: flowlen={}", self.flowlen))
+            }
+            "queue_map_min" | "queue_map_max" => {
+                let n = num_max(name, w, 65535)? as u16;
+                if name == "queue_map_min" {
+                    self.queue_map_min = n;
+                } else {
+                    self.queue_map_max = n;
+                }
+                Ok(format!("OK: {name}={n}"))
+            }
+            "mpls" => {
+                let labels = parse_mpls(v)?;
+                if labels.iter().any(|l| l & MPLS_STACK_BOTTOM != 0) {
+                    // Kernel quirk kept: a label given with the bottom-of-stack bit set turns
+                    // MPLS_RND on.
+                    self.set_flag(Flag::MplsRnd, true);
+                }
+                self.mpls = labels;
+                if !self.mpls.is_empty() {
+                    // MPLS and VLAN tags exclude each other.
+                    self.vlan_id = NO_VLAN;
+                    self.svlan_id = NO_VLAN;
+                }
+                let shown: Vec<String> = self.mpls.iter().map(|l| format!("{l:08x}")).collect();
+                Ok(format!("OK: mpls={}", shown.join(",")))
+            }
+            "vlan_id" => {
+                let n = num(name, w)?;
+                if n <= 4095 {
+                    self.vlan_id = n as u16;
+                    self.mpls.clear();
+                    Ok(format!("OK: vlan_id={n}"))
+                } else {
+                    // Above 4095 removes the tags, as in the kernel.
+                    self.vlan_id = NO_VLAN;
+                    self.svlan_id = NO_VLAN;
+                    Ok("OK: vlan_id removed (VLAN and SVLAN off)".into())
+                }
+            }
+            "svlan_id" => {
+                let n = num(name, w)?;
+                if n <= 4095 && self.vlan_id != NO_VLAN {
+                    self.svlan_id = n as u16;
+                    self.mpls.clear();
+                    Ok(format!("OK: svlan_id={n}"))
+                } else {
+                    self.vlan_id = NO_VLAN;
+                    self.svlan_id = NO_VLAN;
+                    if n <= 4095 {
+                        Err(err(
+                            "svlan_id: set vlan_id first (an SVLAN tag goes outside a VLAN tag); VLAN and SVLAN are now off, as in the kernel",
+                        ))
+                    } else {
+                        Ok("OK: svlan_id removed (VLAN and SVLAN off)".into())
+                    }
+                }
+            }
+            "vlan_p" | "svlan_p" | "vlan_cfi" | "svlan_cfi" => {
+                let (max, tag_on) = match name {
+                    "vlan_p" => (7, self.vlan_id != NO_VLAN),
+                    "svlan_p" => (7, self.svlan_id != NO_VLAN),
+                    "vlan_cfi" => (1, self.vlan_id != NO_VLAN),
+                    _ => (1, self.svlan_id != NO_VLAN),
+                };
+                let n = num(name, w).ok().filter(|&n| n <= max);
+                match (n, tag_on) {
+                    (Some(n), true) => {
+                        let n = n as u8;
+                        match name {
+                            "vlan_p" => self.vlan_p = n,
+                            "svlan_p" => self.svlan_p = n,
+                            "vlan_cfi" => self.vlan_cfi = n,
+                            _ => self.svlan_cfi = n,
+                        }
+                        Ok(format!("OK: {name}={n}"))
+                    }
+                    (Some(_), false) => Err(err(format!(
+                        "{name}: set {} first",
+                        if name.starts_with('s') {
+                            "svlan_id"
+                        } else {
+                            "vlan_id"
+                        }
+                    ))),
+                    (None, _) => Err(err(format!("{name} must be 0-{max}"))),
+                }
+            }
+            "tos" => {
+                self.tos = hex_byte(name, w)?;
+                Ok(format!("OK: tos=0x{:02x}", self.tos))
+            }
+            "traffic_class" => {
+                self.traffic_class = hex_byte(name, w)?;
+                Ok(format!("OK: traffic_class=0x{:02x}", self.traffic_class))
+            }
+            "skb_priority" => {
+                self.skb_priority = num_max(name, w, u64::from(u32::MAX))? as u32;
+                self.note(
+                    "skb_priority",
+                    "set as the sending socket's SO_PRIORITY (af_packet, tx_ring), which the kernel copies to every skb",
+                );
+                Ok(format!("OK: skb_priority={}", self.skb_priority))
+            }
+            "spi" => Err(err(
+                "spi: upktgen does not do IPsec (the kernel's xfrm transforms are not reachable from userspace)",
+            )),
+            _ => Err(format!("ERROR: No such parameter \"{name}\"")),
+        }
+    }
+
+    /// `flag NAME` / `flag !NAME`.
+    fn flag(&mut self, f: &str) -> Answer {
+        let (off, name) = match f.strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, f),
+        };
+        let (flag, on) = if name == "FLOW_RND" {
+            (Flag::FlowSeq, off)
+        } else {
+            match FLAG_NAMES.iter().position(|n| *n == name) {
+                Some(i) => (Flag::from_index(i), !off),
+                None => {
+                    return Err(format!(
+                        "ERROR: Flag -:{f}:- unknown; available flags (prepend ! to un-set a flag): {}, FLOW_RND",
+                        FLAG_NAMES.join(", ")
+                    ));
+                }
+            }
+        };
+        match flag {
+            Flag::Ipsec if on => {
+                return Err(err(
+                    "flag IPSEC: upktgen does not do IPsec (the kernel's xfrm transforms are not reachable from userspace)",
+                ));
+            }
+            Flag::Shared if !on && (self.clone_skb > 0 || self.burst > 1) => {
+                return Err(err("flag !SHARED: not while clone_skb or burst is set"));
+            }
+            Flag::Node if on => self.note(
+                "NODE",
+                "frame buffers are allocated by the sending thread; pin it with --cpu to choose the NUMA node",
+            ),
+            _ => {}
+        }
+        self.set_flag(flag, on);
+        Ok(format!("OK: flags=0x{:x}", self.flags))
+    }
+
+    /// The frame-size walk's bounds after the kernel's start-of-run fix-up (max raised to min).
+    pub fn size_bounds(&self) -> (u32, u32) {
+        (self.min_pkt_size, self.max_pkt_size.max(self.min_pkt_size))
+    }
+
+    /// Checks combinations that only make sense together, as the run starts.
+    pub fn check_start(&self) -> Result<(), String> {
+        let v6 = self.has(Flag::Ipv6);
+        let any6 = [self.dst6, self.dst6_min, self.dst6_max, self.src6]
+            .iter()
+            .any(|a| !a.is_unspecified());
+        if v6 && self.dst6.is_unspecified() && self.dst6_min.is_unspecified() {
+            return Err(
+                "IPV6 is set but no IPv6 destination: give dst6 (or dst6_min/dst6_max)".into(),
+            );
+        }
+        if !v6 && any6 {
+            return Err(
+                "IPv6 addresses are set but the IPV6 flag was cleared (flag !IPV6): give dst/dst_min for IPv4 or set the flag again".into(),
+            );
+        }
+        if v6 && !(self.dst_max.is_empty() && self.src_min.is_empty() && self.src_max.is_empty())
+        {
+            return Err(
+                "IPV6 is set: IPv4 ranges (dst_max, src_min, src_max) do not apply; use dst6_min/dst6_max".into(),
+            );
+        }
+        if !self.dst6_min.is_unspecified() != !self.dst6_max.is_unspecified() {
+            return Err("dst6_min and dst6_max go together (the random walk masks between them)".into());
+        }
+        if self.has(Flag::TxsizeRnd) && !self.imix.is_empty() && self.min_pkt_size < self.max_pkt_size
+        {
+            return Err("imix_weights and a min_pkt_size..max_pkt_size walk both set the frame size: give one".into());
+        }
+        if self.flows > 0 && self.flowlen == 0 {
+            return Err("flows is set but flowlen is 0: give flowlen (packets per flow)".into());
+        }
+        if self.queue_map_min > self.queue_map_max
+            && (self.has(Flag::QueueMapRnd) || self.queue_map_max != 0)
+        {
+            return Err(format!(
+                "queue_map_min {} is above queue_map_max {}",
+                self.queue_map_min, self.queue_map_max
+            ));
+        }
+        Ok(())
+    }
+
+    /// The largest frame this configuration can produce (headers included).
+    pub fn max_frame_len(&self) -> usize {
+        let imix_max = self.imix.iter().map(|e| e.size).max().unwrap_or(0);
+        let (_, max) = self.size_bounds();
+        (max.max(imix_max) as usize).max(self.header_len() + crate::wire::PKTGEN_HDR_LEN)
+    }
+
+    /// Bytes of headers before the pktgen header: Ethernet, tags or labels, IP, UDP.
+    pub fn header_len(&self) -> usize {
+        let mut n = 14 + 4 * self.mpls.len();
+        if self.vlan_id != NO_VLAN {
+            n += 4;
+            if self.svlan_id != NO_VLAN {
+                n += 4;
+            }
+        }
+        n + if self.has(Flag::Ipv6) { 40 } else { 20 } + 8
+    }
+}
+
+/// `imix_weights size,weight size,weight ...` (sizes below 42 are raised to 42, as in the
+/// kernel; a zero weight or more than 20 entries is an error).
+fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, String> {
+    let mut out = Vec::new();
+    for item in v.split_whitespace() {
+        if out.len() == MAX_IMIX_ENTRIES {
+            return Err(err(format!(
+                "imix_weights: at most {MAX_IMIX_ENTRIES} entries"
+            )));
+        }
+        let (s, w) = item
+            .split_once(',')
+            .ok_or_else(|| err(format!("imix_weights: '{item}' is not size,weight")))?;
+        let size = num_max("imix_weights size", s, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING));
+        let weight = num("imix_weights weight", w)?;
+        if weight == 0 {
+            return Err(err(format!(
+                "imix_weights: '{item}': a weight must be at least 1"
+            )));
+        }
+        out.push(ImixEntry {
+            size: size as u32,
+            weight,
+        });
+    }
+    if out.is_empty() {
+        return Err(err(
+            "imix_weights: give at least one size,weight pair (e.g. 64,7 576,4 1500,1)",
+        ));
+    }
+    Ok(out)
+}
+
+/// `mpls 0001000a,0002000a`: up to 16 hex label-stack entries; an empty value, `0` or
+/// anything that does not start with a hex digit clears the stack, as in the kernel.
+fn parse_mpls(v: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for item in v.split(',') {
+        let item = item.trim();
+        let hex_len = item.chars().take_while(|c| c.is_ascii_hexdigit()).count();
+        if hex_len == 0 {
+            return Ok(Vec::new());
+        }
+        if hex_len != item.len() || hex_len > 8 {
+            return Err(err(format!(
+                "mpls: '{item}' is not a 32-bit hex label entry (e.g. 0001000a)"
+            )));
+        }
+        let n = u32::from_str_radix(item, 16).expect("checked hex digits");
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if out.len() == MAX_MPLS_LABELS {
+            return Err(err(format!("mpls: at most {MAX_MPLS_LABELS} labels")));
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
