@@ -8,17 +8,19 @@ use crate::backend::xdp_live::{self, XdpLive, XdpLiveConfig};
 use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
+use crate::frames::{self, FrameSource, Frames};
 use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
+use crate::pg::generate::{DeviceInfo, Generator};
+use crate::pg::{DevConfig, Flag, XmitMode};
 use crate::report::run::{Reconciliation, RunReport, Target};
 use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
 use crate::sender::{self, Limits, SendOutcome, StopReason};
-use crate::stream::{PortRange, Stream};
 use crate::sys::{self, netns, packet::PacketSocket};
 use crate::txq::RingConfig;
-use crate::wire::{FrameSpec, Udp4Template};
+use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -53,10 +55,8 @@ struct Checked {
     plans: Vec<Plan>,
     /// With --backend auto: candidates the options ruled out, and why.
     ruled_out: Vec<String>,
-    flags: params::Flags,
-    delay_ns: u64,
-    udp_src: (u16, u16),
-    udp_dst: (u16, u16),
+    /// pktgen's device configuration.
+    cfg: DevConfig,
 }
 
 /// One transmit path with its validated settings.
@@ -70,15 +70,8 @@ struct Plan {
 }
 
 /// Validates the options against one backend.
-fn plan_for(
-    a: &RunArgs,
-    kind: BackendKind,
-    flags: &params::Flags,
-    udp_src: (u16, u16),
-    udp_dst: (u16, u16),
-) -> Result<Plan> {
-    let xdp_live =
-        xdp_live::config_from_args(a, kind, flags, udp_src, udp_dst).map_err(|e| anyhow!(e))?;
+fn plan_for(a: &RunArgs, kind: BackendKind, cfg: &DevConfig) -> Result<Plan> {
+    let xdp_live = xdp_live::config_from_args(a, kind, cfg).map_err(|e| anyhow!(e))?;
     if a.sndbuf.is_some() && kind != BackendKind::AfPacket {
         bail!(
             "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
@@ -90,6 +83,9 @@ fn plan_for(
             "--qdisc-bypass applies to af_packet and tx_ring, not to {}",
             kind.name()
         );
+    }
+    if a.qdisc_bypass.is_some() && cfg.xmit_mode.is_some() {
+        bail!("--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one");
     }
     let default_batch = if kind == BackendKind::AfXdp { 32 } else { 64 };
     Ok(Plan {
@@ -103,17 +99,9 @@ fn plan_for(
 /// The plans for `--backend`: one, or for `auto` every candidate the options allow, fastest
 /// first.
 /// Also returns, for `auto`, the candidates the options ruled out and why.
-fn plans(
-    a: &RunArgs,
-    flags: &params::Flags,
-    udp_src: (u16, u16),
-    udp_dst: (u16, u16),
-) -> Result<(Vec<Plan>, Vec<String>)> {
+fn plans(a: &RunArgs, cfg: &DevConfig) -> Result<(Vec<Plan>, Vec<String>)> {
     if a.backend != BackendKind::Auto {
-        return Ok((
-            vec![plan_for(a, a.backend, flags, udp_src, udp_dst)?],
-            Vec::new(),
-        ));
+        return Ok((vec![plan_for(a, a.backend, cfg)?], Vec::new()));
     }
     let candidates: &[BackendKind] = if a.dev.is_none() {
         &[
@@ -132,7 +120,7 @@ fn plans(
     let mut out = Vec::new();
     let mut refused = Vec::new();
     for &k in candidates {
-        match plan_for(a, k, flags, udp_src, udp_dst) {
+        match plan_for(a, k, cfg) {
             Ok(p) => out.push(p),
             Err(e) => refused.push(format!("{} ruled out: {e:#}", k.name())),
         }
@@ -147,31 +135,28 @@ fn plans(
 }
 
 fn check_args(a: &RunArgs) -> Result<Checked> {
-    let flags = a.flags().map_err(|e| anyhow!(e))?;
-    let delay_ns = params::delay_ns(a.delay, a.ratep).map_err(|e| anyhow!(e))?;
-    let udp_src = (a.udp_src_min, a.udp_src_max.unwrap_or(a.udp_src_min));
-    let udp_dst = (a.udp_dst_min, a.udp_dst_max.unwrap_or(a.udp_dst_min));
-    params::check_port_range("udp-src", udp_src.0, udp_src.1).map_err(|e| anyhow!(e))?;
-    params::check_port_range("udp-dst", udp_dst.0, udp_dst.1).map_err(|e| anyhow!(e))?;
-    params::check_pkt_size(a.pkt_size, None, "").map_err(|e| anyhow!(e))?;
+    let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
+    let cfg = a
+        .dev_config(ifname, a.dev.is_none())
+        .map_err(|e| anyhow!(e))?;
     if a.dev.is_some() {
-        if a.dst.is_none() {
-            bail!("--dst: required with --dev (the destination IPv4 address to put in the frames)");
+        if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
+            bail!(
+                "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
+            );
         }
-        if a.dst_mac.is_none() {
+        if cfg.dst_mac == MacAddr::default() {
             bail!(
                 "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
             );
         }
     }
-    let (plans, ruled_out) = plans(a, &flags, udp_src, udp_dst)?;
+    cfg.check_start().map_err(|e| anyhow!(e))?;
+    let (plans, ruled_out) = plans(a, &cfg)?;
     Ok(Checked {
         plans,
         ruled_out,
-        flags,
-        delay_ns,
-        udp_src,
-        udp_dst,
+        cfg,
     })
 }
 
@@ -284,6 +269,67 @@ impl NetDevReader {
     }
 }
 
+/// Refuses frames the device cannot carry: the largest frame, less its VLAN tags, must fit
+/// the MTU plus the Ethernet header.
+fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
+    let tags = 4
+        * (usize::from(cfg.vlan_id != crate::pg::NO_VLAN)
+            + usize::from(cfg.vlan_id != crate::pg::NO_VLAN && cfg.svlan_id != crate::pg::NO_VLAN));
+    let max = cfg.max_frame_len();
+    let room = mtu as usize + crate::wire::ETH_HLEN + tags;
+    if max > room {
+        bail!(
+            "frames of up to {max} bytes (pkt_size/max_pkt_size/imix_weights, with headers) do not fit {dev}: {mtu} MTU + 14-byte Ethernet header{} = {room}",
+            if tags > 0 { " + VLAN tags" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// The report's view of the addresses: single addresses, or `min-max` ranges.
+fn addressing(cfg: &DevConfig, dev: &DeviceInfo) -> Addressing {
+    let range = |min: &str, max: &str| {
+        if max.is_empty() || max == min {
+            min.to_string()
+        } else {
+            format!("{min}-{max}")
+        }
+    };
+    let src_mac = if cfg.src_mac == MacAddr::default() {
+        dev.mac
+    } else {
+        cfg.src_mac
+    };
+    let (src_ip, dst_ip) = if cfg.has(Flag::Ipv6) {
+        let src = if cfg.src6.is_unspecified() {
+            crate::pg::generate::link_local_from_mac(src_mac)
+        } else {
+            cfg.src6
+        };
+        let dst = if cfg.dst6_min.is_unspecified() {
+            cfg.dst6.to_string()
+        } else {
+            format!("{}-{}", cfg.dst6_min, cfg.dst6_max)
+        };
+        (src.to_string(), dst)
+    } else {
+        let src = if cfg.src_min.is_empty() {
+            dev.ipv4
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
+                .to_string()
+        } else {
+            range(&cfg.src_min, &cfg.src_max)
+        };
+        (src, range(&cfg.dst_min, &cfg.dst_max))
+    };
+    Addressing {
+        src_mac,
+        dst_mac: cfg.dst_mac,
+        src_ip,
+        dst_ip,
+    }
+}
+
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let c = check_args(a)?;
@@ -327,31 +373,24 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         return Ok(Exit::Interrupted);
     }
-    params::check_pkt_size(a.pkt_size, Some(dev.mtu), &dev.name).map_err(|e| anyhow!(e))?;
+    let cfg = &c.cfg;
+    check_frame_fits(cfg, dev.mtu, &dev.name)?;
     let lab = lab_guard.as_ref();
-    let addressing = Addressing {
-        src_mac: a.src_mac.unwrap_or(crate::wire::MacAddr(dev.mac)),
-        dst_mac: a.dst_mac.unwrap_or(lab::RX_MAC),
-        src_ip: a
-            .src
-            .or(dev.addr4)
-            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
-        dst_ip: a.dst.unwrap_or(lab::RX_IP),
+    let seed = a
+        .seed
+        .unwrap_or_else(|| sys::realtime_ns() ^ u64::from(std::process::id()));
+    let dev_info = DeviceInfo {
+        mac: MacAddr(dev.mac),
+        ipv4: dev.addr4,
+        tx_queues: 1,
     };
-    let template = Udp4Template::new(&FrameSpec {
-        dst_mac: addressing.dst_mac,
-        src_mac: addressing.src_mac,
-        src_ip: addressing.src_ip,
-        dst_ip: addressing.dst_ip,
-        tos: 0,
-        pkt_size: a.pkt_size,
-        udp_csum: c.flags.udp_csum,
-    })
-    .map_err(|e| anyhow!(e))?;
-    let stream = Stream::new(
-        PortRange::new(c.udp_src.0, c.udp_src.1),
-        PortRange::new(c.udp_dst.0, c.udp_dst.1),
-    );
+    let frames = frames::for_config(cfg, &dev_info, seed, a.cpu.unwrap_or(0) as u16)
+        .map_err(|e| anyhow!(e))?;
+    let addressing = addressing(cfg, &dev_info);
+    for n in &cfg.notes {
+        eprintln!("upktgen: note: {n}");
+    }
+    let uses_random = frames.generator().is_some_and(Generator::uses_random);
     let mut tx_reader = NetDevReader::open(dev.netns.as_deref())?;
     let mut rx_reader = match lab {
         Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
@@ -367,10 +406,11 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
 
     let limits = Limits {
-        count: a.count,
+        count: cfg.count,
         duration: a.duration,
-        delay_ns: c.delay_ns,
-        timestamps: !c.flags.no_timestamp,
+        delay_ns: cfg.delay,
+        burst: cfg.burst,
+        timestamps: !cfg.has(Flag::NoTimestamp),
     };
     let rx_sink = match lab.filter(|_| a.rx_analyze) {
         Some(l) => Some(LabReceiver::start(
@@ -388,10 +428,13 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         plans: c.plans.clone(),
         skipped: c.ruled_out.clone(),
         sndbuf: a.sndbuf,
-        qdisc_bypass: a.qdisc_bypass,
+        qdisc_bypass: a
+            .qdisc_bypass
+            .or(cfg.xmit_mode.map(|m| m == XmitMode::StartXmit)),
+        priority: cfg.skb_priority,
+        queue: cfg.queue_map_min,
         ifindex: dev.ifindex,
-        template,
-        stream,
+        frames,
         limits,
         cpu: a.cpu,
         stop: Arc::clone(stop),
@@ -399,6 +442,8 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let dev_name = dev.name.clone();
     let live = crate::live::start_for_run(
         a,
+        cfg.max_frame_len(),
+        cfg.count,
         crate::live::Watched {
             iface: dev.name.clone(),
             netns: dev.netns.clone(),
@@ -446,9 +491,13 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         },
         backend: info,
         addressing,
-        flags: c.flags,
-        count: a.count,
-        delay_ns: c.delay_ns,
+        flags: params::Flags {
+            udp_csum: cfg.has(Flag::Udpcsum),
+            no_timestamp: cfg.has(Flag::NoTimestamp),
+        },
+        seed: uses_random.then_some(seed),
+        count: cfg.count,
+        delay_ns: cfg.delay,
         reconciliation: Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref()),
         tx_iface: tx_if,
         rx_iface: rx_if,
@@ -478,9 +527,12 @@ struct SendJob {
     sndbuf: Option<u32>,
     /// PACKET_QDISC_BYPASS [af_packet: off; tx_ring: on].
     qdisc_bypass: Option<bool>,
+    /// SO_PRIORITY of packet sockets (pktgen's skb_priority; 0 = leave it).
+    priority: u32,
+    /// af_xdp's queue (pktgen's queue_map_min).
+    queue: u16,
     ifindex: u32,
-    template: Udp4Template,
-    stream: Stream,
+    frames: Frames,
     limits: Limits,
     cpu: Option<usize>,
     stop: Arc<AtomicBool>,
@@ -562,8 +614,16 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
             Err(e) => Attempt::Unavailable(e),
         }
     }
-    let frame = job.template.frame().to_vec();
+    let frame = job.frames.prefill();
     let ifindex = job.ifindex;
+    let priority = job.priority;
+    let open = move || -> std::io::Result<PacketSocket> {
+        let s = PacketSocket::open(ifindex)?;
+        if priority != 0 {
+            s.set_priority(priority)?;
+        }
+        Ok(s)
+    };
     match plan.kind {
         BackendKind::AfPacket => {
             let cfg = AfPacketConfig {
@@ -571,7 +631,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                 sndbuf: job.sndbuf,
                 qdisc_bypass: job.qdisc_bypass.unwrap_or(false),
             };
-            let b = PacketSocket::open(ifindex)
+            let b = open()
                 .and_then(|s| AfPacket::new(s, &frame, cfg))
                 .context("af_packet: setting up the AF_PACKET socket");
             go(b, job)
@@ -586,7 +646,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                         batch: plan.batch,
                         qdisc_bypass: job.qdisc_bypass.unwrap_or(true),
                     };
-                    PacketSocket::open(ifindex)
+                    open()
                         .and_then(|s| TxRing::new(s, &frame, cfg))
                         .context("tx_ring: setting up the PACKET_MMAP TX ring")
                 });
@@ -600,12 +660,13 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                     let cfg = AfXdpConfig {
                         ring,
                         batch: plan.batch,
-                        queue: 0,
+                        queue: u32::from(job.queue),
                         zerocopy: None,
                     };
+                    let q = job.queue;
                     AfXdp::new(ifindex, &frame, cfg).map_err(|e| {
                         anyhow!(
-                            "af_xdp: cannot set up an AF_XDP socket on queue 0 ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
+                            "af_xdp: cannot set up an AF_XDP socket on queue {q} ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
                         )
                     })
                 });
@@ -617,7 +678,10 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                 .context("xdp_live without its configuration")
                 .and_then(|mut cfg| {
                     cfg.ifindex = ifindex;
-                    let frame = xdp_live::first_frame(&job.template, &job.stream);
+                    let Frames::Fast(fast) = &job.frames else {
+                        bail!("xdp_live: the frames need per-packet work its program does not do");
+                    };
+                    let frame = xdp_live::first_frame(fast.template(), fast.stream());
                     Ok(XdpLive::new(&frame, cfg)?)
                 });
             go(b, job)
@@ -630,13 +694,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
 fn measure<B: TxBackend>(mut backend: B, job: &mut SendJob) -> Result<Measured> {
     let info = backend.info();
     let sys0 = SystemSnapshot::take()?;
-    let outcome = sender::run(
-        &mut backend,
-        &job.template,
-        &mut job.stream,
-        &job.limits,
-        &job.stop,
-    )?;
+    let outcome = sender::run(&mut backend, &mut job.frames, &job.limits, &job.stop)?;
     let sys1 = SystemSnapshot::take()?;
     Ok(Measured {
         info,

@@ -5,7 +5,6 @@ use crate::lab::RxMode;
 use crate::params;
 use crate::wire::MacAddr;
 use clap::{Args, Parser, Subcommand};
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 const ABOUT: &str = "A userspace packet generator for Linux with the kernel pktgen's vocabulary and Result arithmetic.
@@ -44,9 +43,9 @@ pub struct Cli {
 pub enum Cmd {
     /// Send packets (in a private lab, or on --dev IFACE) and report like pktgen.
     #[command(after_help = TIME_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Simulate the seed's machine: a NIC's TX ring, its driver and the CPU (no root needed).
-    Sim(crate::sim::SimArgs),
+    Sim(Box<crate::sim::SimArgs>),
     /// Receive on an interface and report loss, duplicates, reordering and latency.
     #[command(long_about = crate::rx::cli::RX_ABOUT, after_help = crate::rx::cli::RX_HELP)]
     Rx(crate::rx::cli::RxArgs),
@@ -88,60 +87,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub xdp_live_plain: bool,
 
-    /// Frames to send (accepted or refused by the kernel); 0 = until Ctrl-C or --duration.
-    #[arg(long, default_value_t = params::DEFAULT_COUNT, value_name = "N")]
-    pub count: u64,
+    /// pktgen's parameters, by pktgen's names (`--pkt-size` for pkt_size, ...).
+    #[command(flatten)]
+    pub pg: crate::pg::cli::PgArgs,
 
     /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m), whichever of count/duration comes first.
     #[arg(long, value_parser = params::parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
 
-    /// Frame size in bytes without FCS (60 to MTU + 14).
-    #[arg(long, default_value_t = params::DEFAULT_PKT_SIZE, value_name = "BYTES")]
-    pub pkt_size: usize,
-
-    /// Destination IPv4 address [lab: 10.99.0.2; --dev: required].
-    #[arg(long, value_name = "IPV4")]
-    pub dst: Option<Ipv4Addr>,
-
-    /// Source IPv4 address [lab: 10.99.0.1; --dev: the interface's first address, else 0.0.0.0].
-    #[arg(long, value_name = "IPV4")]
-    pub src: Option<Ipv4Addr>,
-
-    /// Destination MAC [lab: veth-rx's; --dev: required (pktgen's default of all zeros is
-    /// dropped by every receiver)].
-    #[arg(long, value_name = "MAC")]
-    pub dst_mac: Option<MacAddr>,
-
-    /// Source MAC [the sending interface's].
-    #[arg(long, value_name = "MAC")]
-    pub src_mac: Option<MacAddr>,
-
-    /// UDP source port range [min, max), walked in order; max <= min means fixed at min.
-    #[arg(long, default_value_t = params::DEFAULT_UDP_PORT, value_name = "PORT")]
-    pub udp_src_min: u16,
-    /// See --udp-src-min [default: the min].
-    #[arg(long, value_name = "PORT")]
-    pub udp_src_max: Option<u16>,
-    /// UDP destination port range [min, max), walked in order.
-    #[arg(long, default_value_t = params::DEFAULT_UDP_PORT, value_name = "PORT")]
-    pub udp_dst_min: u16,
-    /// See --udp-dst-min [default: the min].
-    #[arg(long, value_name = "PORT")]
-    pub udp_dst_max: Option<u16>,
-
-    /// Gap between packets in ns, on an absolute schedule (a late sender catches up).
-    #[arg(long, value_name = "NS", conflicts_with = "ratep")]
-    pub delay: Option<u64>,
-
-    /// Packets per second (sets delay = 1e9/ratep).
-    #[arg(long, value_name = "PPS")]
-    pub ratep: Option<u64>,
-
-    /// pktgen flag; repeatable; `!NAME` clears. Implemented: UDPCSUM (compute the UDP
-    /// checksum), NO_TIMESTAMP (zero timestamps).
-    #[arg(long = "flag", value_name = "FLAG", allow_hyphen_values = true)]
-    pub flags: Vec<String>,
+    /// Seed of the random draws (*_RND flags, IMIX, random flows, dst6 ranges), for a
+    /// reproducible walk [a fresh one per run, printed in the report].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 
     /// Frames handed to the kernel per syscall at most [af_packet, tx_ring: 64; af_xdp: 32,
     /// what the kernel moves per kick in copy mode; xdp_live: the kernel's batch size of live
@@ -209,13 +166,37 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The validated pktgen flags.
-    pub fn flags(&self) -> Result<params::Flags, String> {
-        let mut f = params::Flags::default();
-        for a in &self.flags {
-            f.apply(a)?;
+    /// The device configuration the options describe: pktgen's defaults but the seed's count,
+    /// then every pktgen parameter in command-line order; in the lab, the destination
+    /// defaults to the lab's receiving end.
+    pub fn dev_config(&self, ifname: &str, lab: bool) -> Result<crate::pg::DevConfig, String> {
+        let mut c = crate::pg::DevConfig::new(ifname);
+        c.count = params::DEFAULT_COUNT;
+        let rates: Vec<&str> = ["delay", "rate", "ratep"]
+            .into_iter()
+            .filter(|n| self.pg.has(n))
+            .collect();
+        if rates.len() > 1 {
+            return Err(format!(
+                "--{} and --{} both set the packet rate: give one of them",
+                rates[0], rates[1]
+            ));
         }
-        Ok(f)
+        for (name, value) in &self.pg.items {
+            c.set(name, value).map_err(|e| {
+                let msg = e.strip_prefix("ERROR: ").unwrap_or(&e).to_string();
+                format!("--{} {value}: {msg}", name.replace('_', "-"))
+            })?;
+        }
+        if lab {
+            if c.dst_min.is_empty() && !c.has(crate::pg::Flag::Ipv6) {
+                c.dst_min = crate::lab::RX_IP.to_string();
+            }
+            if c.dst_mac == MacAddr::default() {
+                c.dst_mac = crate::lab::RX_MAC;
+            }
+        }
+        Ok(c)
     }
 }
 
@@ -233,8 +214,10 @@ mod tests {
     fn no_arguments_is_the_seed_run() {
         let c = Cli::try_parse_from(["upktgen"]).unwrap();
         assert!(c.cmd.is_none());
-        assert_eq!(c.run.count, 4_000_000);
-        assert_eq!(c.run.pkt_size, 60);
+        let d = c.run.dev_config("veth-tx", true).unwrap();
+        assert_eq!(d.count, 4_000_000);
+        assert_eq!((d.min_pkt_size, d.max_pkt_size), (60, 60));
+        assert_eq!(d.dst_min, "10.99.0.2");
         assert!(c.run.dev.is_none());
     }
 
@@ -268,24 +251,36 @@ mod tests {
         ])
         .unwrap();
         let Some(Cmd::Run(r)) = c.cmd else { panic!() };
-        assert_eq!(r.count, 0);
-        assert_eq!(r.udp_dst_max, Some(1010));
-        assert!(!r.flags().unwrap().udp_csum);
+        let d = r.dev_config("eth9", false).unwrap();
+        assert_eq!(d.count, 0);
+        assert_eq!(d.udp_dst_max, 1010);
+        assert_eq!(d.delay, 1_000_000);
+        assert!(!d.has(crate::pg::Flag::Udpcsum));
         assert_eq!(r.duration, Some(Duration::from_secs(2)));
     }
 
     #[test]
     fn bad_values_are_rejected_by_the_parser() {
         for args in [
-            vec!["upktgen", "--dst-mac", "zz"],
-            vec!["upktgen", "--dst", "10.0.0.300"],
-            vec!["upktgen", "--count", "-1"],
-            vec!["upktgen", "--udp-src-min", "70000"],
-            vec!["upktgen", "--delay", "10", "--ratep", "5"],
             vec!["upktgen", "--batch", "0"],
             vec!["upktgen", "--duration", "soon"],
+            vec!["upktgen", "--count", "-1"],
         ] {
             assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+        // pktgen parameters are checked by the device language, naming the option.
+        for (args, want) in [
+            (vec!["upktgen", "--dst-mac", "zz"], "--dst-mac zz"),
+            (vec!["upktgen", "--dst", "10.0.0.300"], "not an IPv4"),
+            (vec!["upktgen", "--count", "many"], "--count many"),
+            (vec!["upktgen", "--udp-src-min", "70000"], "65535"),
+            (vec!["upktgen", "--delay", "10", "--ratep", "5"], "give one"),
+            (vec!["upktgen", "--flag", "BOGUS"], "unknown"),
+            (vec!["upktgen", "--vlan-p", "3"], "vlan_id first"),
+        ] {
+            let c = Cli::try_parse_from(&args).unwrap();
+            let e = c.run.dev_config("veth-tx", true).unwrap_err();
+            assert!(e.contains(want), "{args:?}: {e}");
         }
     }
 }

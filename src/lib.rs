@@ -7,6 +7,7 @@ pub mod app;
 pub mod backend;
 pub mod caps;
 pub mod cli;
+pub mod frames;
 pub mod lab;
 pub mod live;
 pub mod params;

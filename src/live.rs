@@ -289,6 +289,8 @@ impl Drop for Monitor {
 /// being a terminal, unless `--no-live`); None when none is asked for.
 pub fn start_for_run(
     a: &crate::cli::RunArgs,
+    pkt_size: usize,
+    count: u64,
     tx: Watched,
     rx: Option<Watched>,
     lost: Option<LostSource>,
@@ -304,16 +306,7 @@ pub fn start_for_run(
     if a.interval.is_zero() {
         anyhow::bail!("--interval: must be above 0");
     }
-    Monitor::start(
-        &tx,
-        rx.as_ref(),
-        lost,
-        a.pkt_size,
-        a.interval,
-        format,
-        a.count,
-    )
-    .map(Some)
+    Monitor::start(&tx, rx.as_ref(), lost, pkt_size, a.interval, format, count).map(Some)
 }
 
 #[cfg(test)]

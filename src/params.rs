@@ -1,7 +1,6 @@
 //! pktgen parameters as upktgen takes them, validated before anything is sent.
 
 use crate::wire::{ETH_HLEN, ETH_ZLEN, MacAddr};
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 /// pktgen's default frame size (bytes without FCS).
@@ -140,13 +139,14 @@ pub fn check_port_range(what: &str, min: u16, max: u16) -> Result<(), String> {
     Ok(())
 }
 
-/// The frame's addresses once defaults are resolved.
+/// The frame's addresses once defaults are resolved (IP addresses as text: one address, a
+/// `min-max` range, or IPv6).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Addressing {
     pub src_mac: MacAddr,
     pub dst_mac: MacAddr,
-    pub src_ip: Ipv4Addr,
-    pub dst_ip: Ipv4Addr,
+    pub src_ip: String,
+    pub dst_ip: String,
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! elapsed minus idle: time spent preparing frames and inside the send syscalls.
 
 use crate::backend::{BackendStats, TxBackend};
+use crate::frames::FrameSource;
 use crate::report::PktgenResult;
-use crate::stream::{Stream, timeval};
+use crate::stream::timeval;
 use crate::sys;
-use crate::wire::Udp4Template;
 use serde::Serialize;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,8 +26,11 @@ pub struct Limits {
     pub count: u64,
     /// Stop after this long; None = no limit.
     pub duration: Option<Duration>,
-    /// Inter-packet gap in ns on an absolute schedule (pktgen's delay; ratep = 1e9/delay); 0 = as fast as possible.
+    /// Inter-packet gap in ns on an absolute schedule (pktgen's delay; ratep = 1e9/delay); 0 = as fast as possible;
+    /// u64::MAX = never send (pktgen's `delay 2147483647`).
     pub delay_ns: u64,
+    /// Frames sent back to back per tick of `burst * delay_ns`: the rate stays 1e9/delay.
+    pub burst: u32,
     /// Stamp packets with the wall clock (false with NO_TIMESTAMP).
     pub timestamps: bool,
 }
@@ -54,10 +57,9 @@ pub struct SendOutcome {
 }
 
 /// Sends until a limit is reached or `stop` is set.
-pub fn run<B: TxBackend>(
+pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     backend: &mut B,
-    template: &Udp4Template,
-    stream: &mut Stream,
+    frames: &mut F,
     limits: &Limits,
     stop: &AtomicBool,
 ) -> io::Result<SendOutcome> {
@@ -91,12 +93,19 @@ pub fn run<B: TxBackend>(
         {
             break StopReason::Duration;
         }
-        // Absolute schedule: packet k is due at t0 + k * delay. A late sender sends
-        // everything due at once (up to a batch), so the average rate does not drift.
-        if let Some(due_before) = (now - t0).checked_div(limits.delay_ns) {
-            let due_total = due_before + 1;
+        if limits.delay_ns == u64::MAX {
+            // Never send: wait for the duration or Ctrl-C, as pktgen does.
+            pacing_idle_ns += wait_until(end_by.unwrap_or(u64::MAX), stop);
+            continue;
+        }
+        // Absolute schedule: tick j (of `burst` packets) is due at t0 + j * burst * delay.
+        // A late sender sends everything due at once (up to a batch), so the average rate
+        // does not drift.
+        let burst = u64::from(limits.burst.max(1));
+        if let Some(ticks_before) = (now - t0).checked_div(limits.delay_ns.saturating_mul(burst)) {
+            let due_total = (ticks_before + 1) * burst;
             if due_total <= attempted {
-                let next_due = t0 + attempted * limits.delay_ns;
+                let next_due = t0 + attempted / burst * burst * limits.delay_ns;
                 let wake = end_by.map_or(next_due, |e| e.min(next_due));
                 pacing_idle_ns += wait_until(wake, stop);
                 continue;
@@ -114,8 +123,9 @@ pub fn run<B: TxBackend>(
                 (0, 0)
             };
             for i in 0..n {
-                let f = stream.next_fields(tv);
-                template.write(backend.frame(i), &f);
+                let len = frames.advance();
+                frames.write(backend.frame(i, len), tv);
+                frames.sent();
             }
         }
         let s = backend.submit(n, stop)?;
@@ -136,9 +146,10 @@ pub fn run<B: TxBackend>(
             elapsed_ns,
             idle_ns,
             sent,
-            pkt_size: template.len() as u32,
+            pkt_size: frames.pkt_size(),
             frags: 0,
             errors,
+            imix_bytes: frames.imix_bytes(),
         },
         pacing_idle_ns,
         backend: bstats,

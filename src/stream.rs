@@ -3,8 +3,9 @@
 //! pktgen semantics kept here:
 //! - the sequence number starts at 1 and increments by one per packet (wrapping at 2^32);
 //! - the IPv4 id increments by one per packet, starting at 0;
-//! - a UDP port range `[min, max)` is half-open and walked sequentially, starting at `min`
-//!   (`max <= min` means the port stays at `min`);
+//! - a UDP port range `[min, max)` is half-open and walked sequentially; like pktgen, which
+//!   advances every field before building a packet, the first packet carries `min + 1`
+//!   (then ..., `max - 1`, `min`, ...; `max <= min` means the port stays at `min`);
 //! - the timestamp is the wall clock (CLOCK_REALTIME) in seconds and microseconds, zero with
 //!   NO_TIMESTAMP. upktgen reads the clock once per batch, just before handing the batch to
 //!   the kernel, and stamps every packet of the batch with it.
@@ -25,7 +26,11 @@ impl PortRange {
     /// pktgen's `udp_*_min`/`udp_*_max`: `[min, max)`, or just `min` when `max <= min`.
     pub fn new(min: u16, max: u16) -> Self {
         let span = if max > min { u32::from(max - min) } else { 1 };
-        PortRange { min, span, next: 0 }
+        PortRange {
+            min,
+            span,
+            next: 1 % span,
+        }
     }
 
     #[inline]
@@ -91,7 +96,7 @@ mod tests {
     fn port_range_is_half_open_and_sequential() {
         let mut r = PortRange::new(10, 13);
         let got: Vec<u16> = (0..7).map(|_| r.next_port()).collect();
-        assert_eq!(got, [10, 11, 12, 10, 11, 12, 10]);
+        assert_eq!(got, [11, 12, 10, 11, 12, 10, 11]);
     }
 
     #[test]
@@ -108,10 +113,11 @@ mod tests {
         assert_eq!(r.next_port(), 65534);
         assert_eq!(r.next_port(), 65534);
         let mut r = PortRange::new(0, 65535);
-        for want in 0..65535u32 {
+        for want in 1..65535u32 {
             assert_eq!(u32::from(r.next_port()), want);
         }
         assert_eq!(r.next_port(), 0);
+        assert_eq!(r.next_port(), 1);
     }
 
     #[test]

@@ -29,7 +29,7 @@ fn dev_mode_sends_on_a_named_interface() {
 }
 
 fn fails_with(o: &std::process::Output, needle: &str) {
-    assert!(!o.status.success(), "should fail: {}", stdout(o));
+    assert!(!o.status.success(), "should fail ({needle}): {}", stdout(o));
     let e = stderr(o);
     let first = e.lines().next().unwrap_or("");
     // One line says it all: the option, the value and what is accepted.
@@ -68,20 +68,51 @@ fn bad_input_gets_one_clear_line() {
         "--dev nosuch0: no such interface",
     );
     fails_with(
-        &dev(&["--pkt-size", "59"]),
-        "--pkt-size 59: below the minimum",
-    );
-    fails_with(
         &dev(&["--pkt-size", "1515"]),
-        "--pkt-size 1515: above what veth-tx can send (1500 MTU",
+        "frames of up to 1515 bytes (pkt_size/max_pkt_size/imix_weights, with headers) do not fit veth-tx: 1500 MTU",
     );
     fails_with(
-        &dev(&["--udp-src-min", "10", "--udp-src-max", "5"]),
-        "--udp-src-max 5 is below --udp-src-min 10",
+        &dev(&["--min-pkt-size", "60", "--max-pkt-size", "1600"]),
+        "do not fit veth-tx",
+    );
+    fails_with(
+        &dev(&["--vlan-id", "5", "--vlan-p", "9"]),
+        "--vlan-p 9: vlan_p must be 0-7",
     );
     fails_with(&dev(&["--ratep", "0"]), "--ratep 0");
-    fails_with(&dev(&["--flag", "IPV6"]), "--flag IPV6");
-    fails_with(&dev(&["--flag", "NOPE"]), "--flag NOPE: unknown flag");
+    fails_with(
+        &dev(&["--flag", "IPV6"]),
+        "IPV6 is set but no IPv6 destination",
+    );
+    fails_with(
+        &dev(&["--dst6", "fd00::2", "--flag", "!IPV6"]),
+        "IPv6 addresses are set but the IPV6 flag was cleared",
+    );
+    fails_with(
+        &dev(&["--flag", "NOPE"]),
+        "--flag NOPE: Flag -:NOPE:- unknown",
+    );
+    fails_with(
+        &dev(&["--imix-weights", "64,7 1500,0"]),
+        "a weight must be at least 1",
+    );
+    fails_with(&dev(&["--flows", "8"]), "flowlen");
+    fails_with(
+        &dev(&[
+            "--dst-min",
+            "127.0.0.1",
+            "--dst-max",
+            "127.0.0.9",
+            "--flag",
+            "IPDST_RND",
+        ]),
+        "every address in it is one random destinations skip",
+    );
+    fails_with(&dev(&["--xmit-mode", "netif_receive"]), "netif_receive");
+    fails_with(
+        &dev(&["--xmit-mode", "queue_xmit", "--qdisc-bypass"]),
+        "give one",
+    );
     fails_with(
         &dev(&["--irq", "no-such-irq-line"]),
         "--irq no-such-irq-line: no line of /proc/interrupts matches",
@@ -90,7 +121,7 @@ fn bad_input_gets_one_clear_line() {
     fails_with(&dev(&["--dst", "10.0.0.300"]), "--dst");
     fails_with(
         &dev(&["--delay", "5", "--ratep", "5"]),
-        "cannot be used with",
+        "--delay and --ratep both set the packet rate: give one of them",
     );
     fails_with(
         &in_ns(&lab.tx_ns, &["run", "--dev", lab::TX_IF, "--dst-mac", &m]),

@@ -108,8 +108,8 @@ impl TxBackend for AfPacket {
     }
 
     #[inline]
-    fn frame(&mut self, i: usize) -> &mut [u8] {
-        self.batch.frame_mut(i)
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8] {
+        self.batch.frame_mut(i, len)
     }
 
     fn submit(&mut self, n: usize, stop: &AtomicBool) -> io::Result<Submitted> {

@@ -44,6 +44,8 @@ struct XdpIo {
     free: Vec<u64>,
     /// Addresses handed out by the last reserve.
     reserved: Vec<u64>,
+    /// Length of each reserved frame, set by `frame`.
+    lens: Vec<u32>,
     frame_len: usize,
     kicks: u64,
 }
@@ -72,6 +74,7 @@ impl AfXdp {
                 xsk,
                 free,
                 reserved: Vec::with_capacity(cfg.batch),
+                lens: vec![0; cfg.batch],
                 frame_len: template.len(),
                 kicks: 0,
             },
@@ -156,16 +159,17 @@ impl TxBackend for AfXdp {
     }
 
     #[inline]
-    fn frame(&mut self, i: usize) -> &mut [u8] {
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8] {
+        assert!(len <= self.io.frame_len);
         let addr = self.io.reserved[i];
-        self.io.xsk.frame_mut(addr, self.io.frame_len)
+        self.io.lens[i] = len as u32;
+        self.io.xsk.frame_mut(addr, len)
     }
 
     fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {
-        let len = self.io.frame_len as u32;
         for i in 0..n {
             let addr = self.io.reserved[i];
-            self.io.xsk.tx_write(i as u32, addr, len);
+            self.io.xsk.tx_write(i as u32, addr, self.io.lens[i]);
         }
         // Frames reserved but not submitted go back to the free list.
         let io = &mut self.io;

@@ -140,8 +140,9 @@ pub trait TxBackend {
         true
     }
 
-    /// Reserved frame `i` (0-based, below the last `reserve`'s count), to patch in place.
-    fn frame(&mut self, i: usize) -> &mut [u8];
+    /// Reserved frame `i` (0-based, below the last `reserve`'s count), to be sent with `len`
+    /// bytes (at most the prefill's length): its first `len` bytes, to patch in place.
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8];
 
     /// Hands the first `n` reserved frames to the kernel. Frames the kernel has no room
     /// for are retried after waiting (idle) unless `stop` is set, in which case they are

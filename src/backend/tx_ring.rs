@@ -162,9 +162,10 @@ impl TxBackend for TxRing {
     }
 
     #[inline]
-    fn frame(&mut self, i: usize) -> &mut [u8] {
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.io.frame_len);
         let idx = (self.io.head + i) & self.io.mask;
-        self.io.map.data_mut(idx, self.io.frame_len)
+        self.io.map.data_mut(idx, len)
     }
 
     fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {

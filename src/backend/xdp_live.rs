@@ -102,10 +102,9 @@ pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
 pub fn config_from_args(
     a: &crate::cli::RunArgs,
     kind: super::BackendKind,
-    flags: &crate::params::Flags,
-    udp_src: (u16, u16),
-    udp_dst: (u16, u16),
+    pg: &crate::pg::DevConfig,
 ) -> Result<Option<XdpLiveConfig>, String> {
+    use crate::pg::Flag;
     if kind != super::BackendKind::XdpLive {
         if a.xdp_live_plain {
             return Err("--xdp-live-plain applies to --backend xdp_live".into());
@@ -126,16 +125,27 @@ pub fn config_from_args(
     if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
         return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
     }
+    if !crate::frames::fast_path_fits(pg) {
+        return Err(
+            "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
+        );
+    }
+    if pg.burst > 1 {
+        return not_here(
+            "--burst",
+            "burst of its own (it sends --batch frames per syscall)",
+        );
+    }
     let c = XdpLiveConfig {
         ifindex: 0,
         batch: u32::from(a.batch.unwrap_or(64)),
         plain: a.xdp_live_plain,
-        timestamps: !flags.no_timestamp,
-        udp_csum: flags.udp_csum,
-        udp_src,
-        udp_dst,
+        timestamps: !pg.has(Flag::NoTimestamp),
+        udp_csum: pg.has(Flag::Udpcsum),
+        udp_src: (pg.udp_src_min, pg.udp_src_max),
+        udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
     };
-    check_config(&c, a.pkt_size)?;
+    check_config(&c, pg.min_pkt_size as usize)?;
     Ok(Some(c))
 }
 
@@ -227,6 +237,14 @@ impl XdpLive {
             frame[t + 4..t + 8].copy_from_slice(&u.to_be_bytes());
             fix_plain_checksum(&mut frame, &spec);
         }
+        // The walk's first packet carries min + 1, as pktgen's (see crate::stream); the
+        // program keeps its place in the state map, so the start goes there.
+        let mirror = State {
+            sport: 1 % spec.sport.span,
+            dport: 1 % spec.dport.span,
+            ..State::default()
+        };
+        state.write(&mirror.to_bytes())?;
         Ok(XdpLive {
             per_run: cfg.batch.max(1) * 16,
             cfg,
@@ -236,7 +254,7 @@ impl XdpLive {
             driver,
             tracepoint,
             pin,
-            mirror: State::default(),
+            mirror,
             drv: Driver::default(),
             totals: XdpLiveCounters::default(),
             stats: BackendStats::default(),
@@ -437,7 +455,7 @@ impl TxBackend for XdpLive {
         false
     }
 
-    fn frame(&mut self, _i: usize) -> &mut [u8] {
+    fn frame(&mut self, _i: usize, _len: usize) -> &mut [u8] {
         // Never called (fills_frames is false); the program writes the fields.
         &mut self.frame
     }

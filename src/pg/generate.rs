@@ -209,8 +209,8 @@ impl Generator {
         } else {
             (Vec::new(), 0)
         };
-        if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max {
-            if dst_rnd.1 == 0 {
+        if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max && dst_rnd.1 == 0 {
+            {
                 return Err(format!(
                     "IPDST_RND over {}..{} (max excluded): every address in it is one random destinations skip (0/8, 127/8, 224/4, broadcast)",
                     Ipv4Addr::from(daddr_min),
@@ -286,20 +286,7 @@ impl Generator {
 
     /// Whether any field is drawn at random (the walk is then seed-dependent).
     pub fn uses_random(&self) -> bool {
-        const RND: [Flag; 11] = [
-            Flag::IpsrcRnd,
-            Flag::IpdstRnd,
-            Flag::TxsizeRnd,
-            Flag::UdpsrcRnd,
-            Flag::UdpdstRnd,
-            Flag::MplsRnd,
-            Flag::QueueMapRnd,
-            Flag::MacsrcRnd,
-            Flag::MacdstRnd,
-            Flag::VidRnd,
-            Flag::SvidRnd,
-        ];
-        RND.iter().any(|&f| self.has(f))
+        super::RANDOM_FLAGS.iter().any(|&f| self.has(f))
             || !self.imix_sizes.is_empty()
             || self.dst6_range.is_some()
             || (!self.flows.is_empty() && !self.has(Flag::FlowSeq))
@@ -420,7 +407,7 @@ impl Generator {
                     if imn < imx {
                         self.cur_daddr = if self.has(Flag::IpdstRnd) {
                             let (segs, total) = &self.dst_rnd;
-                            let mut k = (u128::from(self.rng.next_u64()) * u128::from(*total)
+                            let mut k = ((u128::from(self.rng.next_u64()) * u128::from(*total))
                                 >> 64) as u64;
                             let mut addr = segs[0].0;
                             for &(a, b) in segs {
@@ -449,9 +436,9 @@ impl Generator {
             let mut a = [0u8; 16];
             for w in 0..4 {
                 let r = self.rng.next_u32().to_be_bytes();
-                for k in 0..4 {
+                for (k, rk) in r.iter().enumerate() {
                     let i = w * 4 + k;
-                    a[i] = (r[k] | min[i]) & max[i];
+                    a[i] = (rk | min[i]) & max[i];
                 }
             }
             self.cur_daddr6 = Ipv6Addr::from(a);

@@ -89,7 +89,11 @@ fn unset_max_or_src_keeps_min_and_device_address() {
 #[test]
 fn random_destinations_skip_special_ranges() {
     let got = walk(
-        &["dst_min 126.255.255.250", "dst_max 128.0.0.5", "flag IPDST_RND"],
+        &[
+            "dst_min 126.255.255.250",
+            "dst_max 128.0.0.5",
+            "flag IPDST_RND",
+        ],
         3000,
         |g| g.cur_daddr,
     );
@@ -102,7 +106,9 @@ fn random_destinations_skip_special_ranges() {
 
 #[test]
 fn sizes_walk_inclusive_and_random_excludes_max() {
-    let got = walk(&["min_pkt_size 60", "max_pkt_size 62"], 5, |g| g.cur_pkt_size);
+    let got = walk(&["min_pkt_size 60", "max_pkt_size 62"], 5, |g| {
+        g.cur_pkt_size
+    });
     assert_eq!(got, [61, 62, 60, 61, 62]);
     let rnd = walk(
         &["min_pkt_size 60", "max_pkt_size 64", "flag TXSIZE_RND"],
@@ -117,8 +123,7 @@ fn sizes_walk_inclusive_and_random_excludes_max() {
 
 #[test]
 fn imix_draws_follow_the_table() {
-    let mut g =
-        Generator::new(&cfg(&["imix_weights 64,7 576,4 1500,1"]), &info(), 7).unwrap();
+    let mut g = Generator::new(&cfg(&["imix_weights 64,7 576,4 1500,1"]), &info(), 7).unwrap();
     for _ in 0..100_000 {
         g.advance(0);
         g.sent_one(g.cur_pkt_size as usize);
@@ -186,15 +191,23 @@ fn flows_keep_their_destination_for_flowlen_packets() {
         g.advance(0);
     }
     // Random flows: about one renewal per flowlen+1 packets of a flow, never one per packet.
-    assert!(g.nflows > 4000 / 12 && g.nflows < 4000 / 10 + 8, "{}", g.nflows);
+    assert!(
+        g.nflows > 4000 / 12 && g.nflows < 4000 / 10 + 8,
+        "{}",
+        g.nflows
+    );
 }
 
 #[test]
 fn queue_map_sequential_random_and_modulo() {
-    let got = walk(&["queue_map_min 1", "queue_map_max 3"], 5, |g| g.cur_queue_map);
+    let got = walk(&["queue_map_min 1", "queue_map_max 3"], 5, |g| {
+        g.cur_queue_map
+    });
     assert_eq!(got, [1, 2, 3, 1, 2]);
     // 4 TX queues: 5 and 6 fold to 1 and 2.
-    let got = walk(&["queue_map_min 5", "queue_map_max 6"], 2, |g| g.cur_queue_map);
+    let got = walk(&["queue_map_min 5", "queue_map_max 6"], 2, |g| {
+        g.cur_queue_map
+    });
     assert!(got.iter().all(|&q| q < 4));
     let mut g = Generator::new(&cfg(&["flag QUEUE_MAP_CPU"]), &info(), 1).unwrap();
     g.advance(3);
@@ -210,7 +223,10 @@ fn ipv6_random_destination_masks_between_min_and_max() {
     for _ in 0..100 {
         g.advance(0);
         let o = g.cur_daddr6.octets();
-        assert_eq!(&o[..14], &"fd00::1:0".parse::<Ipv6Addr>().unwrap().octets()[..14]);
+        assert_eq!(
+            &o[..14],
+            &"fd00::1:0".parse::<Ipv6Addr>().unwrap().octets()[..14]
+        );
     }
     // Unset src6: the link-local address made from the MAC.
     assert_eq!(g.cur_saddr6.to_string(), "fe80::ff:fe99:1");
@@ -272,7 +288,12 @@ fn frames_parse_with_etherparse() {
         vec!["flag UDPCSUM", "pkt_size 100", "tos 2e"],
         vec!["vlan_id 100", "vlan_p 5", "flag UDPCSUM"],
         vec!["vlan_id 100", "svlan_id 200", "svlan_p 1", "flag UDPCSUM"],
-        vec!["dst6 fd00::2", "src6 fd00::1", "flag UDPCSUM", "traffic_class 1f"],
+        vec![
+            "dst6 fd00::2",
+            "src6 fd00::1",
+            "flag UDPCSUM",
+            "traffic_class 1f",
+        ],
         vec!["pkt_size 42"],
     ] {
         let (f, g) = build(&cmds);
@@ -309,19 +330,11 @@ fn frames_parse_with_etherparse() {
         if cmds.contains(&"flag UDPCSUM") {
             let h = u.to_header();
             let want = if src.len() == 4 {
-                h.calc_checksum_ipv4_raw(
-                    src.try_into().unwrap(),
-                    dst.try_into().unwrap(),
-                    payload,
-                )
-                .unwrap()
+                h.calc_checksum_ipv4_raw(src.try_into().unwrap(), dst.try_into().unwrap(), payload)
+                    .unwrap()
             } else {
-                h.calc_checksum_ipv6_raw(
-                    src.try_into().unwrap(),
-                    dst.try_into().unwrap(),
-                    payload,
-                )
-                .unwrap()
+                h.calc_checksum_ipv6_raw(src.try_into().unwrap(), dst.try_into().unwrap(), payload)
+                    .unwrap()
             };
             assert_eq!(u.checksum(), want, "{cmds:?}");
         } else {
@@ -343,8 +356,14 @@ fn frame_layout_bytes() {
     assert_eq!(f.len(), 66);
     let (f, _) = build(&["mpls 0001000a,0002000a"]);
     assert_eq!(f[12..14], [0x88, 0x47]);
-    assert_eq!(u32::from_be_bytes(f[14..18].try_into().unwrap()), 0x0001_000a);
-    assert_eq!(u32::from_be_bytes(f[18..22].try_into().unwrap()), 0x0002_010a);
+    assert_eq!(
+        u32::from_be_bytes(f[14..18].try_into().unwrap()),
+        0x0001_000a
+    );
+    assert_eq!(
+        u32::from_be_bytes(f[18..22].try_into().unwrap()),
+        0x0002_010a
+    );
     assert_eq!(f[22] >> 4, 4, "IPv4 right after the labels");
     // pkt_size below headers + pktgen header: the frame grows to hold them, as in the kernel.
     let (f, _) = build(&["pkt_size 42"]);

@@ -10,6 +10,7 @@
 //! that does not parse becomes 0.0.0.0) upktgen answers `ERROR: ...` instead; everything else
 //! keeps the kernel's semantics, quirks included (they are documented where they are kept).
 
+pub mod cli;
 pub mod generate;
 pub mod show;
 
@@ -116,6 +117,21 @@ impl Flag {
     }
 }
 
+/// Flags that make a field random.
+pub const RANDOM_FLAGS: [Flag; 11] = [
+    Flag::IpsrcRnd,
+    Flag::IpdstRnd,
+    Flag::TxsizeRnd,
+    Flag::UdpsrcRnd,
+    Flag::UdpdstRnd,
+    Flag::MplsRnd,
+    Flag::QueueMapRnd,
+    Flag::MacsrcRnd,
+    Flag::MacdstRnd,
+    Flag::VidRnd,
+    Flag::SvidRnd,
+];
+
 /// The kernel's transmit modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum XmitMode {
@@ -208,7 +224,8 @@ pub struct DevConfig {
     pub queue_map_max: u16,
     pub skb_priority: u32,
     pub node: i32,
-    pub xmit_mode: XmitMode,
+    /// None until set: each backend keeps its own default path.
+    pub xmit_mode: Option<XmitMode>,
     pub flags: u32,
     /// The kernel's `debug` knob (accepted, no effect).
     pub debug: u32,
@@ -241,7 +258,9 @@ fn num(name: &str, v: &str) -> Result<u64, String> {
 fn num_max(name: &str, v: &str, max: u64) -> Result<u64, String> {
     let n = num(name, v)?;
     if n > max {
-        return Err(err(format!("{name}: {n} is above the largest value, {max}")));
+        return Err(err(format!(
+            "{name}: {n} is above the largest value, {max}"
+        )));
     }
     Ok(n)
 }
@@ -309,7 +328,7 @@ impl DevConfig {
             queue_map_max: 0,
             skb_priority: 0,
             node: -1,
-            xmit_mode: XmitMode::StartXmit,
+            xmit_mode: None,
             flags: Flag::Shared.bit(),
             debug: 0,
             notes: Vec::new(),
@@ -396,7 +415,11 @@ impl DevConfig {
             }
             "delay" => {
                 let n = num(name, w)?;
-                self.delay = if n == DELAY_NEVER_SETTING { u64::MAX } else { n };
+                self.delay = if n == DELAY_NEVER_SETTING {
+                    u64::MAX
+                } else {
+                    n
+                };
                 Ok(format!("OK: delay={}", self.delay))
             }
             "rate" => {
@@ -475,11 +498,11 @@ impl DevConfig {
             }
             "xmit_mode" => match w {
                 "start_xmit" => {
-                    self.xmit_mode = XmitMode::StartXmit;
+                    self.xmit_mode = Some(XmitMode::StartXmit);
                     Ok("OK: xmit_mode=start_xmit".into())
                 }
                 "queue_xmit" => {
-                    self.xmit_mode = XmitMode::QueueXmit;
+                    self.xmit_mode = Some(XmitMode::QueueXmit);
                     Ok("OK: xmit_mode=queue_xmit".into())
                 }
                 "netif_receive" => Err(err(
@@ -490,16 +513,21 @@ impl DevConfig {
                 ))),
             },
             "flag" => self.flag(w),
-            "dst_min" | "dst" | "dst_max" | "src_min" | "src_max" => {
+            "dst_min" | "dst" | "dst_max" | "src_min" | "src" | "src_max" => {
                 ipv4(name, w)?;
                 let field = match name {
                     "dst_min" | "dst" => &mut self.dst_min,
                     "dst_max" => &mut self.dst_max,
-                    "src_min" => &mut self.src_min,
+                    "src_min" | "src" => &mut self.src_min,
                     _ => &mut self.src_max,
                 };
                 *field = w.to_string();
-                let shown = if name == "dst" { "dst_min" } else { name };
+                // `src` is upktgen's spelling of src_min (the kernel has only src_min).
+                let shown = match name {
+                    "dst" => "dst_min",
+                    "src" => "src_min",
+                    n => n,
+                };
                 Ok(format!("OK: {shown}={w}"))
             }
             "dst6" | "dst6_min" | "dst6_max" | "src6" => {
@@ -701,16 +729,19 @@ impl DevConfig {
                 "IPv6 addresses are set but the IPV6 flag was cleared (flag !IPV6): give dst/dst_min for IPv4 or set the flag again".into(),
             );
         }
-        if v6 && !(self.dst_max.is_empty() && self.src_min.is_empty() && self.src_max.is_empty())
-        {
+        if v6 && !(self.dst_max.is_empty() && self.src_min.is_empty() && self.src_max.is_empty()) {
             return Err(
                 "IPV6 is set: IPv4 ranges (dst_max, src_min, src_max) do not apply; use dst6_min/dst6_max".into(),
             );
         }
-        if !self.dst6_min.is_unspecified() != !self.dst6_max.is_unspecified() {
-            return Err("dst6_min and dst6_max go together (the random walk masks between them)".into());
+        if self.dst6_min.is_unspecified() != self.dst6_max.is_unspecified() {
+            return Err(
+                "dst6_min and dst6_max go together (the random walk masks between them)".into(),
+            );
         }
-        if self.has(Flag::TxsizeRnd) && !self.imix.is_empty() && self.min_pkt_size < self.max_pkt_size
+        if self.has(Flag::TxsizeRnd)
+            && !self.imix.is_empty()
+            && self.min_pkt_size < self.max_pkt_size
         {
             return Err("imix_weights and a min_pkt_size..max_pkt_size walk both set the frame size: give one".into());
         }

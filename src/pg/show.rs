@@ -119,7 +119,7 @@ pub fn show(
     if c.node >= 0 {
         let _ = writeln!(s, "     node: {}", c.node);
     }
-    if c.xmit_mode == XmitMode::QueueXmit {
+    if c.xmit_mode == Some(XmitMode::QueueXmit) {
         s.push_str("     xmit_mode: xmit_queue\n");
     }
     s.push_str("     Flags: ");

@@ -62,7 +62,10 @@ fn bad_numbers_are_errors_not_zero() {
 fn pkt_size_below_headers_is_raised_to_42() {
     let mut d = dev();
     assert_eq!(d.command("pkt_size 10"), Ok("OK: pkt_size=42".into()));
-    assert_eq!(d.command("min_pkt_size 0"), Ok("OK: min_pkt_size=42".into()));
+    assert_eq!(
+        d.command("min_pkt_size 0"),
+        Ok("OK: min_pkt_size=42".into())
+    );
 }
 
 #[test]
@@ -95,7 +98,10 @@ fn flags_set_clear_and_aliases() {
     d.command("flag FLOW_RND").unwrap();
     assert!(!d.has(Flag::FlowSeq));
     let e = d.command("flag NOPE").unwrap_err();
-    assert!(e.contains("Flag -:NOPE:- unknown") && e.contains("UDPCSUM"), "{e}");
+    assert!(
+        e.contains("Flag -:NOPE:- unknown") && e.contains("UDPCSUM"),
+        "{e}"
+    );
     assert!(d.command("flag udpcsum").is_err(), "flags are upper case");
     assert!(d.command("flag IPSEC").unwrap_err().contains("IPsec"));
 }
@@ -178,7 +184,11 @@ fn imix_parsing() {
     assert_eq!(d.imix.len(), 3);
     d.command("imix_weights 10,1").unwrap();
     assert_eq!(d.imix[0].size, 42, "sizes below the headers are raised");
-    assert!(d.command("imix_weights 64,0").unwrap_err().contains("weight"));
+    assert!(
+        d.command("imix_weights 64,0")
+            .unwrap_err()
+            .contains("weight")
+    );
     assert!(d.command("imix_weights 64").is_err());
     assert!(d.command("imix_weights").is_err());
     let many = vec!["64,1"; 21].join(" ");

@@ -23,6 +23,10 @@ pub struct PktgenResult {
     pub frags: u32,
     /// Packets the kernel refused.
     pub errors: u64,
+    /// With IMIX: bytes of all frames, from which bps is computed (as the kernel does; a
+    /// min..max size walk keeps `pps * 8 * pkt_size` with the last size, also as the kernel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imix_bytes: Option<u64>,
 }
 
 impl PktgenResult {
@@ -42,6 +46,12 @@ impl PktgenResult {
 
     /// Bits per second of frame payload (`pps * 8 * pkt_size`): not link utilisation.
     pub fn bps(&self) -> u64 {
+        if let Some(bytes) = self.imix_bytes {
+            if self.elapsed_ns == 0 {
+                return 0;
+            }
+            return (u128::from(bytes) * 8 * 1_000_000_000 / u128::from(self.elapsed_ns)) as u64;
+        }
         self.pps() * 8 * u64::from(self.pkt_size)
     }
 
@@ -82,6 +92,7 @@ mod tests {
             pkt_size: 60,
             frags: 0,
             errors: 0,
+            imix_bytes: None,
         }
     }
 
@@ -134,11 +145,29 @@ mod tests {
             pkt_size: 1,
             frags: 0,
             errors: 0,
+            imix_bytes: None,
         };
         // 2e9 / 3 = 666666666.67 -> 666666666
         assert_eq!(r.pps(), 666_666_666);
         assert_eq!(r.bps(), 5_333_333_328);
         assert_eq!(r.mbps(), 5_333);
+    }
+
+    /// IMIX: bps from the bytes of all frames, as the kernel; pps unchanged.
+    #[test]
+    fn imix_bps_from_bytes() {
+        let r = PktgenResult {
+            elapsed_ns: 1_000_000_000,
+            idle_ns: 0,
+            sent: 3,
+            pkt_size: 1500,
+            frags: 0,
+            errors: 0,
+            imix_bytes: Some(64 + 576 + 1500),
+        };
+        assert_eq!(r.pps(), 3);
+        assert_eq!(r.bps(), 2140 * 8);
+        assert!(r.lines().contains("3pps 0Mb/sec (17120bps)"));
     }
 
     #[test]
@@ -150,6 +179,7 @@ mod tests {
             pkt_size: 60,
             frags: 0,
             errors: 1,
+            imix_bytes: None,
         };
         assert_eq!(r.pps(), 0);
         assert_eq!(r.busy_ns(), 0);
@@ -169,6 +199,7 @@ mod tests {
             pkt_size: 60,
             frags: 0,
             errors: 0,
+            imix_bytes: None,
         };
         assert_eq!(r.pps(), 100_000_000_000);
     }

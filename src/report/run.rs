@@ -73,6 +73,9 @@ pub struct RunReport {
     pub backend: BackendInfo,
     pub addressing: Addressing,
     pub flags: Flags,
+    /// The seed of the random draws, when the run drew any (replay it with --seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub count: u64,
     pub delay_ns: u64,
     pub outcome: SendOutcome,

@@ -779,6 +779,7 @@ impl<'m> Sim<'m> {
                 pkt_size: self.m.pkt_size,
                 frags: 0,
                 errors: 0,
+                imix_bytes: None,
             },
             cpu: CpuShares {
                 us: pct(self.t_us),

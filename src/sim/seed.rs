@@ -113,6 +113,7 @@ impl SeedRun {
             pkt_size: 60,
             frags: 0,
             errors: 0,
+            imix_bytes: None,
         }
     }
 

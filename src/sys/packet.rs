@@ -64,6 +64,11 @@ impl PacketSocket {
         self.setsockopt_int(libc::SOL_SOCKET, libc::SO_SNDBUF, v)
     }
 
+    /// SO_PRIORITY: the priority of every skb this socket sends (pktgen's skb_priority).
+    pub fn set_priority(&self, prio: u32) -> io::Result<()> {
+        self.setsockopt_int(libc::SOL_SOCKET, libc::SO_PRIORITY, prio as libc::c_int)
+    }
+
     /// The effective SO_SNDBUF in bytes (as the kernel accounts it, i.e. doubled).
     pub fn sndbuf(&self) -> io::Result<u32> {
         super::getsockopt(
@@ -247,11 +252,13 @@ impl MmsgBatch {
         self.iov.len()
     }
 
-    /// Frame `i` for writing.
+    /// Frame `i` for writing, to be sent with `len` bytes (at most the prefill's length).
     #[inline]
-    pub fn frame_mut(&mut self, i: usize) -> &mut [u8] {
+    pub fn frame_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
+        assert!(len <= self.frame_len);
+        self.iov[i].iov_len = len;
         let off = i * self.stride;
-        &mut self.buf[off..off + self.frame_len]
+        &mut self.buf[off..off + len]
     }
 
     /// Sends frames `from..to` with one `sendmmsg`. Returns how many the kernel took

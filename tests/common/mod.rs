@@ -168,12 +168,13 @@ pub fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
 pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output {
     let m = upktgen::lab::RX_MAC.to_string();
     let mut a = vec!["run", "--dev", upktgen::lab::TX_IF];
-    a.extend_from_slice(extra);
+    // Defaults first: pktgen's parameters apply in order, so the test's own come later and win.
     if !extra.contains(&"--dst") {
         a.extend_from_slice(&["--dst", "10.99.0.2"]);
     }
     if !extra.contains(&"--dst-mac") {
         a.extend_from_slice(&["--dst-mac", &m]);
     }
+    a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
 }

@@ -1,0 +1,330 @@
+//! Where the sender's frames come from.
+//!
+//! Two sources produce pktgen's frames: [`FastFrames`] patches only the bytes that change in
+//! the commonest stream (IPv4, fixed size and addresses, sequential ports) into buffers
+//! prefilled once; [`PgFrames`] runs the full pktgen walk ([`crate::pg::generate`]) and
+//! writes every header per packet (VLAN, MPLS, IPv6, ranges, random fields, flows, IMIX,
+//! sizes that vary). [`for_config`] picks the fast one whenever it produces the same frames.
+
+use crate::pg::generate::{self, DeviceInfo, Generator, Layout};
+use crate::pg::{DevConfig, Flag, NO_VLAN};
+use crate::stream::{PortRange, Stream};
+use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template};
+
+/// A stream of frames for the sender.
+pub trait FrameSource: Send {
+    /// What every buffer is filled with once: the largest frame, headers and zero padding.
+    fn prefill(&self) -> Vec<u8>;
+    /// Moves to the next packet and returns its length (at most the prefill's).
+    fn advance(&mut self) -> usize;
+    /// Writes the current packet into `buf` (exactly the length `advance` returned, holding
+    /// the prefill's bytes or an earlier packet of this stream), stamped with `tv`.
+    fn write(&mut self, buf: &mut [u8], tv: (u32, u32));
+    /// Marks the current packet sent (the sequence number and IP id move on).
+    fn sent(&mut self);
+    /// pktgen's `cur_pkt_size` for the Result line.
+    fn pkt_size(&self) -> u32;
+    /// Bytes of all frames produced, when sizes vary (IMIX or a size walk).
+    fn imix_bytes(&self) -> Option<u64>;
+    /// The walk's state for a `Current:` display, when there is one.
+    fn generator(&self) -> Option<&Generator> {
+        None
+    }
+}
+
+/// The fast path: an IPv4/UDP template patched per packet.
+pub struct FastFrames {
+    template: Udp4Template,
+    stream: Stream,
+    fields: PacketFields,
+}
+
+impl FastFrames {
+    pub fn new(template: Udp4Template, stream: Stream) -> Self {
+        FastFrames {
+            template,
+            stream,
+            fields: PacketFields::default(),
+        }
+    }
+
+    pub fn template(&self) -> &Udp4Template {
+        &self.template
+    }
+
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+}
+
+impl FrameSource for FastFrames {
+    fn prefill(&self) -> Vec<u8> {
+        self.template.frame().to_vec()
+    }
+
+    #[inline]
+    fn advance(&mut self) -> usize {
+        self.fields = self.stream.next_fields((0, 0));
+        self.template.len()
+    }
+
+    #[inline]
+    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
+        self.fields.tv_sec = tv.0;
+        self.fields.tv_usec = tv.1;
+        self.template.write(buf, &self.fields);
+    }
+
+    #[inline]
+    fn sent(&mut self) {}
+
+    fn pkt_size(&self) -> u32 {
+        self.template.len() as u32
+    }
+
+    fn imix_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The full pktgen walk, every header written per packet.
+pub struct PgFrames {
+    layout: Layout,
+    walk: Generator,
+    max_len: usize,
+    len: usize,
+    cpu: u16,
+    varying: bool,
+}
+
+impl FrameSource for PgFrames {
+    fn prefill(&self) -> Vec<u8> {
+        let mut g = self.walk.clone();
+        g.advance(self.cpu);
+        let mut buf = vec![0u8; self.max_len];
+        generate::write_frame(&self.layout, &g, (0, 0), &mut buf);
+        buf
+    }
+
+    #[inline]
+    fn advance(&mut self) -> usize {
+        self.walk.advance(self.cpu);
+        self.len = (self.walk.cur_pkt_size as usize).max(self.layout.min_frame());
+        self.len
+    }
+
+    #[inline]
+    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
+        generate::write_frame(&self.layout, &self.walk, tv, buf);
+    }
+
+    #[inline]
+    fn sent(&mut self) {
+        self.walk.sent_one(self.len);
+    }
+
+    fn pkt_size(&self) -> u32 {
+        self.walk.cur_pkt_size
+    }
+
+    fn imix_bytes(&self) -> Option<u64> {
+        self.varying.then_some(self.walk.bytes)
+    }
+
+    fn generator(&self) -> Option<&Generator> {
+        Some(&self.walk)
+    }
+}
+
+/// Whether the fast path makes exactly the frames the walk would: IPv4, no tags or labels,
+/// one size, fixed addresses and MACs, ports fixed or walked in order, nothing random, no
+/// flows, and a pkt_size that holds the headers.
+pub fn fast_path_fits(c: &DevConfig) -> bool {
+    let (lo, hi) = c.size_bounds();
+    let ipv4_fixed = |min: &str, max: &str| {
+        let a = min
+            .parse::<std::net::Ipv4Addr>()
+            .map(u32::from)
+            .unwrap_or(0);
+        let b = max
+            .parse::<std::net::Ipv4Addr>()
+            .map(u32::from)
+            .unwrap_or(0);
+        b <= a
+    };
+    // A random queue map or VLAN id changes nothing the fast path writes, but they are
+    // refused anyway so that "fast" always means "no random draws at all".
+    !crate::pg::RANDOM_FLAGS.iter().any(|&f| c.has(f))
+        && !c.has(Flag::Ipv6)
+        && lo == hi
+        && c.imix.is_empty()
+        && c.vlan_id == NO_VLAN
+        && c.mpls.is_empty()
+        && c.src_mac_count <= 1
+        && c.dst_mac_count <= 1
+        && c.flows == 0
+        && c.traffic_class == 0
+        && ipv4_fixed(&c.dst_min, &c.dst_max)
+        && ipv4_fixed(&c.src_min, &c.src_max)
+        && lo as usize >= crate::wire::udp4::MIN_FRAME
+}
+
+/// Either source, chosen once per run; dispatching on it is a predictable branch rather
+/// than a virtual call per packet.
+pub enum Frames {
+    Fast(FastFrames),
+    Pg(Box<PgFrames>),
+}
+
+macro_rules! each {
+    ($self:ident, $f:ident => $e:expr) => {
+        match $self {
+            Frames::Fast($f) => $e,
+            Frames::Pg($f) => $e,
+        }
+    };
+}
+
+impl FrameSource for Frames {
+    fn prefill(&self) -> Vec<u8> {
+        each!(self, f => f.prefill())
+    }
+    #[inline]
+    fn advance(&mut self) -> usize {
+        each!(self, f => f.advance())
+    }
+    #[inline]
+    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
+        each!(self, f => f.write(buf, tv))
+    }
+    #[inline]
+    fn sent(&mut self) {
+        each!(self, f => f.sent())
+    }
+    fn pkt_size(&self) -> u32 {
+        each!(self, f => f.pkt_size())
+    }
+    fn imix_bytes(&self) -> Option<u64> {
+        each!(self, f => f.imix_bytes())
+    }
+    fn generator(&self) -> Option<&Generator> {
+        each!(self, f => f.generator())
+    }
+}
+
+/// The frame source for a configuration on a device; `seed` drives the random draws.
+pub fn for_config(c: &DevConfig, dev: &DeviceInfo, seed: u64, cpu: u16) -> Result<Frames, String> {
+    // Built first in any case: it checks the configuration and resolves the defaults.
+    let walk = Generator::new(c, dev, seed)?;
+    if fast_path_fits(c) {
+        let template = Udp4Template::new(&FrameSpec {
+            dst_mac: MacAddr(walk.dst_mac),
+            src_mac: MacAddr(walk.src_mac),
+            src_ip: walk.cur_saddr.into(),
+            dst_ip: walk.cur_daddr.into(),
+            tos: c.tos,
+            pkt_size: c.min_pkt_size as usize,
+            udp_csum: c.has(Flag::Udpcsum),
+        })?;
+        let stream = Stream::new(
+            PortRange::new(c.udp_src_min, c.udp_src_max),
+            PortRange::new(c.udp_dst_min, c.udp_dst_max),
+        );
+        return Ok(Frames::Fast(FastFrames::new(template, stream)));
+    }
+    let layout = Layout::new(c);
+    let max_len = c.max_frame_len().max(layout.min_frame());
+    Ok(Frames::Pg(Box::new(PgFrames {
+        layout,
+        walk,
+        max_len,
+        len: 0,
+        cpu,
+        varying: !c.imix.is_empty(),
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> DeviceInfo {
+        DeviceInfo {
+            mac: "02:00:00:99:00:01".parse().unwrap(),
+            ipv4: Some("10.99.0.1".parse().unwrap()),
+            tx_queues: 1,
+        }
+    }
+
+    fn frames(src: &mut dyn FrameSource, n: usize) -> Vec<Vec<u8>> {
+        let mut buf = src.prefill();
+        (0..n)
+            .map(|i| {
+                let len = src.advance();
+                src.write(&mut buf[..len], (1000 + i as u32, 7));
+                src.sent();
+                buf[..len].to_vec()
+            })
+            .collect()
+    }
+
+    /// The fast path and the full walk make the same bytes where the fast path is used.
+    #[test]
+    fn fast_path_equals_the_walk() {
+        for cmds in [
+            vec![],
+            vec!["udp_src_min 1000", "udp_src_max 1004", "flag UDPCSUM"],
+            vec!["pkt_size 300", "tos 10", "udp_dst_min 5", "udp_dst_max 9"],
+        ] {
+            let mut c = DevConfig::new("veth0");
+            c.command("dst 10.99.0.2").unwrap();
+            c.command("dst_mac 02:00:00:99:00:02").unwrap();
+            for cmd in &cmds {
+                c.command(cmd).unwrap();
+            }
+            assert!(fast_path_fits(&c), "{cmds:?}");
+            let mut fast = for_config(&c, &info(), 1, 0).unwrap();
+            assert!(fast.generator().is_none(), "fast path chosen");
+            let layout = Layout::new(&c);
+            let mut slow = PgFrames {
+                layout,
+                walk: Generator::new(&c, &info(), 1).unwrap(),
+                max_len: c.max_frame_len(),
+                len: 0,
+                cpu: 0,
+                varying: false,
+            };
+            assert_eq!(fast.prefill().len(), slow.prefill().len());
+            assert_eq!(frames(&mut fast, 9), frames(&mut slow, 9), "{cmds:?}");
+        }
+    }
+
+    #[test]
+    fn walk_chosen_when_needed() {
+        let mut c = DevConfig::new("veth0");
+        c.command("dst 10.99.0.2").unwrap();
+        c.command("vlan_id 3").unwrap();
+        assert!(!fast_path_fits(&c));
+        let mut s = for_config(&c, &info(), 1, 0).unwrap();
+        assert!(s.generator().is_some());
+        let f = frames(&mut s, 1);
+        assert_eq!(f[0][12..14], [0x81, 0x00]);
+    }
+
+    #[test]
+    fn varying_sizes_count_bytes() {
+        let mut c = DevConfig::new("veth0");
+        c.command("dst 10.99.0.2").unwrap();
+        c.command("min_pkt_size 60").unwrap();
+        c.command("max_pkt_size 62").unwrap();
+        let mut s = for_config(&c, &info(), 1, 0).unwrap();
+        let f = frames(&mut s, 3);
+        assert_eq!(
+            f.iter().map(Vec::len).collect::<Vec<_>>(),
+            [61, 62, 60],
+            "walk starts at min + 1"
+        );
+        assert_eq!(s.imix_bytes(), None, "a size walk is not IMIX");
+        assert_eq!(s.prefill().len(), 62);
+    }
+}
