@@ -13,7 +13,7 @@ use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::pg::generate::{DeviceInfo, Generator};
 use crate::pg::{DevConfig, Flag, XmitMode};
-use crate::report::run::{Reconciliation, RunReport, Target};
+use crate::report::run::{Reconciliation, RunReport, Target, ThreadReport};
 use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
@@ -47,16 +47,6 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
             .context("installing signal handlers")?;
     }
     Ok(flag)
-}
-
-/// Checks made before any privilege is needed: pure validation of the options.
-struct Checked {
-    /// The transmit paths to try, in order (one unless --backend auto).
-    plans: Vec<Plan>,
-    /// With --backend auto: candidates the options ruled out, and why.
-    ruled_out: Vec<String>,
-    /// pktgen's device configuration.
-    cfg: DevConfig,
 }
 
 /// One transmit path with its validated settings.
@@ -134,7 +124,9 @@ fn plans(a: &RunArgs, cfg: &DevConfig) -> Result<(Vec<Plan>, Vec<String>)> {
     Ok((out, refused))
 }
 
-fn check_args(a: &RunArgs) -> Result<Checked> {
+/// Checks made before any privilege is needed: pure validation of the options. Returns
+/// pktgen's device configuration.
+fn check_args(a: &RunArgs) -> Result<DevConfig> {
     let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
     let cfg = a
         .dev_config(ifname, a.dev.is_none())
@@ -152,12 +144,8 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
         }
     }
     cfg.check_start().map_err(|e| anyhow!(e))?;
-    let (plans, ruled_out) = plans(a, &cfg)?;
-    Ok(Checked {
-        plans,
-        ruled_out,
-        cfg,
-    })
+    plans(a, &cfg)?;
+    Ok(cfg)
 }
 
 /// Default ring size of each ring backend.
@@ -202,6 +190,8 @@ struct Device {
     mtu: u32,
     mac: [u8; 6],
     addr4: Option<std::net::Ipv4Addr>,
+    /// Real TX queues (from sysfs when the device is in this namespace; else 1).
+    tx_queues: u16,
 }
 
 fn probe_device(name: &str, ns: Option<&Path>) -> Result<Device> {
@@ -215,6 +205,7 @@ fn probe_device(name: &str, ns: Option<&Path>) -> Result<Device> {
             mtu: sock.if_mtu(&owned)?,
             mac: sock.if_hwaddr(&owned)?,
             addr4: sock.if_addr4(&owned)?,
+            tx_queues: 1,
             name: owned,
             netns: None,
             ifindex,
@@ -236,6 +227,17 @@ fn probe_device(name: &str, ns: Option<&Path>) -> Result<Device> {
         bail!("--dev {name}: the interface is down (bring it up with `ip link set {name} up`)");
     }
     dev.netns = ns.map(Path::to_path_buf);
+    if ns.is_none() {
+        // sysfs shows the namespace it was mounted in: only trusted for our own.
+        let dir = format!("/sys/class/net/{name}/queues");
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            let n = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("tx-"))
+                .count();
+            dev.tx_queues = (n as u16).max(1);
+        }
+    }
     Ok(dev)
 }
 
@@ -330,9 +332,109 @@ fn addressing(cfg: &DevConfig, dev: &DeviceInfo) -> Addressing {
     }
 }
 
+/// One sender: pktgen's device (the name may carry an `@tag`, as `dev@1`) and the CPU its
+/// thread is pinned to.
+#[derive(Debug, Clone)]
+pub struct SenderSpec {
+    pub cfg: DevConfig,
+    pub cpu: Option<usize>,
+}
+
+/// A finished sender.
+pub struct SenderDone {
+    pub spec: SenderSpec,
+    pub info: BackendInfo,
+    pub outcome: SendOutcome,
+    /// The walk's state at the end (for pktgen's `Current:` section), when frames came from
+    /// the full walk.
+    pub walk: Option<Generator>,
+    /// CLOCK_MONOTONIC at the start and end of its send loop, ns.
+    pub started_ns: u64,
+    pub stopped_ns: u64,
+}
+
+/// A finished run: the report and each sender.
+pub struct RunResult {
+    pub report: RunReport,
+    pub senders: Vec<SenderDone>,
+    pub interrupted: bool,
+}
+
+/// The senders `-t N` asks for: one per thread, named `dev@i` as the kernel's sample scripts
+/// name them, pinned to CPU i (or --cpu + i), each with its share of the rate so the total
+/// is what was asked. With one thread: the device itself, on --cpu.
+fn thread_specs(a: &RunArgs, cfg: &DevConfig) -> Result<Vec<SenderSpec>> {
+    let n = usize::from(a.threads);
+    if n == 0 {
+        bail!("-t/--threads 0: give at least one sender thread");
+    }
+    if n == 1 {
+        return Ok(vec![SenderSpec {
+            cfg: cfg.clone(),
+            cpu: a.cpu,
+        }]);
+    }
+    if a.rx_analyze {
+        bail!(
+            "--rx-analyze with -t {n}: the receiver tells sequences apart by address and VLAN, and every thread's sequence starts at 1 from the same address; run one thread, or give threads distinct sources with `upktgen script`"
+        );
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok((0..n)
+        .map(|i| {
+            let mut c = cfg.clone();
+            c.ifname = format!("{}@{i}", cfg.device());
+            if c.delay != 0 && c.delay != u64::MAX {
+                c.delay = c.delay.saturating_mul(n as u64);
+            }
+            SenderSpec {
+                cfg: c,
+                cpu: Some((a.cpu.unwrap_or(0) + i) % cpus),
+            }
+        })
+        .collect())
+}
+
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let c = check_args(a)?;
+    let cfg = check_args(a)?;
+    let specs = thread_specs(a, &cfg)?;
+    let Some(r) = run_senders(a, specs, stop)? else {
+        return Ok(Exit::Interrupted);
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r.report)?);
+    } else {
+        print!("{}", r.report.text(a.per_cpu));
+    }
+    Ok(if r.interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
+/// A device as the senders see it, probed once.
+struct Target0 {
+    dev: Device,
+    info: DeviceInfo,
+}
+
+/// Runs `specs` at once, each on its own thread (in the lab the options describe, or on the
+/// named devices in this namespace): every backend is set up first, then the system is
+/// sampled and all start together; the report adds them up. None when stopped before
+/// anything was sent.
+pub fn run_senders(
+    a: &RunArgs,
+    specs: Vec<SenderSpec>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<RunResult>> {
+    let first = specs.first().context("no sender to run")?.cfg.clone();
+    let mut planned = Vec::with_capacity(specs.len());
+    for s in &specs {
+        let (p, skipped) = plans(a, &s.cfg)?;
+        planned.push((p, skipped));
+    }
     if a.rx_analyze && a.lab_rx == Some(lab::RxMode::Drop) {
         bail!(
             "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
@@ -347,51 +449,105 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         );
     }
     let mut lab_guard: Option<Lab> = None;
-    let dev = match &a.dev {
+    let ns: Option<PathBuf> = match &a.dev {
         Some(d) => {
             caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
-            probe_device(d, None)?
+            None
         }
         None => {
             caps::require(
                 &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
                 "the private lab (network namespaces and a veth pair)",
             )?;
-            let l = Lab::create_with(
+            let l = Lab::create_opts(
                 a.lab_rx.unwrap_or(if a.rx_analyze {
                     lab::RxMode::Stack
                 } else {
                     lab::RxMode::Drop
                 }),
-                c.plans.iter().any(|p| p.kind == BackendKind::XdpLive),
+                planned
+                    .iter()
+                    .any(|(p, _)| p.iter().any(|p| p.kind == BackendKind::XdpLive)),
+                a.threads.max(1),
             )?;
-            let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
+            let p = l.tx_path();
             lab_guard = Some(l);
-            d
+            Some(p)
         }
     };
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(Exit::Interrupted);
+    // Each distinct device once.
+    let mut targets: Vec<Target0> = Vec::new();
+    for s in &specs {
+        let name = s.cfg.device();
+        if !targets.iter().any(|t| t.dev.name == name) {
+            let mut dev = probe_device(name, ns.as_deref())?;
+            if let Some(l) = &lab_guard {
+                dev.tx_queues = l.queues;
+            }
+            let info = DeviceInfo {
+                mac: MacAddr(dev.mac),
+                ipv4: dev.addr4,
+                tx_queues: dev.tx_queues,
+            };
+            targets.push(Target0 { dev, info });
+        }
     }
-    let cfg = &c.cfg;
-    check_frame_fits(cfg, dev.mtu, &dev.name)?;
+    let target = |name: &str| {
+        targets
+            .iter()
+            .find(|t| t.dev.name == name)
+            .expect("every device was probed")
+    };
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(None);
+    }
     let lab = lab_guard.as_ref();
     let seed = a
         .seed
         .unwrap_or_else(|| sys::realtime_ns() ^ u64::from(std::process::id()));
-    let dev_info = DeviceInfo {
-        mac: MacAddr(dev.mac),
-        ipv4: dev.addr4,
-        tx_queues: 1,
-    };
-    let frames = frames::for_config(cfg, &dev_info, seed, a.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
-    let addressing = addressing(cfg, &dev_info);
-    for n in &cfg.notes {
-        eprintln!("upktgen: note: {n}");
+    let mut jobs = Vec::with_capacity(specs.len());
+    let mut uses_random = false;
+    for (i, (s, (plans, skipped))) in specs.iter().zip(planned).enumerate() {
+        let t = target(s.cfg.device());
+        check_frame_fits(&s.cfg, t.dev.mtu, &t.dev.name)?;
+        // Each sender draws its own random sequence; the seed reproduces all of them.
+        let frames = frames::for_config(
+            &s.cfg,
+            &t.info,
+            seed.wrapping_add(i as u64),
+            s.cpu.unwrap_or(0) as u16,
+        )
+        .map_err(|e| anyhow!("{}: {e}", s.cfg.ifname))?;
+        uses_random |= frames.generator().is_some_and(Generator::uses_random);
+        for n in &s.cfg.notes {
+            if i == 0 {
+                eprintln!("upktgen: note: {n}");
+            }
+        }
+        jobs.push(SendJob {
+            plans,
+            skipped,
+            sndbuf: a.sndbuf,
+            qdisc_bypass: a
+                .qdisc_bypass
+                .or(s.cfg.xmit_mode.map(|m| m == XmitMode::StartXmit)),
+            priority: s.cfg.skb_priority,
+            queue: s.cfg.queue_map_min,
+            ifindex: t.dev.ifindex,
+            frames,
+            limits: Limits {
+                count: s.cfg.count,
+                duration: a.duration,
+                delay_ns: s.cfg.delay,
+                burst: s.cfg.burst,
+                timestamps: !s.cfg.has(Flag::NoTimestamp),
+            },
+            cpu: s.cpu,
+            stop: Arc::clone(stop),
+        });
     }
-    let uses_random = frames.generator().is_some_and(Generator::uses_random);
-    let mut tx_reader = NetDevReader::open(dev.netns.as_deref())?;
+    let addressing = addressing(&first, &target(first.device()).info);
+    let mut tx_reader = NetDevReader::open(ns.as_deref())?;
     let mut rx_reader = match lab {
         Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
         None => None,
@@ -404,14 +560,6 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             );
         }
     }
-
-    let limits = Limits {
-        count: cfg.count,
-        duration: a.duration,
-        delay_ns: cfg.delay,
-        burst: cfg.burst,
-        timestamps: !cfg.has(Flag::NoTimestamp),
-    };
     let rx_sink = match lab.filter(|_| a.rx_analyze) {
         Some(l) => Some(LabReceiver::start(
             &l.rx_path(),
@@ -419,34 +567,30 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         )?),
         None => None,
     };
-    let tx0 = tx_reader.read(&dev.name)?;
+    let read_tx = |r: &mut NetDevReader| -> Result<IfaceCounters> {
+        let mut sum = IfaceCounters::default();
+        for t in &targets {
+            sum = sum.plus(&r.read(&t.dev.name)?);
+        }
+        Ok(sum)
+    };
+    let tx0 = read_tx(&mut tx_reader)?;
     let rx0 = match &mut rx_reader {
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
-    let job = SendJob {
-        plans: c.plans.clone(),
-        skipped: c.ruled_out.clone(),
-        sndbuf: a.sndbuf,
-        qdisc_bypass: a
-            .qdisc_bypass
-            .or(cfg.xmit_mode.map(|m| m == XmitMode::StartXmit)),
-        priority: cfg.skb_priority,
-        queue: cfg.queue_map_min,
-        ifindex: dev.ifindex,
-        frames,
-        limits,
-        cpu: a.cpu,
-        stop: Arc::clone(stop),
-    };
-    let dev_name = dev.name.clone();
+    let max_frame = specs
+        .iter()
+        .map(|s| s.cfg.max_frame_len())
+        .max()
+        .unwrap_or(0);
     let live = crate::live::start_for_run(
         a,
-        cfg.max_frame_len(),
-        cfg.count,
+        max_frame,
+        first.count.saturating_mul(specs.len() as u64),
         crate::live::Watched {
-            iface: dev.name.clone(),
-            netns: dev.netns.clone(),
+            iface: targets[0].dev.name.clone(),
+            netns: ns.clone(),
         },
         lab.map(|l| crate::live::Watched {
             iface: lab::RX_IF.to_string(),
@@ -454,21 +598,19 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }),
         rx_sink.as_ref().map(LabReceiver::progress),
     )?;
-    let m = on_thread_in(dev.netns.clone(), move || send(job))
-        .with_context(|| format!("sending on {dev_name}"))?;
-    let (info, outcome, sys0, sys1) = (m.info, m.outcome, m.sys0, m.sys1);
+    let (done, sys0, sys1) = run_jobs(ns.clone(), jobs)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
     // pause lets any deferred NAPI poll on the receiving end finish before counting.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let tx1 = tx_reader.read(&dev.name)?;
+    let tx1 = read_tx(&mut tx_reader)?;
     let rx1 = match &mut rx_reader {
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
-
     let system = sys0.delta(&sys1, a.irq.as_deref());
     let tx_if = tx0.delta(&tx1);
     let rx_if = rx0.zip(rx1).map(|(a, b)| a.delta(&b));
+    let outcome = SendOutcome::combine(done.iter().map(|(_, o, _, _, _)| o));
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let rx_analysis = match (rx_sink, &rx_if) {
         (Some(r), Some(rx)) => Some(RxAnalysis::new(
@@ -482,44 +624,69 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(m) = live {
         m.finish();
     }
+    let senders: Vec<SenderDone> = specs
+        .into_iter()
+        .zip(done)
+        .map(|(spec, (info, outcome, walk, t0, t1))| SenderDone {
+            spec,
+            info,
+            outcome,
+            walk,
+            started_ns: t0,
+            stopped_ns: t1,
+        })
+        .collect();
+    let threads = if senders.len() > 1 {
+        senders
+            .iter()
+            .map(|s| ThreadReport {
+                device: s.spec.cfg.ifname.clone(),
+                cpu: s.spec.cpu,
+                backend: s.info.name,
+                outcome: s.outcome.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let report = RunReport {
         target: Target {
-            device: dev.name.clone(),
+            device: targets
+                .iter()
+                .map(|t| t.dev.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
             netns: lab.map(|l| l.tx_ns.clone()),
             lab_rx: lab.map(|l| l.rx_mode),
             rx_netns: lab.map(|l| l.rx_ns.clone()),
         },
-        backend: info,
+        backend: senders[0].info.clone(),
         addressing,
         flags: params::Flags {
-            udp_csum: cfg.has(Flag::Udpcsum),
-            no_timestamp: cfg.has(Flag::NoTimestamp),
+            udp_csum: first.has(Flag::Udpcsum),
+            no_timestamp: first.has(Flag::NoTimestamp),
         },
         seed: uses_random.then_some(seed),
-        count: cfg.count,
-        delay_ns: cfg.delay,
+        count: first.count,
+        delay_ns: first.delay,
         reconciliation: Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref()),
         tx_iface: tx_if,
         rx_iface: rx_if,
         outcome,
+        threads,
         system,
         rx_analysis,
         xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
     };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.text(a.per_cpu));
-    }
     drop(lab_guard);
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else {
-        Exit::Done
-    })
+    Ok(Some(RunResult {
+        report,
+        senders,
+        interrupted,
+    }))
 }
 
-/// Everything the sender thread needs, moved into it.
+/// Everything a sender thread needs, moved into it.
 struct SendJob {
     plans: Vec<Plan>,
     /// Candidates --backend auto ruled out before sending, and why.
@@ -538,37 +705,117 @@ struct SendJob {
     stop: Arc<AtomicBool>,
 }
 
-/// What the sender thread measured.
-struct Measured {
-    info: BackendInfo,
-    outcome: SendOutcome,
-    sys0: SystemSnapshot,
-    sys1: SystemSnapshot,
+/// What one sender thread hands back: its backend, outcome, final walk state and the
+/// monotonic start/stop of its loop.
+type JobDone = (BackendInfo, SendOutcome, Option<Generator>, u64, u64);
+
+/// Start line for the sender threads: each says when its backend is ready (or failed);
+/// the coordinator then opens the gate for all, or closes it if any failed.
+struct Gate {
+    ready: std::sync::mpsc::Sender<std::result::Result<(), String>>,
+    go: Arc<(std::sync::Mutex<Option<bool>>, std::sync::Condvar)>,
 }
 
-/// Runs `f` on a new thread, inside network namespace `ns` when given: sockets, rings and
-/// BPF objects a backend creates there belong to that namespace.
-fn on_thread_in<T, F>(ns: Option<PathBuf>, f: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
-{
-    std::thread::Builder::new()
-        .name("upktgen-tx".into())
-        .spawn(move || {
-            if let Some(p) = &ns {
-                netns::setns_net(p)
-                    .with_context(|| format!("entering network namespace {}", p.display()))?;
+impl Gate {
+    /// Reports ready and waits for the start; false when the run is called off.
+    fn ready_and_wait(&self) -> bool {
+        let _ = self.ready.send(Ok(()));
+        let (m, cv) = &*self.go;
+        let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
+        while g.is_none() {
+            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.unwrap_or(false)
+    }
+}
+
+/// Runs the jobs on their threads (in `ns`), sampling the system once all are ready and
+/// again once all are done.
+fn run_jobs(
+    ns: Option<PathBuf>,
+    jobs: Vec<SendJob>,
+) -> Result<(Vec<JobDone>, SystemSnapshot, SystemSnapshot)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let go = Arc::new((std::sync::Mutex::new(None), std::sync::Condvar::new()));
+    let n = jobs.len();
+    let mut handles = Vec::with_capacity(n);
+    for (i, job) in jobs.into_iter().enumerate() {
+        let gate = Gate {
+            ready: tx.clone(),
+            go: Arc::clone(&go),
+        };
+        let ns = ns.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("upktgen-tx{i}"))
+            .spawn(move || -> Result<JobDone> {
+                let r = (|| {
+                    if let Some(p) = &ns {
+                        netns::setns_net(p).with_context(|| {
+                            format!("entering network namespace {}", p.display())
+                        })?;
+                    }
+                    send(job, &gate)
+                })();
+                if let Err(e) = &r {
+                    // Never leave the coordinator waiting for this thread.
+                    let _ = gate.ready.send(Err(format!("{e:#}")));
+                }
+                r
+            })
+            .context("starting a sender thread")?;
+        handles.push(h);
+    }
+    drop(tx);
+    let mut failed: Option<String> = None;
+    for _ in 0..n {
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                failed.get_or_insert(e);
+                break;
             }
-            f()
-        })
-        .context("starting the sender thread")?
-        .join()
-        .map_err(|_| anyhow!("the sender thread panicked"))?
+            Err(_) => break,
+        }
+    }
+    let open = |v: bool| {
+        let (m, cv) = &*go;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+        cv.notify_all();
+    };
+    let sys0 = if failed.is_none() {
+        let s = SystemSnapshot::take();
+        open(s.is_ok());
+        Some(s)
+    } else {
+        open(false);
+        None
+    };
+    let mut done = Vec::with_capacity(n);
+    let mut first_err: Option<anyhow::Error> = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(d)) => done.push(d),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(anyhow!("a sender thread panicked"));
+            }
+        }
+    }
+    let sys1 = SystemSnapshot::take()?;
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if let Some(e) = failed {
+        bail!(e);
+    }
+    let sys0 = sys0.expect("taken when every sender was ready")?;
+    Ok((done, sys0, sys1))
 }
 
-/// On the sender thread: pin, build the chosen backend, measure.
-fn send(mut job: SendJob) -> Result<Measured> {
+/// On a sender thread: pin, build the chosen backend, wait for the start, send.
+fn send(mut job: SendJob, gate: &Gate) -> Result<JobDone> {
     if let Some(cpu) = job.cpu {
         sys::pin_to_cpu(cpu).map_err(|e| {
             anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online")
@@ -578,10 +825,10 @@ fn send(mut job: SendJob) -> Result<Measured> {
     let auto = plans.len() > 1 || !job.skipped.is_empty();
     let mut skipped = std::mem::take(&mut job.skipped);
     for (i, plan) in plans.iter().enumerate() {
-        match attempt(plan, &mut job) {
+        match attempt(plan, &mut job, gate) {
             Attempt::Ran(r) => {
                 let r = *r;
-                if auto {
+                if auto && r.is_ok() {
                     let why = if skipped.is_empty() {
                         "the fastest candidate".to_string()
                     } else {
@@ -603,14 +850,14 @@ fn send(mut job: SendJob) -> Result<Measured> {
 /// A backend that could not be set up (auto moves on), or the result of running one.
 enum Attempt {
     Unavailable(anyhow::Error),
-    Ran(Box<Result<Measured>>),
+    Ran(Box<Result<JobDone>>),
 }
 
-/// Sets up the plan's backend and, if that works, measures a run with it.
-fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
-    fn go<B: TxBackend>(b: Result<B>, job: &mut SendJob) -> Attempt {
+/// Sets up the plan's backend and, if that works, runs it once the gate opens.
+fn attempt(plan: &Plan, job: &mut SendJob, gate: &Gate) -> Attempt {
+    fn go<B: TxBackend>(b: Result<B>, job: &mut SendJob, gate: &Gate) -> Attempt {
         match b {
-            Ok(b) => Attempt::Ran(Box::new(measure(b, job))),
+            Ok(b) => Attempt::Ran(Box::new(measure(b, job, gate))),
             Err(e) => Attempt::Unavailable(e),
         }
     }
@@ -634,7 +881,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
             let b = open()
                 .and_then(|s| AfPacket::new(s, &frame, cfg))
                 .context("af_packet: setting up the AF_PACKET socket");
-            go(b, job)
+            go(b, job, gate)
         }
         BackendKind::TxRing => {
             let b = plan
@@ -650,7 +897,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                         .and_then(|s| TxRing::new(s, &frame, cfg))
                         .context("tx_ring: setting up the PACKET_MMAP TX ring")
                 });
-            go(b, job)
+            go(b, job, gate)
         }
         BackendKind::AfXdp => {
             let b = plan
@@ -670,7 +917,7 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                         )
                     })
                 });
-            go(b, job)
+            go(b, job, gate)
         }
         BackendKind::XdpLive => {
             let b = plan
@@ -684,22 +931,21 @@ fn attempt(plan: &Plan, job: &mut SendJob) -> Attempt {
                     let frame = xdp_live::first_frame(fast.template(), fast.stream());
                     Ok(XdpLive::new(&frame, cfg)?)
                 });
-            go(b, job)
+            go(b, job, gate)
         }
         BackendKind::Auto => Attempt::Unavailable(anyhow!("auto is resolved before sending")),
     }
 }
 
-/// Samples the system around one send loop.
-fn measure<B: TxBackend>(mut backend: B, job: &mut SendJob) -> Result<Measured> {
+/// Waits for the start, then runs one send loop.
+fn measure<B: TxBackend>(mut backend: B, job: &mut SendJob, gate: &Gate) -> Result<JobDone> {
     let info = backend.info();
-    let sys0 = SystemSnapshot::take()?;
+    if !gate.ready_and_wait() {
+        bail!("called off: another sender could not start");
+    }
+    let t0 = sys::monotonic_ns();
     let outcome = sender::run(&mut backend, &mut job.frames, &job.limits, &job.stop)?;
-    let sys1 = SystemSnapshot::take()?;
-    Ok(Measured {
-        info,
-        outcome,
-        sys0,
-        sys1,
-    })
+    let t1 = sys::monotonic_ns();
+    let walk = job.frames.generator().cloned();
+    Ok((info, outcome, walk, t0, t1))
 }

@@ -115,9 +115,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub qdisc_bypass: Option<bool>,
 
-    /// Pin the sending thread to this CPU.
+    /// Pin the sending thread to this CPU (with -t N: threads on CPU, CPU+1, ...).
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
+
+    /// Sender threads, as the kernel's kpktgend_N: thread i sends as `DEV@i` on its own
+    /// socket, pinned to CPU i, with `count` frames each; a rate (delay/rate/ratep) is the
+    /// total, split evenly across the threads. In the lab, the veth pair gets one queue per
+    /// thread.
+    #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N")]
+    pub threads: u16,
 
     /// Also print one Cpu line per CPU.
     #[arg(long)]

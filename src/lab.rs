@@ -58,6 +58,8 @@ pub struct Lab {
     /// With the drop receiver: the per-CPU counter its program bumps for every frame.
     rx_counter: Option<crate::rx::xdp_count::XdpCounter>,
     removed: bool,
+    /// TX/RX queues on each end of the veth pair.
+    pub queues: u16,
 }
 
 impl Lab {
@@ -69,6 +71,12 @@ impl Lab {
     /// [`Lab::create`]; with `rx_napi`, the stack receiver gets an XDP_PASS program (for
     /// senders that redirect XDP frames into veth-tx; the drop receiver has NAPI anyway).
     pub fn create_with(rx_mode: RxMode, rx_napi: bool) -> Result<Lab> {
+        Lab::create_opts(rx_mode, rx_napi, 1)
+    }
+
+    /// [`Lab::create_with`] with `queues` TX and RX queues on each end of the veth pair
+    /// (one per sender thread, so `-t N` senders do not share one queue).
+    pub fn create_opts(rx_mode: RxMode, rx_napi: bool, queues: u16) -> Result<Lab> {
         for (ns, owner) in sweep_stale() {
             eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
         }
@@ -80,6 +88,7 @@ impl Lab {
             rx_ns: format!("{base}-rx"),
             rx_mode,
             rx_napi: rx_napi || rx_mode == RxMode::Drop,
+            queues: queues.max(1),
             _xdp_link: None,
             rx_counter: None,
             removed: false,
@@ -97,12 +106,17 @@ impl Lab {
             disable_ipv6(&netns_path(ns))?;
             ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
         }
+        let q = self.queues.to_string();
         ip(&[
             "-n",
             &tx,
             "link",
             "add",
             TX_IF,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
             "address",
             &TX_MAC.to_string(),
             "type",
@@ -110,6 +124,10 @@ impl Lab {
             "peer",
             "name",
             RX_IF,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
             "address",
             &RX_MAC.to_string(),
             "netns",

@@ -56,6 +56,65 @@ pub struct SendOutcome {
     pub start_realtime_ns: u64,
 }
 
+impl SendOutcome {
+    /// Several senders' outcomes as one: packets, errors and counters add up; elapsed is
+    /// the longest sender's, idle the mean of the senders' (so busy + idle = elapsed reads
+    /// as one sender's day); the first sender's stop reason, unless any was interrupted.
+    pub fn combine<'a>(all: impl Iterator<Item = &'a SendOutcome>) -> SendOutcome {
+        let all: Vec<&SendOutcome> = all.collect();
+        let Some(first) = all.first() else {
+            return SendOutcome {
+                result: PktgenResult::default(),
+                pacing_idle_ns: 0,
+                backend: BackendStats::default(),
+                stop_reason: StopReason::Count,
+                start_realtime_ns: 0,
+            };
+        };
+        if all.len() == 1 {
+            return (*first).clone();
+        }
+        let n = all.len() as u64;
+        let sum = |f: &dyn Fn(&SendOutcome) -> u64| all.iter().map(|o| f(o)).sum::<u64>();
+        let elapsed_ns = all.iter().map(|o| o.result.elapsed_ns).max().unwrap_or(0);
+        let imix: Option<u64> = all.iter().map(|o| o.result.imix_bytes).sum::<Option<u64>>();
+        let mut backend = BackendStats::default();
+        for o in &all {
+            let b = &o.backend;
+            backend.queue.posted += b.queue.posted;
+            backend.queue.completed += b.queue.completed;
+            backend.queue.stops += b.queue.stops;
+            backend.queue.wakes += b.queue.wakes;
+            backend.idle_ns += b.idle_ns;
+            backend.stopped_ns += b.stopped_ns;
+            backend.kicks += b.kicks;
+            backend.late_errors += b.late_errors;
+            backend.undrained += b.undrained;
+        }
+        backend.idle_ns /= n;
+        backend.stopped_ns /= n;
+        SendOutcome {
+            result: PktgenResult {
+                elapsed_ns,
+                idle_ns: (sum(&|o| o.result.idle_ns) / n).min(elapsed_ns),
+                sent: sum(&|o| o.result.sent),
+                pkt_size: first.result.pkt_size,
+                frags: 0,
+                errors: sum(&|o| o.result.errors),
+                imix_bytes: imix,
+            },
+            pacing_idle_ns: sum(&|o| o.pacing_idle_ns) / n,
+            backend,
+            stop_reason: if all.iter().any(|o| o.stop_reason == StopReason::Interrupted) {
+                StopReason::Interrupted
+            } else {
+                first.stop_reason
+            },
+            start_realtime_ns: all.iter().map(|o| o.start_realtime_ns).min().unwrap_or(0),
+        }
+    }
+}
+
 /// Sends until a limit is reached or `stop` is set.
 pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     backend: &mut B,

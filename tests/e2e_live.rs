@@ -11,9 +11,11 @@ fn json_lines_count_every_frame_and_end_with_a_final_line() {
     let o = upktgen(&[
         "run",
         "--count",
-        "400000",
+        "200000",
+        // Well within the receiver's reach even while parallel tests load both CPUs: the
+        // loss asserted below must be none.
         "--ratep",
-        "1000000",
+        "200000",
         "--rx-analyze",
         "--json-lines",
         "--interval",
@@ -30,8 +32,8 @@ fn json_lines_count_every_frame_and_end_with_a_final_line() {
     assert_eq!(last["final"], true);
     assert!(rest.iter().all(|l| l["final"] == false));
     // The final line covers the whole run: every frame, sent and received, no loss.
-    assert_eq!(last["tx_packets"], 400_000, "{last}");
-    assert_eq!(last["rx_packets"], 400_000, "{last}");
+    assert_eq!(last["tx_packets"], 200_000, "{last}");
+    assert_eq!(last["rx_packets"], 200_000, "{last}");
     assert_eq!(last["lost"], 0);
     // The report on standard output is unchanged by the live lines.
     assert!(stdout(&o).contains("Result: OK: "));

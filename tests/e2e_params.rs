@@ -336,3 +336,40 @@ fn burst_keeps_the_requested_rate_and_xdp_live_refuses_what_it_cannot_write() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("xdp_live's program writes the fields of a plain IPv4/UDP stream"));
 }
+
+/// `-t 2`: two senders named dev@0 and dev@1, each with `count` frames and half the rate,
+/// reported one by one and together; the lab's veth pair has a queue per thread.
+#[test]
+fn threads_send_count_each_and_share_the_rate() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "run",
+        "-t",
+        "2",
+        "--count",
+        "400",
+        "--ratep",
+        "2000",
+        "--json",
+        "--no-live",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let threads = j["threads"].as_array().expect("per-thread reports");
+    assert_eq!(threads.len(), 2);
+    assert_eq!(threads[0]["device"], "veth-tx@0");
+    assert_eq!(threads[1]["device"], "veth-tx@1");
+    for t in threads {
+        assert_eq!(t["outcome"]["result"]["sent"], 400);
+        // 2000 pps in total is 1000 pps each: 400 frames take at least 399 ms.
+        let ms = t["outcome"]["result"]["elapsed_ns"].as_u64().unwrap() / 1_000_000;
+        assert!(ms >= 399, "each thread keeps half the rate: {ms} ms");
+    }
+    assert_eq!(j["outcome"]["result"]["sent"], 800);
+    assert_eq!(j["reconciliation"]["rx_packets"], 800);
+    let o = upktgen(&["run", "-t", "0", "--count", "1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("at least one sender thread"));
+}

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 /// The raw figures of one finished (or interrupted) run, as pktgen reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PktgenResult {
     /// Wall-clock time from the first packet to the end of the final wait for completions.
     pub elapsed_ns: u64,

@@ -78,7 +78,11 @@ pub struct RunReport {
     pub seed: Option<u64>,
     pub count: u64,
     pub delay_ns: u64,
+    /// All senders together (with one sender: that sender).
     pub outcome: SendOutcome,
+    /// With several senders (-t N, scripts): each one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadReport>,
     pub system: SystemDelta,
     pub tx_iface: IfaceCounters,
     pub rx_iface: Option<IfaceCounters>,
@@ -88,6 +92,16 @@ pub struct RunReport {
     /// The drop receiver's XDP counter on veth-rx (per-CPU map, summed): frames that
     /// reached the sink.
     pub xdp_sink_packets: Option<u64>,
+}
+
+/// One sender of a run with several.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadReport {
+    /// pktgen's device name (`dev@tag`).
+    pub device: String,
+    pub cpu: Option<usize>,
+    pub backend: &'static str,
+    pub outcome: SendOutcome,
 }
 
 fn per_1000(n: u64, packets: u64) -> f64 {
@@ -112,6 +126,22 @@ impl RunReport {
         }
         let _ = writeln!(s, "Result: {}", r.lines());
         let _ = writeln!(s, "Interrupts: {}", sys.interrupts);
+        if !self.threads.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nSenders:     {} threads; the Result above adds them up (elapsed: the longest; idle: the mean)",
+                self.threads.len()
+            );
+            for t in &self.threads {
+                let cpu = t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+                let _ = writeln!(
+                    s,
+                    "  {}{cpu}: Result: {}",
+                    t.device,
+                    t.outcome.result.lines().replace('\n', "\n    ")
+                );
+            }
+        }
 
         let _ = writeln!(s);
         let where_ = match &self.target.netns {

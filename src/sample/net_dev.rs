@@ -86,24 +86,32 @@ impl IfaceCounters {
     /// `later - self`, field by field, saturating at 0 (a driver reset or an interface
     /// re-created between samples would otherwise wrap).
     pub fn delta(&self, later: &IfaceCounters) -> IfaceCounters {
-        let d = |e: u64, l: u64| l.saturating_sub(e);
+        self.zip_with(later, |e, l| l.saturating_sub(e))
+    }
+
+    /// Field-wise sum (counters of several devices together).
+    pub fn plus(&self, o: &IfaceCounters) -> IfaceCounters {
+        self.zip_with(o, u64::saturating_add)
+    }
+
+    fn zip_with(&self, o: &IfaceCounters, f: impl Fn(u64, u64) -> u64) -> IfaceCounters {
         IfaceCounters {
-            rx_bytes: d(self.rx_bytes, later.rx_bytes),
-            rx_packets: d(self.rx_packets, later.rx_packets),
-            rx_errs: d(self.rx_errs, later.rx_errs),
-            rx_drop: d(self.rx_drop, later.rx_drop),
-            rx_fifo: d(self.rx_fifo, later.rx_fifo),
-            rx_frame: d(self.rx_frame, later.rx_frame),
-            rx_compressed: d(self.rx_compressed, later.rx_compressed),
-            rx_multicast: d(self.rx_multicast, later.rx_multicast),
-            tx_bytes: d(self.tx_bytes, later.tx_bytes),
-            tx_packets: d(self.tx_packets, later.tx_packets),
-            tx_errs: d(self.tx_errs, later.tx_errs),
-            tx_drop: d(self.tx_drop, later.tx_drop),
-            tx_fifo: d(self.tx_fifo, later.tx_fifo),
-            tx_colls: d(self.tx_colls, later.tx_colls),
-            tx_carrier: d(self.tx_carrier, later.tx_carrier),
-            tx_compressed: d(self.tx_compressed, later.tx_compressed),
+            rx_bytes: f(self.rx_bytes, o.rx_bytes),
+            rx_packets: f(self.rx_packets, o.rx_packets),
+            rx_errs: f(self.rx_errs, o.rx_errs),
+            rx_drop: f(self.rx_drop, o.rx_drop),
+            rx_fifo: f(self.rx_fifo, o.rx_fifo),
+            rx_frame: f(self.rx_frame, o.rx_frame),
+            rx_compressed: f(self.rx_compressed, o.rx_compressed),
+            rx_multicast: f(self.rx_multicast, o.rx_multicast),
+            tx_bytes: f(self.tx_bytes, o.tx_bytes),
+            tx_packets: f(self.tx_packets, o.tx_packets),
+            tx_errs: f(self.tx_errs, o.tx_errs),
+            tx_drop: f(self.tx_drop, o.tx_drop),
+            tx_fifo: f(self.tx_fifo, o.tx_fifo),
+            tx_colls: f(self.tx_colls, o.tx_colls),
+            tx_carrier: f(self.tx_carrier, o.tx_carrier),
+            tx_compressed: f(self.tx_compressed, o.tx_compressed),
         }
     }
 }
