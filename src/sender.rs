@@ -44,6 +44,73 @@ pub enum StopReason {
     Interrupted,
 }
 
+/// How well a paced run kept its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pacing {
+    /// 1e9 / delay.
+    pub requested_pps: f64,
+    /// Frames handed over per second between the first and the last handover (the rate
+    /// the schedule produced; the wire may still queue them).
+    pub achieved_pps: f64,
+    /// (achieved - requested) / requested, in percent.
+    pub error_pct: f64,
+    /// Handovers (syscalls or ring kicks) the schedule made.
+    pub departures: u64,
+    /// How late each handover was against its first frame's due time, ns: the
+    /// inter-departure jitter the receiver sees, before the network adds its own.
+    pub late_p50_ns: u64,
+    pub late_p99_ns: u64,
+    pub late_max_ns: u64,
+}
+
+/// Records handover lateness for [`Pacing`].
+struct PacingRecorder {
+    hist: hdrhistogram::Histogram<u64>,
+    first: Option<(u64, u64)>,
+    last: (u64, u64),
+}
+
+impl PacingRecorder {
+    fn new() -> Self {
+        PacingRecorder {
+            // 1 ns .. 1 hour at 3 significant digits; fixed size, no growth per sample.
+            hist: hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("valid histogram bounds"),
+            first: None,
+            last: (0, 0),
+        }
+    }
+
+    /// A handover at `now` of frames starting with number `index`, due at `due`.
+    fn record(&mut self, now: u64, due: u64, index: u64) {
+        let _ = self.hist.record(now.saturating_sub(due).max(1));
+        self.first.get_or_insert((now, index));
+        self.last = (now, index);
+    }
+
+    fn finish(&self, delay_ns: u64, _burst: u64) -> Option<Pacing> {
+        let (t_first, i_first) = self.first?;
+        let (t_last, i_last) = self.last;
+        let requested_pps = 1e9 / delay_ns as f64;
+        // Between the first and the last handover, (i_last - i_first) frames left; with
+        // bursts, whole ticks of `burst` frames.
+        let achieved_pps = if t_last > t_first && i_last > i_first {
+            (i_last - i_first) as f64 * 1e9 / (t_last - t_first) as f64
+        } else {
+            requested_pps
+        };
+        Some(Pacing {
+            requested_pps,
+            achieved_pps,
+            error_pct: (achieved_pps - requested_pps) / requested_pps * 100.0,
+            departures: self.hist.len(),
+            late_p50_ns: self.hist.value_at_quantile(0.5),
+            late_p99_ns: self.hist.value_at_quantile(0.99),
+            late_max_ns: self.hist.max(),
+        })
+    }
+}
+
 /// A finished run's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct SendOutcome {
@@ -54,6 +121,9 @@ pub struct SendOutcome {
     pub stop_reason: StopReason,
     /// CLOCK_REALTIME at the start, ns since the epoch.
     pub start_realtime_ns: u64,
+    /// With a rate (delay/ratep/rate): how well the schedule was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<Pacing>,
 }
 
 impl SendOutcome {
@@ -69,6 +139,7 @@ impl SendOutcome {
                 backend: BackendStats::default(),
                 stop_reason: StopReason::Count,
                 start_realtime_ns: 0,
+                pacing: None,
             };
         };
         if all.len() == 1 {
@@ -111,6 +182,9 @@ impl SendOutcome {
                 first.stop_reason
             },
             start_realtime_ns: all.iter().map(|o| o.start_realtime_ns).min().unwrap_or(0),
+            // Each sender kept its own schedule; the first one's stands for them (the
+            // per-thread reports have each).
+            pacing: first.pacing,
         }
     }
 }
@@ -133,6 +207,9 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     let mut sent: u64 = 0;
     let mut errors: u64 = 0;
     let mut pacing_idle_ns: u64 = 0;
+    let paced = limits.delay_ns != 0 && limits.delay_ns != u64::MAX;
+    let mut pacing = paced.then(PacingRecorder::new);
+    let burst = u64::from(limits.burst.max(1));
 
     let stop_reason = loop {
         if stop.load(Ordering::Relaxed) {
@@ -160,7 +237,6 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         // Absolute schedule: tick j (of `burst` packets) is due at t0 + j * burst * delay.
         // A late sender sends everything due at once (up to a batch), so the average rate
         // does not drift.
-        let burst = u64::from(limits.burst.max(1));
         if let Some(ticks_before) = (now - t0).checked_div(limits.delay_ns.saturating_mul(burst)) {
             let due_total = (ticks_before + 1) * burst;
             if due_total <= attempted {
@@ -186,6 +262,10 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
                 frames.write(backend.frame(i, len), tv);
                 frames.sent();
             }
+        }
+        if let Some(p) = &mut pacing {
+            let due = t0 + attempted / burst * burst * limits.delay_ns;
+            p.record(sys::monotonic_ns(), due, attempted);
         }
         let s = backend.submit(n, stop)?;
         sent += s.sent;
@@ -214,6 +294,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         backend: bstats,
         stop_reason,
         start_realtime_ns,
+        pacing: pacing.and_then(|p| p.finish(limits.delay_ns, burst)),
     })
 }
 

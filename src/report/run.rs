@@ -222,6 +222,19 @@ impl RunReport {
             b.stopped_ns / 1000,
             (b.idle_ns - b.stopped_ns) / 1000
         );
+        if let Some(p) = &self.outcome.pacing {
+            let _ = writeln!(
+                s,
+                "Pacing:      requested {:.0} pps, achieved {:.0} pps ({:+.3} %); {} handovers late by p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                p.requested_pps,
+                p.achieved_pps,
+                p.error_pct,
+                p.departures,
+                p.late_p50_ns as f64 / 1e3,
+                p.late_p99_ns as f64 / 1e3,
+                p.late_max_ns as f64 / 1e3
+            );
+        }
         let _ = writeln!(
             s,
             "Softirqs:    NET_TX {}, NET_RX {}",
