@@ -93,8 +93,8 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
         for row in f.iter_mut() {
             row[0][0] = 1.0;
         }
-        for j in 0..=n2 {
-            f[0][j][0] = 1.0;
+        for cell in f[0].iter_mut() {
+            cell[0] = 1.0;
         }
         for i in 1..=n1 {
             for j in 1..=n2 {
@@ -226,7 +226,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Result<Change, TooFew> {
     let mb = quantile_sorted(&b, 0.5);
     let relative = ma != 0.0;
     let change = change_of(ma, mb, relative);
-    let mut rng = XorShift::new(0x5eed_0f_5eed);
+    let mut rng = XorShift::new(0x5EED_0F5E_ED00);
     let mut draws = Vec::with_capacity(BOOTSTRAP);
     let mut ra = vec![0.0; a.len()];
     let mut rb = vec![0.0; b.len()];

@@ -5,11 +5,12 @@
 use std::fmt::Write as _;
 
 const W: f64 = 820.0;
-const H: f64 = 480.0;
-const LEFT: f64 = 90.0;
+/// Height of the plot area.
+const PLOT_H: f64 = 300.0;
 const RIGHT: f64 = 190.0;
 const TOP: f64 = 50.0;
-const BOTTOM: f64 = 130.0;
+/// Approximate width of one character at font-size 12.
+const CHAR_W: f64 = 6.6;
 const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f",
 ];
@@ -34,11 +35,14 @@ pub struct BarChart<'a> {
     pub stacked: bool,
 }
 
-/// One line of a line chart: (x, y, optional (min, max)) sorted by x when drawn.
+/// A point of a line chart: x, y and an optional (min, max) bar.
+pub type XyPoint = (f64, f64, Option<(f64, f64)>);
+
+/// One line of a line chart; points are sorted by x when drawn.
 #[derive(Debug, Clone)]
 pub struct Line {
     pub name: String,
-    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+    pub points: Vec<XyPoint>,
 }
 
 /// Escapes text for XML.
@@ -86,7 +90,7 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     loop {
         let t = start + step * k as f64;
         v.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        if t >= hi - step * 1e-9 || k > 100 {
+        if t >= hi - step * 1e-3 || k > 100 {
             break;
         }
         k += 1;
@@ -117,38 +121,48 @@ fn trim(s: String) -> String {
     }
 }
 
+/// A chart being drawn; margins and height depend on the longest category label, which is
+/// rotated 30 degrees below the x axis.
 struct Frame {
     svg: String,
     y0: f64,
     y1: f64,
+    left: f64,
+    bottom: f64,
+    h: f64,
 }
 
 impl Frame {
-    fn new(title: &str) -> Self {
+    fn new(title: &str, left: f64, bottom: f64) -> Self {
+        let h = TOP + PLOT_H + bottom;
         let mut svg = String::new();
         let _ = writeln!(
             svg,
             r#"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">
-<rect x="0" y="0" width="{W}" height="{H}" fill="white"/>
+<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">
+<rect x="0" y="0" width="{W}" height="{h}" fill="white"/>
 <text class="title" x="{:.1}" y="28" text-anchor="middle" font-size="16" font-weight="bold">{}</text>"#,
-            LEFT + (W - LEFT - RIGHT) / 2.0,
+            W / 2.0,
             esc(title)
         );
         Frame {
             svg,
             y0: 0.0,
             y1: 1.0,
+            left,
+            bottom,
+            h,
         }
     }
 
     fn py(&self, v: f64) -> f64 {
-        let h = H - TOP - BOTTOM;
-        H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * h
+        let h = PLOT_H;
+        self.h - self.bottom - (v - self.y0) / (self.y1 - self.y0) * h
     }
 
     /// Y axis from 0 (or the data's minimum when negative) to a nice maximum.
     fn y_axis(&mut self, lo: f64, hi: f64, title: &str) {
+        let left = self.left;
         let lo = if lo.is_finite() { lo.min(0.0) } else { 0.0 };
         let hi = if hi.is_finite() && hi > lo {
             hi
@@ -167,31 +181,32 @@ impl Frame {
             let y = self.py(*v);
             let _ = writeln!(
                 self.svg,
-                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                r##"<line x1="{left}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
                 W - RIGHT,
-                LEFT - 6.0,
+                self.left - 6.0,
                 y + 4.0,
                 tick_label(*v, step)
             );
         }
-        let cy = TOP + (H - TOP - BOTTOM) / 2.0;
+        let cy = TOP + (self.h - TOP - self.bottom) / 2.0;
         let _ = writeln!(
             self.svg,
-            r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{:.1}" stroke="#000"/><text class="axis-title" x="20" y="{cy:.1}" text-anchor="middle" transform="rotate(-90 20 {cy:.1})">{}</text></g>"##,
-            H - BOTTOM,
+            r##"<line x1="{left}" y1="{TOP}" x2="{left}" y2="{:.1}" stroke="#000"/><text class="axis-title" x="20" y="{cy:.1}" text-anchor="middle" transform="rotate(-90 20 {cy:.1})">{}</text></g>"##,
+            self.h - self.bottom,
             esc(title)
         );
     }
 
     fn x_title(&mut self, title: &str) {
+        let left = self.left;
         let _ = writeln!(
             self.svg,
-            r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#000"/><text class="axis-title x-title" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            H - BOTTOM,
+            r##"<line x1="{left}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#000"/><text class="axis-title x-title" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            self.h - self.bottom,
             W - RIGHT,
-            H - BOTTOM,
-            LEFT + (W - LEFT - RIGHT) / 2.0,
-            H - 10.0,
+            self.h - self.bottom,
+            self.left + (W - self.left - RIGHT) / 2.0,
+            self.h - 10.0,
             esc(title)
         );
     }
@@ -230,7 +245,17 @@ fn finite_min(it: impl Iterator<Item = f64>) -> f64 {
 
 /// Renders a bar chart. NaN values draw no bar.
 pub fn bar_chart(c: &BarChart) -> String {
-    let mut f = Frame::new(c.title);
+    // Room for the longest category label, rotated 30 degrees, and the x axis title.
+    let longest = c
+        .categories
+        .iter()
+        .map(|x| x.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    let gw0 = (W - 90.0 - RIGHT) / c.categories.len().max(1) as f64;
+    let left = (longest * CHAR_W * 0.87 - gw0 / 2.0 + 10.0).max(90.0);
+    let bottom = longest * CHAR_W * 0.5 + 50.0;
+    let mut f = Frame::new(c.title, left, bottom);
     let ncat = c.categories.len().max(1);
     let (lo, hi) = if c.stacked {
         let tops = (0..ncat).map(|k| {
@@ -257,7 +282,7 @@ pub fn bar_chart(c: &BarChart) -> String {
         (finite_min(v.iter().copied()), finite_max(v.iter().copied()))
     };
     f.y_axis(lo, hi, c.y_title);
-    let pw = W - LEFT - RIGHT;
+    let pw = W - f.left - RIGHT;
     let gw = pw / ncat as f64;
     let ns = c.series.len().max(1);
     let bw = if c.stacked {
@@ -267,7 +292,7 @@ pub fn bar_chart(c: &BarChart) -> String {
     };
     let _ = writeln!(f.svg, r#"<g class="bars">"#);
     for k in 0..c.categories.len() {
-        let gx = LEFT + gw * k as f64;
+        let gx = f.left + gw * k as f64;
         let mut base = 0.0;
         for (si, s) in c.series.iter().enumerate() {
             let Some(&v) = s.values.get(k) else { continue };
@@ -303,7 +328,7 @@ pub fn bar_chart(c: &BarChart) -> String {
                 let (ya, yb) = (f.py(*a), f.py(*b));
                 let _ = writeln!(
                     f.svg,
-                    r##"<path class="range" d="M{cx:.1} {ya:.1}V{yb:.1}M{:.1} {ya:.1}H{:.1}M{:.1} {yb:.1}H{:.1}" stroke="#000" fill="none"/>"##,
+                    r##"<path class="range" d="M{cx:.1} {ya:.1}V{yb:.1}M{:.1} {ya:.1}f.h{:.1}M{:.1} {yb:.1}f.h{:.1}" stroke="#000" fill="none"/>"##,
                     cx - bw / 4.0,
                     cx + bw / 4.0,
                     cx - bw / 4.0,
@@ -312,7 +337,7 @@ pub fn bar_chart(c: &BarChart) -> String {
             }
         }
         let cx = gx + gw / 2.0;
-        let y = H - BOTTOM + 14.0;
+        let y = f.h - f.bottom + 14.0;
         let _ = writeln!(
             f.svg,
             r#"<text class="category" x="{cx:.1}" y="{y:.1}" text-anchor="end" transform="rotate(-30 {cx:.1} {y:.1})">{}</text>"#,
@@ -328,7 +353,7 @@ pub fn bar_chart(c: &BarChart) -> String {
 
 /// Renders a line chart over a numeric x axis.
 pub fn line_chart(title: &str, x_title: &str, y_title: &str, lines: &[Line]) -> String {
-    let mut f = Frame::new(title);
+    let mut f = Frame::new(title, 90.0, 55.0);
     let ys = lines.iter().flat_map(|l| {
         l.points
             .iter()
@@ -362,8 +387,8 @@ pub fn line_chart(title: &str, x_title: &str, y_title: &str, lines: &[Line]) -> 
         xt[0].min(xmin),
         xt.last().copied().unwrap_or(xmax).max(xmax),
     );
-    let pw = W - LEFT - RIGHT;
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
+    let pw = W - f.left - RIGHT;
+    let px = |x: f64| f.left + (x - x0) / (x1 - x0) * pw;
     let step = if xt.len() > 1 { xt[1] - xt[0] } else { 1.0 };
     let _ = writeln!(f.svg, r#"<g class="x-axis">"#);
     for t in &xt {
@@ -371,9 +396,9 @@ pub fn line_chart(title: &str, x_title: &str, y_title: &str, lines: &[Line]) -> 
         let _ = writeln!(
             f.svg,
             r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#000"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            H - BOTTOM,
-            H - BOTTOM + 5.0,
-            H - BOTTOM + 18.0,
+            f.h - f.bottom,
+            f.h - f.bottom + 5.0,
+            f.h - f.bottom + 18.0,
             tick_label(*t, step)
         );
     }

@@ -39,6 +39,9 @@ pub struct RunRecord {
     /// Why it failed: the child's error message.
     pub error: Option<String>,
     pub exit_code: Option<i32>,
+    /// Process id of the child (its lab's namespaces are named `upktgen-PID-*`).
+    #[serde(default)]
+    pub pid: Option<u32>,
     /// Wall time of the child process in seconds.
     pub seconds: f64,
     /// The child's JSON document as it printed it.
@@ -57,6 +60,7 @@ impl RunRecord {
 
 /// What a child printed and how it ended.
 struct ChildEnd {
+    pid: u32,
     code: Option<i32>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
@@ -73,6 +77,7 @@ fn run_child(exe: &Path, args: &[String], stop: &AtomicBool) -> std::io::Result<
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    let pid = child.id();
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let t_out = std::thread::spawn(move || {
@@ -102,6 +107,7 @@ fn run_child(exe: &Path, args: &[String], stop: &AtomicBool) -> std::io::Result<
     use std::os::unix::process::ExitStatusExt;
     let code = status.code().or_else(|| status.signal().map(|s| 128 + s));
     Ok(ChildEnd {
+        pid,
         code,
         stdout,
         stderr,
@@ -136,6 +142,7 @@ fn record(iteration: usize, p: &Point, rep: u32, end: std::io::Result<ChildEnd>)
         status: Status::Failed,
         error: None,
         exit_code: None,
+        pid: None,
         seconds: 0.0,
         json: None,
     };
@@ -147,6 +154,7 @@ fn record(iteration: usize, p: &Point, rep: u32, end: std::io::Result<ChildEnd>)
         }
     };
     r.exit_code = end.code;
+    r.pid = Some(end.pid);
     r.seconds = end.seconds;
     let json: Option<serde_json::Value> = serde_json::from_slice(&end.stdout).ok();
     match end.code {
@@ -280,6 +288,7 @@ mod tests {
 
     fn end(code: i32, out: &str, err: &str) -> std::io::Result<ChildEnd> {
         Ok(ChildEnd {
+            pid: 1,
             code: Some(code),
             stdout: out.as_bytes().to_vec(),
             stderr: err.as_bytes().to_vec(),
