@@ -431,12 +431,15 @@ pub fn line_chart(title: &str, x_title: &str, y_title: &str, lines: &[Line]) -> 
                 d.join("")
             );
         }
+        // Min-max bars of the lines side by side, so they do not hide each other.
+        let dx = (i as f64 - (lines.len() as f64 - 1.0) / 2.0) * 4.0;
         for p in pts {
             let (x, y) = (px(p.0), f.py(p.1));
             if let Some((a, b)) = p.2.filter(|r| r.0.is_finite() && r.1.is_finite()) {
+                let xb = x + dx;
                 let _ = writeln!(
                     f.svg,
-                    r#"<path class="range" d="M{x:.1} {:.1}V{:.1}" stroke="{color}"/>"#,
+                    r#"<path class="range" d="M{xb:.1} {:.1}V{:.1}" stroke="{color}"/>"#,
                     f.py(a),
                     f.py(b)
                 );

@@ -64,6 +64,21 @@ fn fmt_change(f: &Field, c: &Change, v: f64) -> String {
     }
 }
 
+/// A median for the table: whole numbers when large, four decimals when not, and
+/// scientific notation when smaller than that would show.
+fn fmt_val(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 0.01 {
+        format!("{x:.4}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
 fn fmt_p(p: f64) -> String {
     if p < 0.001 {
         "p < 0.001".into()
@@ -101,13 +116,12 @@ impl Comparison {
         );
         for r in rows {
             let c = &r.change;
-            let prec = if c.median_a.abs() >= 100.0 { 0 } else { 4 };
             let _ = writeln!(
                 s,
-                "{:<38} {:>12.prec$} {:>12.prec$} {:>14} {:>26} {:>10}{}",
+                "{:<38} {:>12} {:>12} {:>14} {:>26} {:>10}{}",
                 r.field.title,
-                c.median_a,
-                c.median_b,
+                fmt_val(c.median_a),
+                fmt_val(c.median_b),
                 fmt_change(&r.field, c, c.change),
                 format!(
                     "{} to {}",
@@ -243,6 +257,14 @@ mod tests {
         assert!(c.table().contains("packets per second"));
         let s = compare(&b, &a).sentence();
         assert!(s.starts_with("A is 2.2 % slower than B"), "{s}");
+    }
+
+    #[test]
+    fn medians_show_their_size() {
+        assert_eq!(fmt_val(0.0), "0");
+        assert_eq!(fmt_val(148438.4), "148438");
+        assert_eq!(fmt_val(0.9996), "0.9996");
+        assert_eq!(fmt_val(0.000012), "1.200e-5");
     }
 
     #[test]
