@@ -241,7 +241,6 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
 
     let mut dimensions: Vec<Dimension> = Vec::new();
     for d in raw.dimension {
-        let dl = span_line(src, d.span());
         let d = d.into_inner();
         let nl = span_line(src, d.name.span());
         let name = normalize(d.name.get_ref());
@@ -308,7 +307,6 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
                 l
             }
         };
-        let _ = dl;
         lines.dims.push((nl, vlines));
         dimensions.push(Dimension {
             name,

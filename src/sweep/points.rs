@@ -266,11 +266,6 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
     Ok(points)
 }
 
-/// The label of `point` for the `Iteration K (label):` line.
-pub fn iteration_label(p: &Point) -> &str {
-    &p.label
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::file::parse;
