@@ -462,12 +462,16 @@ fn a_tiny_lab_sweep_leaves_nothing_behind() {
             "lab of run {pid} left behind"
         );
     }
-    // The thresholds reached the runs.
-    let q = runs[1]["json"]["backend"]["queue"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    assert!(!q.is_empty(), "{}", runs[1]);
+    // The thresholds reached the runs (points 0, 1: wake at 1; points 2, 3: wake at 16).
+    for r in runs {
+        let q = r["json"]["backend"]["queue"].as_str().unwrap();
+        let w = if r["point"].as_u64().unwrap() < 2 {
+            1
+        } else {
+            16
+        };
+        assert!(q.contains(&format!("wake when at least {w} free")), "{q}");
+    }
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -492,5 +496,69 @@ fn a_lab_point_on_a_missing_device_fails_alone() {
     );
     assert!(t.contains("upktgen-nosuch0"), "{t}");
     assert!(t.contains("0 of 1 runs ok, 1 failed"), "{t}");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// Child processes of `pid` (from /proc/PID/task/PID/children).
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
+}
+
+#[test]
+fn ctrl_c_in_a_lab_sweep_stops_the_run_and_removes_its_lab() {
+    if !root_or_skip() {
+        return;
+    }
+    let d = tmp("labint");
+    let f = write(
+        &d,
+        "s.toml",
+        "[sweep]\ncommand = \"run\"\nrepetitions = 3\n[base]\ncount = 0\nduration = \"60s\"\nratep = 20000\n",
+    );
+    let out = d.join("out");
+    let mut sweep = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["sweep", &f, "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let run_pid = loop {
+        if let Some(&c) = children_of(sweep.id()).first() {
+            break c;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "no child run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    common::wait_for_traffic(run_pid);
+    let st = Command::new("kill")
+        .args(["-INT", &sweep.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut text = String::new();
+    sweep
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(sweep.wait().unwrap().code(), Some(130), "{text}");
+    assert!(text.contains("Iteration 0 (all):\ninterrupted"), "{text}");
+    assert!(text.contains("Interrupted after 1 of 3 runs."), "{text}");
+    assert!(
+        namespaces_with_prefix(&format!("upktgen-{run_pid}-")).is_empty(),
+        "lab of run {run_pid} left behind"
+    );
+    let j = runs_json(&out);
+    assert_eq!(j["runs"][0]["status"], "interrupted");
+    assert_eq!(j["runs"][0]["pid"], run_pid);
     std::fs::remove_dir_all(d).unwrap();
 }
