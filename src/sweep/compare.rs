@@ -194,7 +194,16 @@ impl Comparison {
                 ));
             }
         }
-        parts.join(", ")
+        let mut s = parts.join(", ");
+        if let Some(r) = rows.first()
+            && stats::min_p(r.change.n_a, r.change.n_b) >= 0.05
+        {
+            s += &format!(
+                " (with {} and {} runs no difference can reach p < 0.05: repeat at least 4 times)",
+                r.change.n_a, r.change.n_b
+            );
+        }
+        s
     }
 }
 
@@ -274,6 +283,12 @@ mod tests {
         assert!(
             s.starts_with(
                 "no significant difference in pps between A and A (median change +0.00 %"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.ends_with(
+                "(with 3 and 3 runs no difference can reach p < 0.05: repeat at least 4 times)"
             ),
             "{s}"
         );
