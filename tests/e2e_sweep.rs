@@ -8,12 +8,27 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A fresh directory for one test.
-fn tmp(tag: &str) -> PathBuf {
+/// A fresh directory for one test, removed when dropped (also when the test fails).
+struct Tmp(PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp(tag: &str) -> Tmp {
     let d = std::env::temp_dir().join(format!("upktgen-e2e-sweep-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Tmp(d)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -199,7 +214,6 @@ fn a_simulated_sweep_end_to_end() {
     );
     let o = upktgen(&["compare", rj.to_str().unwrap(), "--a", "start_thresh=1"]);
     assert!(!o.status.success());
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -258,7 +272,6 @@ fn compare_two_files_of_runs() {
         "{}",
         stderr(&o)
     );
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -294,7 +307,6 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
             assert!(r["error"].as_str().unwrap().contains("start"), "{r}");
         }
     }
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -326,7 +338,7 @@ fn bad_sweep_files_are_refused_with_their_line() {
     for (src, want) in cases {
         let f = write(&d, "s.toml", src);
         let o = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-            .current_dir(&d)
+            .current_dir(&*d)
             .args(["sweep", "s.toml"])
             .stdin(Stdio::null())
             .output()
@@ -339,7 +351,6 @@ fn bad_sweep_files_are_refused_with_their_line() {
         );
         assert!(stdout(&o).is_empty(), "nothing may run: {}", stdout(&o));
     }
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -352,7 +363,7 @@ fn cpu_clock_without_cpufreq_or_out_of_range() {
     );
     let run = |root: &Path| {
         Command::new(env!("CARGO_BIN_EXE_upktgen"))
-            .current_dir(&d)
+            .current_dir(&*d)
             .args(["sweep", "s.toml", "--cpufreq-root", root.to_str().unwrap()])
             .output()
             .unwrap()
@@ -379,7 +390,6 @@ fn cpu_clock_without_cpufreq_or_out_of_range() {
         stderr(&o),
         "upktgen: s.toml:6: cpu_mhz = 3000: outside this CPU's range 800 to 2000 MHz\n"
     );
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -429,7 +439,6 @@ fn ctrl_c_stops_after_the_current_run_and_writes_what_was_done() {
     assert_eq!(j["interrupted"], true);
     let n = j["runs"].as_array().unwrap().len();
     assert!((1..60).contains(&n), "{n} runs recorded");
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -472,7 +481,6 @@ fn a_tiny_lab_sweep_leaves_nothing_behind() {
         };
         assert!(q.contains(&format!("wake when at least {w} free")), "{q}");
     }
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
@@ -496,7 +504,6 @@ fn a_lab_point_on_a_missing_device_fails_alone() {
     );
     assert!(t.contains("upktgen-nosuch0"), "{t}");
     assert!(t.contains("0 of 1 runs ok, 1 failed"), "{t}");
-    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Child processes of `pid` (from /proc/PID/task/PID/children).
@@ -560,5 +567,4 @@ fn ctrl_c_in_a_lab_sweep_stops_the_run_and_removes_its_lab() {
     let j = runs_json(&out);
     assert_eq!(j["runs"][0]["status"], "interrupted");
     assert_eq!(j["runs"][0]["pid"], run_pid);
-    std::fs::remove_dir_all(d).unwrap();
 }
