@@ -49,6 +49,11 @@ pub enum Cmd {
     /// Receive on an interface and report loss, duplicates, reordering and latency.
     #[command(long_about = crate::rx::cli::RX_ABOUT, after_help = crate::rx::cli::RX_HELP)]
     Rx(crate::rx::cli::RxArgs),
+    /// Run a sweep file: a matrix of runs (or simulations), repeated, with a summary, plots
+    /// and A/B comparisons (docs/sweep.md).
+    Sweep(crate::sweep::SweepArgs),
+    /// Compare two sets of runs: median change with a 95 % interval and a rank test.
+    Compare(crate::sweep::CompareArgs),
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

@@ -10,6 +10,10 @@ fn main() -> ExitCode {
     let result = match &cli.cmd {
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => app::stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
+        Some(Cmd::Sweep(args)) => {
+            app::stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop))
+        }
+        Some(Cmd::Compare(args)) => upktgen::sweep::compare_cli(args).map(|_| Exit::Done),
         Some(Cmd::Run(args)) => app::stop_flag().and_then(|stop| app::run(args, &stop)),
         None => app::stop_flag().and_then(|stop| app::run(&cli.run, &stop)),
     };

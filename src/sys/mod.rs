@@ -6,6 +6,7 @@
 pub mod bpf;
 pub mod netns;
 pub mod packet;
+pub mod proc;
 pub mod rx_ring;
 pub mod xsk;
 

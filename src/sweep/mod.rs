@@ -1,0 +1,410 @@
+//! `upktgen sweep FILE`: run a matrix of configurations, repeated, and report it like the seed
+//! (`Iteration K (label):` with the Cpu(s), Result and Interrupts lines), then a summary per
+//! point, CSV/JSON of every run, SVG plots and an index.html; `upktgen compare`: A/B between
+//! sets of runs with confidence intervals.
+//!
+//! - [`file`]: the TOML sweep file, errors with line numbers.
+//! - [`points`]: expansion into points, each checked by the real option parser.
+//! - [`env`]: what the sweep varies around a run (cpufreq clock, competing load).
+//! - [`exec`]: child processes, interleaved repetitions, progress, Ctrl-C.
+//! - [`metrics`], [`output`], [`compare`]: figures, files and plots, A/B statistics.
+//!
+//! See docs/sweep.md.
+
+pub mod compare;
+pub mod env;
+pub mod exec;
+pub mod file;
+pub mod metrics;
+pub mod output;
+pub mod points;
+
+use crate::app::Exit;
+use anyhow::{Context, Result, anyhow, bail};
+use metrics::Metrics;
+use output::RunsFile;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// More runs than this need `--yes` (or a "y" on a terminal).
+pub const MAX_RUNS_UNASKED: usize = 200;
+
+/// `upktgen sweep`: run a sweep file, or redraw a finished sweep's report.
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    after_help = "See docs/sweep.md for the file format. Repetitions are interleaved \
+(repetition 1 of every point, then repetition 2, ...) so slow drift spreads over all points."
+)]
+pub struct SweepArgs {
+    /// The sweep file (TOML): [sweep], [base], [[dimension]], [compare].
+    #[arg(value_name = "FILE", required_unless_present = "redraw")]
+    pub file: Option<PathBuf>,
+
+    /// Write runs.json, runs.csv, summary.csv, SVG plots and index.html into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Run even when the sweep has more than 200 runs.
+    #[arg(long)]
+    pub yes: bool,
+
+    /// Print the points and the command line of each, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Redraw the tables, plots and index.html of DIR from its runs.json, without rerunning.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "out", "dry_run"])]
+    pub redraw: Option<PathBuf>,
+
+    /// Where the CPUs' cpufreq directories are (for tests).
+    #[arg(long, hide = true, default_value = env::SYSFS_CPU, value_name = "DIR")]
+    pub cpufreq_root: PathBuf,
+}
+
+/// `upktgen compare`: A/B between two sets of runs.
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    after_help = "Each FILE is a sweep's runs.json (pick a point with --a/--b \
+NAME=VALUE[,NAME=VALUE], or a label), one run's JSON (upktgen run --json, upktgen sim --json) \
+or a JSON array of such runs. With one runs.json and no selectors, its [compare] section is used."
+)]
+pub struct CompareArgs {
+    /// Sample A (the baseline).
+    #[arg(value_name = "A.json")]
+    pub a: PathBuf,
+    /// Sample B [the same file as A, with --b].
+    #[arg(value_name = "B.json")]
+    pub b: Option<PathBuf>,
+    /// Which point of A's runs.json: NAME=VALUE[,NAME=VALUE] or a point's label.
+    #[arg(long = "a", value_name = "SELECTOR")]
+    pub sel_a: Option<String>,
+    /// Which point of B's runs.json.
+    #[arg(long = "b", value_name = "SELECTOR")]
+    pub sel_b: Option<String>,
+}
+
+fn cpufreq_for(
+    spec: &file::Spec,
+    pts: &[points::Point],
+    root: &Path,
+) -> Result<Option<env::CpuFreq>> {
+    if pts.iter().all(|p| p.cpu_mhz.is_none()) {
+        return Ok(None);
+    }
+    let l = &spec.lines;
+    let line_of_value = |mhz: f64| -> usize {
+        if let Some(i) = spec.base.iter().position(|(n, _)| n == points::CPU_MHZ) {
+            return l.base[i].1;
+        }
+        if let Some(i) = spec
+            .dimensions
+            .iter()
+            .position(|d| d.name == points::CPU_MHZ)
+        {
+            let d = &spec.dimensions[i];
+            if let Some(k) = d.values.iter().position(|v| v.as_f64() == Some(mhz)) {
+                return l.dims[i].1[k];
+            }
+            return l.dims[i].0;
+        }
+        l.sweep
+    };
+    let first = pts.iter().find_map(|p| p.cpu_mhz).unwrap_or(0.0);
+    let f = env::CpuFreq::open(root).map_err(|e| l.at(line_of_value(first), e))?;
+    for mhz in pts.iter().filter_map(|p| p.cpu_mhz) {
+        f.check(mhz).map_err(|e| l.at(line_of_value(mhz), e))?;
+    }
+    Ok(Some(f))
+}
+
+fn confirm(total: usize, n_points: usize, reps: u32, yes: bool) -> Result<()> {
+    if total <= MAX_RUNS_UNASKED || yes {
+        return Ok(());
+    }
+    let what = format!("{total} runs ({n_points} points x {reps} repetitions)");
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        eprint!("upktgen sweep: {what}. Run them all? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok(());
+        }
+        bail!("{what}: not confirmed");
+    }
+    bail!("{what}: more than {MAX_RUNS_UNASKED}; add --yes to run them");
+}
+
+fn print_comparison(c: &compare::Comparison) {
+    println!("{}", c.sentence());
+    if c.result.is_ok() {
+        println!("{}", c.table());
+    } else {
+        println!();
+    }
+}
+
+fn print_report(f: &RunsFile) {
+    let s = output::summarise(f);
+    println!("{}", output::summary_text(f, &s));
+    let cmp = output::sweep_comparisons(f);
+    if !cmp.is_empty() {
+        println!(
+            "Comparisons ([compare] {}):",
+            f.spec
+                .compare
+                .as_ref()
+                .map(|c| c.dimension.as_str())
+                .unwrap_or("")
+        );
+        for c in &cmp {
+            print_comparison(c);
+        }
+    }
+}
+
+/// `upktgen sweep`.
+pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    if let Some(dir) = &args.redraw {
+        let f = output::read_runs(&dir.join("runs.json"))?;
+        print_report(&f);
+        let w = output::write_dir(dir, &f, false)?;
+        eprintln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
+        return Ok(Exit::Done);
+    }
+    let path = args
+        .file
+        .as_ref()
+        .ok_or_else(|| anyhow!("a sweep file is needed"))?;
+    let src =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let spec = file::parse(&path.display().to_string(), &src)?;
+    let pts = points::expand(&spec)?;
+    let total = pts.len() * spec.repetitions as usize;
+    let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
+    if args.dry_run {
+        println!(
+            "{} points x {} repetitions = {total} runs of `upktgen {}`:",
+            pts.len(),
+            spec.repetitions,
+            spec.command.name()
+        );
+        for p in &pts {
+            let mut extra = String::new();
+            if p.load > 0 {
+                extra += &format!(" with {} busy threads", p.load);
+            }
+            if let Some(m) = p.cpu_mhz {
+                extra += &format!(" at {m} MHz");
+            }
+            println!(
+                "{:>3}  {}: upktgen {}{extra}",
+                p.index + 1,
+                p.label,
+                p.args.join(" ")
+            );
+        }
+        return Ok(Exit::Done);
+    }
+    confirm(total, pts.len(), spec.repetitions, args.yes)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let exe = std::env::current_exe().context("finding the upktgen executable")?;
+    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |r| {
+        println!("{}", output::iteration_text(r));
+        let _ = std::io::stdout().flush();
+    })?;
+    let f = RunsFile {
+        format: output::FORMAT,
+        spec,
+        points: pts,
+        interrupted: done.interrupted,
+        runs: done.records,
+    };
+    if f.interrupted {
+        println!("Interrupted after {} of {total} runs.\n", f.runs.len());
+    }
+    print_report(&f);
+    if let Some(dir) = &args.out {
+        let w = output::write_dir(dir, &f, true)?;
+        eprintln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
+    }
+    Ok(if f.interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
+/// A document given to `compare`.
+enum Doc {
+    Sweep(Box<RunsFile>),
+    Runs(Vec<Metrics>),
+}
+
+fn load(path: &Path) -> Result<Doc> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    if v.get("runs").is_some() && v.get("spec").is_some() {
+        let f: RunsFile = serde_json::from_value(v)
+            .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+        return Ok(Doc::Sweep(Box::new(f)));
+    }
+    let one = |x: &serde_json::Value| -> Option<Metrics> {
+        Metrics::from_json(x).or_else(|| {
+            // A record of runs.json copied out: {"status": "ok", "json": {...}}.
+            if x.get("status")?.as_str()? != "ok" {
+                return None;
+            }
+            Metrics::from_json(x.get("json")?)
+        })
+    };
+    match &v {
+        serde_json::Value::Array(items) => {
+            let mut ms = Vec::new();
+            for (i, x) in items.iter().enumerate() {
+                ms.push(one(x).ok_or_else(|| {
+                    anyhow!(
+                        "{}: element {i} is not a run's JSON (upktgen run/sim --json)",
+                        path.display()
+                    )
+                })?);
+            }
+            Ok(Doc::Runs(ms))
+        }
+        x => match one(x) {
+            Some(m) => Ok(Doc::Runs(vec![m])),
+            None => bail!(
+                "{}: neither a sweep's runs.json, nor a run's JSON, nor an array of runs",
+                path.display()
+            ),
+        },
+    }
+}
+
+/// Points of `f` matching `sel` (`NAME=VALUE,...` or a label).
+fn select<'a>(f: &'a RunsFile, sel: &str) -> Vec<&'a points::Point> {
+    let pairs: Option<Vec<(String, String)>> = sel
+        .split(',')
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (file::normalize(k), v.trim().to_string()))
+        })
+        .collect();
+    f.points
+        .iter()
+        .filter(|p| match &pairs {
+            _ if p.label == sel => true,
+            Some(pairs) => pairs.iter().all(|(k, v)| {
+                let Some(di) = f.spec.dimensions.iter().position(|d| d.name == *k) else {
+                    return false;
+                };
+                let d = &f.spec.dimensions[di];
+                let Some(pv) = p.values.get(di).map(|x| &x.1) else {
+                    return false;
+                };
+                pv.text() == *v
+                    || d.values
+                        .iter()
+                        .position(|x| x == pv)
+                        .map(|i| d.labels[i] == *v)
+                        == Some(true)
+            }),
+            None => false,
+        })
+        .collect()
+}
+
+fn sample(path: &Path, doc: &Doc, sel: Option<&str>, which: &str) -> Result<compare::Sample> {
+    let name = path.display().to_string();
+    match doc {
+        Doc::Runs(ms) => {
+            if sel.is_some() {
+                bail!(
+                    "--{which}: {name} is not a sweep's runs.json; selectors pick points of a sweep"
+                );
+            }
+            Ok(compare::Sample {
+                name,
+                runs: ms.clone(),
+            })
+        }
+        Doc::Sweep(f) => {
+            let pts: Vec<&points::Point> = match sel {
+                Some(s) => select(f, s),
+                None => f.points.iter().collect(),
+            };
+            let labels = || {
+                f.points
+                    .iter()
+                    .map(|p| p.label.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            match pts.as_slice() {
+                [p] => Ok(compare::Sample {
+                    name: if f.points.len() == 1 {
+                        name
+                    } else {
+                        format!("{} ({name})", p.label)
+                    },
+                    runs: f
+                        .runs
+                        .iter()
+                        .filter(|r| r.point == p.index)
+                        .filter_map(|r| r.metrics())
+                        .collect(),
+                }),
+                [] => bail!(
+                    "--{which} {}: no point of {name} matches; its points: {}",
+                    sel.unwrap_or(""),
+                    labels()
+                ),
+                _ => bail!(
+                    "{name} holds {} matching points; pick one with --{which} NAME=VALUE (points: {})",
+                    pts.len(),
+                    labels()
+                ),
+            }
+        }
+    }
+}
+
+/// `upktgen compare`.
+pub fn compare_cli(args: &CompareArgs) -> Result<()> {
+    let da = load(&args.a)?;
+    let (pb, db) = match &args.b {
+        Some(b) => (b.clone(), load(b)?),
+        None => {
+            let Doc::Sweep(f) = &da else {
+                bail!("one file: it must be a sweep's runs.json (or give B.json)");
+            };
+            if args.sel_a.is_none() && args.sel_b.is_none() {
+                let cmp = output::sweep_comparisons(f);
+                if cmp.is_empty() {
+                    bail!(
+                        "{}: no [compare] section; pick the points with --a and --b",
+                        args.a.display()
+                    );
+                }
+                for c in &cmp {
+                    print_comparison(c);
+                }
+                return Ok(());
+            }
+            if args.sel_a.is_none() || args.sel_b.is_none() {
+                bail!("one file: give both --a and --b");
+            }
+            (args.a.clone(), load(&args.a)?)
+        }
+    };
+    let a = sample(&args.a, &da, args.sel_a.as_deref(), "a")?;
+    let b = sample(&pb, &db, args.sel_b.as_deref(), "b")?;
+    print_comparison(&compare::compare(&a, &b));
+    Ok(())
+}

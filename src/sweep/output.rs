@@ -1,0 +1,627 @@
+//! What a sweep writes: the seed's layout per run, the summary per point, runs.json,
+//! runs.csv, summary.csv, SVG plots and an index.html that shows them together.
+
+use super::compare::{self, Comparison, Sample};
+use super::exec::{RunRecord, Status};
+use super::file::{Spec, Val};
+use super::metrics::{FIELDS, Metrics};
+use super::points::Point;
+use crate::plot::{self, BarChart, Line, Series, esc};
+use crate::stats;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// runs.json: everything needed to redraw without rerunning.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunsFile {
+    /// Format version of this file.
+    pub format: u32,
+    pub spec: Spec,
+    pub points: Vec<Point>,
+    pub interrupted: bool,
+    pub runs: Vec<RunRecord>,
+}
+
+pub const FORMAT: u32 = 1;
+
+/// `Iteration K (label):` and the run's seed lines (or why it failed).
+pub fn iteration_text(r: &RunRecord) -> String {
+    let head = format!("Iteration {} ({}):\n", r.iteration, r.label);
+    match (r.status, r.metrics()) {
+        (Status::Ok, Some(m)) => head + &m.seed_lines(),
+        (Status::Interrupted, _) => head + "interrupted\n",
+        _ => format!(
+            "{head}FAILED: {}\n",
+            r.error.as_deref().unwrap_or("unknown error")
+        ),
+    }
+}
+
+/// Median, min and max of one figure over a point's successful runs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Mmm {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// One point's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointSummary {
+    pub point: usize,
+    pub label: String,
+    pub planned: u32,
+    pub ok: usize,
+    pub failed: usize,
+    pub interrupted: usize,
+    /// Distinct failure messages.
+    pub errors: Vec<String>,
+    /// Per entry of [`FIELDS`], in that order (NaN without a successful run).
+    pub figures: Vec<Mmm>,
+    /// Median us and the rest (ni + wa + st) of the CPU time, for the stacked plot.
+    pub cpu_us: f64,
+    pub cpu_other: f64,
+}
+
+impl PointSummary {
+    pub fn fig(&self, key: &str) -> Mmm {
+        let i = FIELDS
+            .iter()
+            .position(|f| f.key == key)
+            .expect("known field");
+        self.figures[i]
+    }
+
+    pub fn complete(&self) -> bool {
+        self.ok as u32 >= self.planned
+    }
+}
+
+fn metrics_of<'a>(runs: &'a [RunRecord], point: usize) -> impl Iterator<Item = Metrics> + 'a {
+    runs.iter()
+        .filter(move |r| r.point == point)
+        .filter_map(RunRecord::metrics)
+}
+
+/// Summaries of every point.
+pub fn summarise(f: &RunsFile) -> Vec<PointSummary> {
+    f.points
+        .iter()
+        .map(|p| {
+            let mine: Vec<&RunRecord> = f.runs.iter().filter(|r| r.point == p.index).collect();
+            let ms: Vec<Metrics> = metrics_of(&f.runs, p.index).collect();
+            let mut errors: Vec<String> = Vec::new();
+            for r in &mine {
+                if r.status == Status::Failed
+                    && let Some(e) = &r.error
+                    && !errors.contains(e)
+                {
+                    errors.push(e.clone());
+                }
+            }
+            let figures = FIELDS
+                .iter()
+                .map(|fd| {
+                    let xs: Vec<f64> = ms.iter().map(fd.get).collect();
+                    let (median, min, max) = stats::median_min_max(&xs);
+                    Mmm { median, min, max }
+                })
+                .collect();
+            let med = |g: fn(&Metrics) -> f64| stats::median(&ms.iter().map(g).collect::<Vec<_>>());
+            PointSummary {
+                point: p.index,
+                label: p.label.clone(),
+                planned: f.spec.repetitions,
+                ok: ms.len(),
+                failed: mine.iter().filter(|r| r.status == Status::Failed).count(),
+                interrupted: mine
+                    .iter()
+                    .filter(|r| r.status == Status::Interrupted)
+                    .count(),
+                errors,
+                figures,
+                cpu_us: med(|m| m.cpu.us),
+                cpu_other: med(|m| m.cpu.ni + m.cpu.wa + m.cpu.st),
+            }
+        })
+        .collect()
+}
+
+fn num(v: f64, decimals: usize) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// The summary table for the terminal.
+pub fn summary_text(f: &RunsFile, s: &[PointSummary]) -> String {
+    let mut o = String::new();
+    let w = s.iter().map(|p| p.label.len()).max().unwrap_or(5).max(5);
+    let _ = writeln!(
+        o,
+        "Summary of sweep \"{}\" ({} {} per point; median [min-max] over the successful runs):",
+        f.spec.name,
+        f.spec.repetitions,
+        if f.spec.repetitions == 1 {
+            "run"
+        } else {
+            "runs"
+        }
+    );
+    let _ = writeln!(
+        o,
+        "{:>3}  {:<w$}  {:>5}  {:>27}  {:>5} {:>5} {:>5} {:>5}  {:>8}  {:>9}",
+        "#",
+        "point",
+        "runs",
+        "pps median [min-max]",
+        "sy%",
+        "hi%",
+        "si%",
+        "id%",
+        "irq/pkt",
+        "wakes/pkt"
+    );
+    for p in s {
+        let pps = p.fig("pps");
+        let pps_s = if pps.median.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.0} [{:.0}-{:.0}]", pps.median, pps.min, pps.max)
+        };
+        let _ = writeln!(
+            o,
+            "{:>3}  {:<w$}  {:>5}  {:>27}  {:>5} {:>5} {:>5} {:>5}  {:>8}  {:>9}",
+            p.point + 1,
+            p.label,
+            format!("{}/{}", p.ok, p.planned),
+            pps_s,
+            num(p.fig("cpu_sy").median, 1),
+            num(p.fig("cpu_hi").median, 1),
+            num(p.fig("cpu_si").median, 1),
+            num(p.fig("cpu_id").median, 1),
+            num(p.fig("irq_per_pkt").median, 4),
+            num(p.fig("wakes_per_pkt").median, 4),
+        );
+    }
+    let incomplete: Vec<&PointSummary> = s.iter().filter(|p| !p.complete()).collect();
+    if incomplete.is_empty() {
+        let _ = writeln!(o, "All points complete.");
+    } else {
+        let _ = writeln!(o, "Incomplete points:");
+        for p in incomplete {
+            let _ = write!(
+                o,
+                "  point {} ({}): {} of {} runs ok, {} failed, {} interrupted, {} not run",
+                p.point + 1,
+                p.label,
+                p.ok,
+                p.planned,
+                p.failed,
+                p.interrupted,
+                (p.planned as usize).saturating_sub(p.ok + p.failed + p.interrupted)
+            );
+            if !p.errors.is_empty() {
+                let _ = write!(o, "; {}", p.errors.join("; "));
+            }
+            let _ = writeln!(o);
+        }
+    }
+    o
+}
+
+/// The A/B comparisons the sweep's [compare] section asks for: for every combination of the
+/// other dimensions, each variant against the baseline.
+pub fn sweep_comparisons(f: &RunsFile) -> Vec<Comparison> {
+    let Some(c) = &f.spec.compare else {
+        return Vec::new();
+    };
+    let Some(di) = f.spec.dimensions.iter().position(|d| d.name == c.dimension) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let is = |p: &Point, v: &Val| p.values.get(di).map(|x| &x.1) == Some(v);
+    for base in f.points.iter().filter(|p| is(p, &c.baseline)) {
+        for other in &f.points {
+            let same_rest = other
+                .values
+                .iter()
+                .enumerate()
+                .all(|(k, v)| k == di || base.values.get(k) == Some(v));
+            let v = &other.values[di].1;
+            if !same_rest || v == &c.baseline || c.variant.as_ref().is_some_and(|x| x != v) {
+                continue;
+            }
+            let a = Sample {
+                name: base.label.clone(),
+                runs: metrics_of(&f.runs, base.index).collect(),
+            };
+            let b = Sample {
+                name: other.label.clone(),
+                runs: metrics_of(&f.runs, other.index).collect(),
+            };
+            out.push(compare::compare(&a, &b));
+        }
+    }
+    out
+}
+
+/// Axis title of a dimension, with its unit when known.
+pub fn dim_title(name: &str) -> String {
+    let unit = match name {
+        "cpu_mhz" | "clock_mhz" => "MHz",
+        "load" => "busy threads",
+        "pkt_size" => "bytes",
+        "ring" => "descriptors",
+        "start_thresh" | "stop_thresh" => "free descriptors",
+        "ratep" => "packets per second",
+        "delay" => "ns",
+        "link_mbps" => "Mbit/s",
+        "batch" | "coalesce_frames" => "frames",
+        "count" => "packets",
+        "coalesce_usecs" => "us",
+        n if n.ends_with("_cycles") => "cycles",
+        n if n.ends_with("_ns") => "ns",
+        _ => "value",
+    };
+    format!("{name} ({unit})")
+}
+
+/// The SVG plots: (file name, caption, SVG).
+pub fn plots(f: &RunsFile, s: &[PointSummary]) -> Vec<(String, String, String)> {
+    let cats: Vec<String> = s.iter().map(|p| p.label.clone()).collect();
+    let mut out = Vec::new();
+    let pps: Vec<Mmm> = s.iter().map(|p| p.fig("pps")).collect();
+    let title = format!("{}: packets per second per point", f.spec.name);
+    out.push((
+        "pps.svg".to_string(),
+        "Packets per second per point: median, bars from min to max".to_string(),
+        plot::bar_chart(&BarChart {
+            title: &title,
+            x_title: "point",
+            y_title: "packets per second",
+            categories: &cats,
+            series: &[Series {
+                name: "median pps".into(),
+                values: pps.iter().map(|m| m.median).collect(),
+                range: Some(pps.iter().map(|m| (m.min, m.max)).collect()),
+            }],
+            stacked: false,
+        }),
+    ));
+    let cpu_series: Vec<Series> = [
+        ("us", None),
+        ("sy", Some("cpu_sy")),
+        ("hi", Some("cpu_hi")),
+        ("si", Some("cpu_si")),
+        ("id", Some("cpu_id")),
+        ("ni+wa+st", None),
+    ]
+    .iter()
+    .map(|(n, k)| Series {
+        name: n.to_string(),
+        values: s
+            .iter()
+            .map(|p| match k {
+                Some(k) => p.fig(k).median,
+                None if *n == "us" => p.cpu_us,
+                None => p.cpu_other,
+            })
+            .collect(),
+        range: None,
+    })
+    .collect();
+    let title = format!("{}: CPU time split (median)", f.spec.name);
+    out.push((
+        "cpu.svg".to_string(),
+        "Where the CPU time went (top's shares, medians, stacked)".to_string(),
+        plot::bar_chart(&BarChart {
+            title: &title,
+            x_title: "point",
+            y_title: "% of CPU time",
+            categories: &cats,
+            series: &cpu_series,
+            stacked: true,
+        }),
+    ));
+    let pp: Vec<Series> = [
+        ("interrupts per packet", "irq_per_pkt"),
+        ("wakes per packet", "wakes_per_pkt"),
+    ]
+    .iter()
+    .map(|(n, k)| Series {
+        name: n.to_string(),
+        values: s.iter().map(|p| p.fig(k).median).collect(),
+        range: Some(s.iter().map(|p| (p.fig(k).min, p.fig(k).max)).collect()),
+    })
+    .collect();
+    let title = format!("{}: interrupts and queue wakes per packet", f.spec.name);
+    out.push((
+        "per_packet.svg".to_string(),
+        "Interrupts and transmit-queue wakes per packet sent (median, min-max)".to_string(),
+        plot::bar_chart(&BarChart {
+            title: &title,
+            x_title: "point",
+            y_title: "events per packet",
+            categories: &cats,
+            series: &pp,
+            stacked: false,
+        }),
+    ));
+    // pps against every numeric dimension, one line per combination of the others.
+    for (di, d) in f.spec.dimensions.iter().enumerate() {
+        if d.values.len() < 2 || d.values.iter().any(|v| v.as_f64().is_none()) {
+            continue;
+        }
+        let mut lines: Vec<Line> = Vec::new();
+        for (p, sm) in f.points.iter().zip(s) {
+            let rest: Vec<String> = f
+                .spec
+                .dimensions
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != di)
+                .map(|(k, dd)| {
+                    let vi = dd
+                        .values
+                        .iter()
+                        .position(|x| Some(x) == p.values.get(k).map(|y| &y.1));
+                    vi.map(|i| dd.labels[i].clone()).unwrap_or_default()
+                })
+                .collect();
+            let name = if rest.is_empty() {
+                "median pps".to_string()
+            } else {
+                rest.join(", ")
+            };
+            let x = p.values[di].1.as_f64().unwrap_or(f64::NAN);
+            let m = sm.fig("pps");
+            let pt = (x, m.median, Some((m.min, m.max)));
+            match lines.iter_mut().find(|l| l.name == name) {
+                Some(l) => l.points.push(pt),
+                None => lines.push(Line {
+                    name,
+                    points: vec![pt],
+                }),
+            }
+        }
+        let title = format!("{}: packets per second against {}", f.spec.name, d.name);
+        out.push((
+            format!("pps_vs_{}.svg", d.name),
+            format!("Packets per second against {} (median, min-max)", d.name),
+            plot::line_chart(&title, &dim_title(&d.name), "packets per second", &lines),
+        ));
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// runs.csv: one row per run.
+pub fn runs_csv(f: &RunsFile) -> String {
+    let mut o = String::new();
+    let dims: Vec<&str> = f.spec.dimensions.iter().map(|d| d.name.as_str()).collect();
+    let mut head = vec!["iteration", "point", "rep", "label"];
+    head.extend(dims.iter().copied());
+    head.extend([
+        "status",
+        "seconds",
+        "sent",
+        "errors",
+        "elapsed_ns",
+        "idle_ns",
+        "pkt_size",
+        "interrupts",
+        "wakes",
+        "stops",
+    ]);
+    head.extend(["cpu_us", "cpu_ni", "cpu_wa", "cpu_st"]);
+    head.extend(FIELDS.iter().map(|x| x.key));
+    head.push("error");
+    let _ = writeln!(o, "{}", head.join(","));
+    for r in &f.runs {
+        let mut row = vec![
+            r.iteration.to_string(),
+            (r.point + 1).to_string(),
+            r.rep.to_string(),
+            csv_field(&r.label),
+        ];
+        if let Some(p) = f.points.get(r.point) {
+            row.extend(p.values.iter().map(|(_, v)| csv_field(&v.text())));
+        }
+        row.push(format!("{:?}", r.status).to_lowercase());
+        row.push(format!("{:.3}", r.seconds));
+        match r.metrics() {
+            Some(m) => {
+                let x = &m.result;
+                row.extend(
+                    [
+                        x.sent,
+                        x.errors,
+                        x.elapsed_ns,
+                        x.idle_ns,
+                        u64::from(x.pkt_size),
+                        m.interrupts,
+                        m.wakes,
+                        m.stops,
+                    ]
+                    .map(|v| v.to_string()),
+                );
+                row.extend([m.cpu.us, m.cpu.ni, m.cpu.wa, m.cpu.st].map(|v| format!("{v:.2}")));
+                row.extend(FIELDS.iter().map(|fd| format!("{:.6}", (fd.get)(&m))));
+            }
+            None => row.extend(std::iter::repeat_n(String::new(), 14 + FIELDS.len())),
+        }
+        row.push(csv_field(r.error.as_deref().unwrap_or("")));
+        let _ = writeln!(o, "{}", row.join(","));
+    }
+    o
+}
+
+/// summary.csv: one row per point.
+pub fn summary_csv(f: &RunsFile, s: &[PointSummary]) -> String {
+    let mut o = String::new();
+    let mut head: Vec<String> = vec!["point".into(), "label".into()];
+    head.extend(f.spec.dimensions.iter().map(|d| d.name.clone()));
+    head.extend(["runs_ok", "runs_planned", "runs_failed"].map(String::from));
+    for fd in FIELDS {
+        for s in ["median", "min", "max"] {
+            head.push(format!("{}_{s}", fd.key));
+        }
+    }
+    let _ = writeln!(o, "{}", head.join(","));
+    for (p, sm) in f.points.iter().zip(s) {
+        let mut row = vec![(p.index + 1).to_string(), csv_field(&p.label)];
+        row.extend(p.values.iter().map(|(_, v)| csv_field(&v.text())));
+        row.extend([
+            sm.ok.to_string(),
+            sm.planned.to_string(),
+            sm.failed.to_string(),
+        ]);
+        for m in &sm.figures {
+            for v in [m.median, m.min, m.max] {
+                row.push(if v.is_nan() {
+                    String::new()
+                } else {
+                    format!("{v:.6}")
+                });
+            }
+        }
+        let _ = writeln!(o, "{}", row.join(","));
+    }
+    o
+}
+
+/// index.html: the summary table, the comparisons and the plots, readable offline.
+pub fn index_html(
+    f: &RunsFile,
+    s: &[PointSummary],
+    cmp: &[Comparison],
+    plots: &[(String, String, String)],
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>\
+body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse}}\
+td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}td.l,th.l{{text-align:left}}\
+tr.incomplete{{background:#fdd}}figure{{margin:1.5em 0}}img{{max-width:100%}}</style></head><body>",
+        esc(&f.spec.name)
+    );
+    let _ = writeln!(o, "<h1>Sweep: {}</h1>", esc(&f.spec.name));
+    let _ = writeln!(
+        o,
+        "<p>Command <code>upktgen {}</code>, {} points x {} repetitions (interleaved: repetition 1 of every point, then 2, ...), {} runs recorded{}.</p>",
+        f.spec.command.name(),
+        f.points.len(),
+        f.spec.repetitions,
+        f.runs.len(),
+        if f.interrupted {
+            ", <strong>interrupted</strong>"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "<h2>Summary</h2><p>Median [min-max] over each point's successful runs.</p><table><tr><th>#</th><th class=\"l\">point</th><th>runs ok</th><th>pps median</th><th>pps min-max</th><th>us %</th><th>sy %</th><th>hi %</th><th>si %</th><th>id %</th><th>interrupts / packet</th><th>wakes / packet</th><th class=\"l\">errors</th></tr>"
+    );
+    for p in s {
+        let pps = p.fig("pps");
+        let _ = writeln!(
+            o,
+            "<tr{}><td>{}</td><td class=\"l\">{}</td><td>{}/{}</td><td>{}</td><td>{}-{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            if p.complete() {
+                ""
+            } else {
+                " class=\"incomplete\""
+            },
+            p.point + 1,
+            esc(&p.label),
+            p.ok,
+            p.planned,
+            num(pps.median, 0),
+            num(pps.min, 0),
+            num(pps.max, 0),
+            num(p.cpu_us, 1),
+            num(p.fig("cpu_sy").median, 1),
+            num(p.fig("cpu_hi").median, 1),
+            num(p.fig("cpu_si").median, 1),
+            num(p.fig("cpu_id").median, 1),
+            num(p.fig("irq_per_pkt").median, 4),
+            num(p.fig("wakes_per_pkt").median, 4),
+            esc(&p.errors.join("; "))
+        );
+    }
+    let _ = writeln!(o, "</table>");
+    if !cmp.is_empty() {
+        let _ = writeln!(o, "<h2>Comparisons</h2>");
+        for c in cmp {
+            let _ = writeln!(
+                o,
+                "<p><strong>{}</strong></p><pre>{}</pre>",
+                esc(&c.sentence()),
+                esc(&c.table())
+            );
+        }
+    }
+    let _ = writeln!(o, "<h2>Plots</h2>");
+    for (name, caption, _) in plots {
+        let _ = writeln!(
+            o,
+            "<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
+            esc(name),
+            esc(caption),
+            esc(caption)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<p>Raw figures of every run: <a href=\"runs.json\">runs.json</a>, <a href=\"runs.csv\">runs.csv</a>; per point: <a href=\"summary.csv\">summary.csv</a>.</p></body></html>"
+    );
+    o
+}
+
+/// Writes runs.json (unless `keep_runs`, when redrawing) and everything drawn from it.
+pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let put = |name: &str, text: &str| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+    };
+    let mut written = Vec::new();
+    if write_runs {
+        put("runs.json", &(serde_json::to_string_pretty(f)? + "\n"))?;
+        written.push("runs.json".to_string());
+    }
+    let s = summarise(f);
+    put("runs.csv", &runs_csv(f))?;
+    put("summary.csv", &summary_csv(f, &s))?;
+    written.extend(["runs.csv".to_string(), "summary.csv".to_string()]);
+    let ps = plots(f, &s);
+    for (name, _, svg) in &ps {
+        put(name, svg)?;
+        written.push(name.clone());
+    }
+    put("index.html", &index_html(f, &s, &sweep_comparisons(f), &ps))?;
+    written.push("index.html".to_string());
+    Ok(written)
+}
+
+/// Reads runs.json.
+pub fn read_runs(path: &Path) -> Result<RunsFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))
+}

@@ -1,0 +1,356 @@
+//! From a sweep file to the points it runs: every combination of the dimensions' values,
+//! each turned into the argument list of one `upktgen run` / `upktgen sim` and parsed by the
+//! real command-line definitions before anything runs.
+
+use super::file::{Command, Spec, Val};
+use crate::cli::Cli;
+use anyhow::{Result, bail};
+use clap::{ArgAction, CommandFactory, Parser};
+use serde::{Deserialize, Serialize};
+
+/// Built-in parameters the sweep itself implements (not options of the command).
+pub const LOAD: &str = "load";
+pub const CPU_MHZ: &str = "cpu_mhz";
+/// Most competing busy threads a `load` value may ask for.
+pub const MAX_LOAD: i64 = 256;
+
+/// Options the sweep sets itself; a file may not.
+const RESERVED: [&str; 8] = [
+    "json",
+    "live",
+    "no_live",
+    "json_lines",
+    "interval",
+    "preset",
+    "sweep",
+    "help",
+];
+
+/// One combination of the dimensions' values.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Point {
+    /// 0-based, in expansion order (the first dimension varies slowest).
+    pub index: usize,
+    /// The dimensions' labels joined by ", " (e.g. "hysteresis, load=1").
+    pub label: String,
+    /// The value of every dimension, in file order.
+    pub values: Vec<(String, Val)>,
+    /// Arguments after the program name (`run ... --json --no-live`).
+    pub args: Vec<String>,
+    /// Competing busy threads during the run.
+    pub load: u32,
+    /// CPU clock to set, in MHz.
+    pub cpu_mhz: Option<f64>,
+}
+
+/// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions).
+pub fn count(spec: &Spec) -> usize {
+    spec.dimensions.iter().map(|d| d.values.len()).product()
+}
+
+/// The subcommand's clap definition.
+fn command_def(cmd: Command) -> clap::Command {
+    Cli::command()
+        .find_subcommand(cmd.name())
+        .cloned()
+        .expect("run and sim are subcommands")
+}
+
+/// Whether `name` (with `_`) is a long option of `cmd`, and whether it takes no value.
+fn option_kind(def: &clap::Command, name: &str) -> Option<bool> {
+    let long = name.replace('_', "-");
+    def.get_arguments()
+        .find(|a| a.get_long() == Some(long.as_str()))
+        .map(|a| matches!(a.get_action(), ArgAction::SetTrue | ArgAction::SetFalse))
+}
+
+/// Arguments for one parameter (`--name=value`, a bare `--name` for switches, repeated for
+/// lists), or a message saying what is wrong with the value.
+fn param_args(
+    def: &clap::Command,
+    name: &str,
+    v: &Val,
+) -> std::result::Result<Vec<String>, String> {
+    let flag = format!("--{}", name.replace('_', "-"));
+    let switch = option_kind(def, name).unwrap_or(false);
+    Ok(match v {
+        Val::Bool(true) if switch => vec![flag],
+        Val::Bool(false) if switch => vec![],
+        _ if switch => return Err(format!("{name}: a switch; write {name} = true or false")),
+        Val::List(items) => items
+            .iter()
+            .map(|x| format!("{flag}={}", x.text()))
+            .collect(),
+        v => vec![format!("{flag}={}", v.text())],
+    })
+}
+
+/// Checks a name used in [base] or as a dimension.
+fn check_name(def: &clap::Command, cmd: Command, name: &str) -> std::result::Result<(), String> {
+    if name == LOAD || name == CPU_MHZ {
+        if cmd == Command::Sim {
+            return Err(format!(
+                "{name:?}: only for command = \"run\" (the model has its own clock: clock_mhz)"
+            ));
+        }
+        return Ok(());
+    }
+    if RESERVED.contains(&name) {
+        return Err(format!("{name:?}: set by the sweep itself; remove it"));
+    }
+    if option_kind(def, name).is_none() {
+        let mut known: Vec<String> = def
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| l.replace('-', "_"))
+            .filter(|l| !RESERVED.contains(&l.as_str()))
+            .collect();
+        if cmd == Command::Run {
+            known.push(LOAD.into());
+            known.push(CPU_MHZ.into());
+        }
+        return Err(format!(
+            "unknown parameter {name:?} for `upktgen {}`; known: {}",
+            cmd.name(),
+            known.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>), String> {
+    match name {
+        LOAD => match v {
+            Val::Int(n) if (0..=MAX_LOAD).contains(n) => Ok((Some(*n as u32), None)),
+            _ => Err(format!(
+                "load = {}: a number of busy threads, 0 to {MAX_LOAD}",
+                v.text()
+            )),
+        },
+        CPU_MHZ => match v.as_f64() {
+            Some(f) if f > 0.0 && f.is_finite() => Ok((None, Some(f))),
+            _ => Err(format!("cpu_mhz = {}: a clock in MHz above 0", v.text())),
+        },
+        _ => Ok((None, None)),
+    }
+}
+
+fn first_line(e: &clap::Error) -> String {
+    let s = e.render().to_string();
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim()
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+fn parses(args: &[String]) -> std::result::Result<(), clap::Error> {
+    Cli::try_parse_from(std::iter::once("upktgen".to_string()).chain(args.iter().cloned()))
+        .map(|_| ())
+}
+
+/// Expands `spec` into its points and checks every one with the command's real option
+/// parser. Errors name the line of the offending key or value.
+pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
+    let def = command_def(spec.command);
+    let l = &spec.lines;
+    // Names first: an unknown parameter is the commonest mistake.
+    for (i, (name, v)) in spec.base.iter().enumerate() {
+        let (kl, vl) = l.base.get(i).copied().unwrap_or((l.sweep, l.sweep));
+        check_name(&def, spec.command, name).map_err(|e| l.at(kl, e))?;
+        builtin(name, v).map_err(|e| l.at(vl, e))?;
+    }
+    for (i, d) in spec.dimensions.iter().enumerate() {
+        let (nl, vls) = l.dims.get(i).cloned().unwrap_or((l.sweep, vec![]));
+        check_name(&def, spec.command, &d.name).map_err(|e| l.at(nl, e))?;
+        for (k, v) in d.values.iter().enumerate() {
+            let vl = vls.get(k).copied().unwrap_or(nl);
+            builtin(&d.name, v).map_err(|e| l.at(vl, e))?;
+            // Each value alone must parse: the error then points at the value's line.
+            if d.name != LOAD && d.name != CPU_MHZ {
+                let mut args = vec![spec.command.name().to_string()];
+                args.extend(param_args(&def, &d.name, v).map_err(|e| l.at(vl, e))?);
+                if let Err(e) = parses(&args)
+                    && !matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument)
+                {
+                    return Err(l.at(vl, format!("{} = {}: {}", d.name, v.text(), first_line(&e))));
+                }
+            }
+        }
+    }
+    let mut base_args = Vec::new();
+    let (mut base_load, mut base_mhz) = (0u32, None);
+    for (i, (name, v)) in spec.base.iter().enumerate() {
+        let vl = l.base.get(i).map(|x| x.1).unwrap_or(l.sweep);
+        let (ld, mhz) = builtin(name, v).map_err(|e| l.at(vl, e))?;
+        if name == LOAD || name == CPU_MHZ {
+            base_load = ld.unwrap_or(base_load);
+            base_mhz = mhz.or(base_mhz);
+            continue;
+        }
+        let a = param_args(&def, name, v).map_err(|e| l.at(vl, e))?;
+        let mut one = vec![spec.command.name().to_string()];
+        one.extend(a.iter().cloned());
+        if let Err(e) = parses(&one)
+            && !matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument)
+        {
+            return Err(l.at(vl, format!("{name} = {}: {}", v.text(), first_line(&e))));
+        }
+        base_args.extend(a);
+    }
+
+    let total = count(spec);
+    let mut points = Vec::with_capacity(total);
+    for index in 0..total {
+        // The first dimension varies slowest, the last fastest.
+        let mut idx = vec![0; spec.dimensions.len()];
+        let mut rest = index;
+        for (k, d) in spec.dimensions.iter().enumerate().rev() {
+            idx[k] = rest % d.values.len();
+            rest /= d.values.len();
+        }
+        let mut args = vec![spec.command.name().to_string()];
+        args.extend(base_args.iter().cloned());
+        let (mut load, mut cpu_mhz) = (base_load, base_mhz);
+        let mut values = Vec::new();
+        let mut labels = Vec::new();
+        for (k, d) in spec.dimensions.iter().enumerate() {
+            let v = &d.values[idx[k]];
+            values.push((d.name.clone(), v.clone()));
+            labels.push(d.labels[idx[k]].clone());
+            let (ld, mhz) = builtin(&d.name, v).map_err(|e| anyhow::anyhow!(e))?;
+            if d.name == LOAD {
+                load = ld.unwrap_or(0);
+            } else if d.name == CPU_MHZ {
+                cpu_mhz = mhz;
+            } else {
+                args.extend(param_args(&def, &d.name, v).map_err(|e| anyhow::anyhow!(e))?);
+            }
+        }
+        args.push("--json".into());
+        if spec.command == Command::Run {
+            args.push("--no-live".into());
+        }
+        let label = if labels.is_empty() {
+            "all".to_string()
+        } else {
+            labels.join(", ")
+        };
+        if let Err(e) = parses(&args) {
+            // A combination the parser refuses (e.g. two options that conflict).
+            let line = idx
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| l.dims.get(k).and_then(|d| d.1.get(i).copied()))
+                .next()
+                .flatten()
+                .unwrap_or(l.sweep);
+            bail!(
+                "{}:{}: point {} ({label}): {}",
+                l.file,
+                line,
+                index + 1,
+                first_line(&e)
+            );
+        }
+        points.push(Point {
+            index,
+            label,
+            values,
+            args,
+            load,
+            cpu_mhz,
+        });
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::file::parse;
+    use super::*;
+
+    fn expand_src(src: &str) -> Result<Vec<Point>> {
+        expand(&parse("s.toml", src)?)
+    }
+
+    fn err(src: &str) -> String {
+        format!("{:#}", expand_src(src).unwrap_err())
+    }
+
+    #[test]
+    fn grid_order_and_arguments() {
+        let p = expand_src(
+            "[sweep]\ncommand = \"run\"\n[base]\nbackend = \"tx_ring\"\ncount = 1000\nflag = [\"UDPCSUM\"]\nper_cpu = true\n\
+             [[dimension]]\nname = \"start_thresh\"\nvalues = [1, 16]\nlabels = [\"a\", \"b\"]\n\
+             [[dimension]]\nname = \"load\"\nvalues = [0, 2]\n",
+        )
+        .unwrap();
+        assert_eq!(p.len(), 4);
+        let labels: Vec<_> = p.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["a, load=0", "a, load=2", "b, load=0", "b, load=2"]);
+        assert_eq!(
+            p[3].args,
+            [
+                "run",
+                "--backend=tx_ring",
+                "--count=1000",
+                "--flag=UDPCSUM",
+                "--per-cpu",
+                "--start-thresh=16",
+                "--json",
+                "--no-live"
+            ]
+        );
+        assert_eq!((p[3].load, p[2].load), (2, 0));
+    }
+
+    #[test]
+    fn sim_points_and_no_dimensions() {
+        let p = expand_src("[sweep]\ncommand = \"sim\"\n[base]\ncount = 10\n").unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].args, ["sim", "--count=10", "--json"]);
+        assert_eq!(p[0].label, "all");
+    }
+
+    #[test]
+    fn unknown_parameter_names_its_line() {
+        let e = err("[sweep]\ncommand = \"run\"\n[base]\ncount = 1\nfoo = 3\n");
+        assert!(e.starts_with("s.toml:5: unknown parameter \"foo\""), "{e}");
+        let e = err("[sweep]\ncommand = \"sim\"\n\n[[dimension]]\nname = \"rng\"\nvalues = [1]\n");
+        assert!(e.starts_with("s.toml:5: unknown parameter \"rng\""), "{e}");
+        let e = err("[sweep]\ncommand = \"sim\"\n[base]\nload = 1\n");
+        assert!(
+            e.starts_with("s.toml:4: ") && e.contains("only for command = \"run\""),
+            "{e}"
+        );
+        let e = err("[sweep]\n[base]\njson = true\n");
+        assert!(
+            e.starts_with("s.toml:3: ") && e.contains("set by the sweep"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_line() {
+        let e = err(
+            "[sweep]\n[[dimension]]\nname = \"backend\"\nvalues = [\"tx_ring\",\n  \"warp\"]\n",
+        );
+        assert!(e.starts_with("s.toml:5: backend = warp: "), "{e}");
+        let e = err("[sweep]\n[base]\ncount = -3\n");
+        assert!(e.starts_with("s.toml:3: count = -3"), "{e}");
+        let e = err("[sweep]\n[base]\nper_cpu = 3\n");
+        assert!(e.starts_with("s.toml:3: per_cpu: a switch"), "{e}");
+        let e = err("[sweep]\n[[dimension]]\nname = \"load\"\nvalues = [1, -1]\n");
+        assert!(e.starts_with("s.toml:4: load = -1"), "{e}");
+        let e = err("[sweep]\n[[dimension]]\nname = \"cpu_mhz\"\nvalues = [0]\n");
+        assert!(e.starts_with("s.toml:4: cpu_mhz = 0"), "{e}");
+    }
+
+    #[test]
+    fn conflicting_combinations_are_caught_before_running() {
+        let e = err("[sweep]\n[base]\ndelay = 10\n[[dimension]]\nname = \"ratep\"\nvalues = [5]\n");
+        assert!(e.starts_with("s.toml:6: point 1"), "{e}");
+    }
+}
