@@ -8,6 +8,7 @@ pub mod netns;
 pub mod packet;
 pub mod rx_ring;
 pub mod xsk;
+pub mod xsk_rx;
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
