@@ -317,7 +317,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 } else {
                     lab::RxMode::Drop
                 }),
-                c.plans.iter().any(|p| p.kind == BackendKind::XdpLive),
+                // An AF_XDP receiver's own program gives veth-rx the NAPI xdp_live needs.
+                c.plans.iter().any(|p| p.kind == BackendKind::XdpLive)
+                    && !(a.rx_analyze && a.rx_backend != crate::rx::recv::RxBackend::AfPacket),
             )?;
             let d = probe_device(lab::TX_IF, Some(&l.tx_path()))?;
             lab_guard = Some(l);
@@ -375,7 +377,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let rx_sink = match lab.filter(|_| a.rx_analyze) {
         Some(l) => Some(LabReceiver::start(
             &l.rx_path(),
-            crate::rx::lab::config(a.hist),
+            crate::rx::recv::RxConfig {
+                backend: a.rx_backend,
+                ..crate::rx::lab::config(a.hist)
+            },
         )?),
         None => None,
     };

@@ -187,6 +187,12 @@ pub struct RunArgs {
     #[arg(long, requires = "rx_analyze")]
     pub hist: bool,
 
+    /// With --rx-analyze: the receiver's backend, af_xdp (AF_XDP sockets fed by an XDP
+    /// redirect program on veth-rx, copy mode on veth; before tc/nftables ingress),
+    /// af_packet (TPACKET_V3 ring, after them) or auto (af_xdp where it works).
+    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "rx_analyze")]
+    pub rx_backend: crate::rx::recv::RxBackend,
+
     /// Print live statistics on standard error every --interval (TX pps and Mb/s from the
     /// sending interface, RX pps from the receiving one, the receiver's loss so far, CPU
     /// busy), and a last line for the whole run. On by default when standard error is a

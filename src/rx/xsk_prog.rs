@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn map_fds_are_relocatable_ld_imm64s() {
         let p = program(11, 12);
-        assert_eq!(p.len(), 33);
+        assert_eq!(p.len(), 32);
         let lds: Vec<(usize, &Insn)> = p
             .iter()
             .enumerate()
