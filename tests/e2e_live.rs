@@ -11,10 +11,14 @@ fn json_lines_count_every_frame_and_end_with_a_final_line() {
     let o = upktgen(&[
         "run",
         "--count",
-        "400000",
+        "200000",
         "--ratep",
-        "1000000",
+        "200000",
         "--rx-analyze",
+        // Paced, and the receiver that buffers most small frames (16 MiB ring): this test
+        // is about the live lines adding up, not about a receiver starved by tests beside it.
+        "--rx-backend",
+        "af_packet",
         "--json-lines",
         "--interval",
         "100ms",
@@ -30,8 +34,8 @@ fn json_lines_count_every_frame_and_end_with_a_final_line() {
     assert_eq!(last["final"], true);
     assert!(rest.iter().all(|l| l["final"] == false));
     // The final line covers the whole run: every frame, sent and received, no loss.
-    assert_eq!(last["tx_packets"], 400_000, "{last}");
-    assert_eq!(last["rx_packets"], 400_000, "{last}");
+    assert_eq!(last["tx_packets"], 200_000, "{last}");
+    assert_eq!(last["rx_packets"], 200_000, "{last}");
     assert_eq!(last["lost"], 0);
     // The report on standard output is unchanged by the live lines.
     assert!(stdout(&o).contains("Result: OK: "));

@@ -85,6 +85,26 @@ pub struct RxArgs {
     #[arg(long, default_value_t = DEFAULT_XSK_FRAMES, value_name = "N")]
     pub xsk_frames: u32,
 
+    /// Print live statistics on standard error every --interval (RX pps and Mb/s of the
+    /// frames read, loss so far, the socket's drops, CPU busy), and a last line for the
+    /// whole run; on a terminal a counted run (--count) also gets a progress bar with an
+    /// ETA. On by default when standard error is a terminal.
+    #[arg(long, conflicts_with = "no_live")]
+    pub live: bool,
+
+    /// No live statistics, even on a terminal.
+    #[arg(long)]
+    pub no_live: bool,
+
+    /// Live statistics as one JSON object per line (on standard error), the last with
+    /// "final": true.
+    #[arg(long, conflicts_with = "no_live")]
+    pub json_lines: bool,
+
+    /// Interval of the live statistics (e.g. 1s, 500ms).
+    #[arg(long, value_parser = crate::params::parse_duration, default_value = "1s", value_name = "TIME")]
+    pub interval: Duration,
+
     /// Blocks in the receive ring.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub ring_blocks: usize,
@@ -124,6 +144,9 @@ pub fn check_xsk_frames(n: u32) -> Result<u32> {
 impl RxArgs {
     pub fn config(&self) -> Result<RxConfig> {
         check_xsk_frames(self.xsk_frames)?;
+        if self.interval.is_zero() {
+            bail!("--interval: must be above 0");
+        }
         super::recv::candidates(self.rx_backend, self.all_frames).map_err(|e| anyhow!(e))?;
         if !self.block_size.is_power_of_two() || self.block_size < 4096 {
             bail!(
@@ -166,8 +189,12 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(c) = &rx.choice {
         eprintln!("upktgen: {c}");
     }
+    let live = crate::live::start_for_rx(a, rx.progress())?;
     let why = rx.run(stop)?;
     let report = rx.report(&a.dev, why)?;
+    if let Some(m) = live {
+        m.finish();
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

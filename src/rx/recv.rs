@@ -87,6 +87,11 @@ pub struct RxProgress {
     pub frames: AtomicU64,
     /// Sequence holes open (summed over flows).
     pub lost: AtomicU64,
+    /// Bytes of the frames seen.
+    pub bytes: AtomicU64,
+    /// Frames the socket dropped so far (XDP_STATISTICS or PACKET_STATISTICS), read about
+    /// every 100 ms.
+    pub drops: AtomicU64,
 }
 
 /// The open backend.
@@ -218,6 +223,9 @@ impl Receiver {
             self.progress
                 .frames
                 .store(self.frames.frames, Ordering::Relaxed);
+            self.progress
+                .bytes
+                .store(self.frames.bytes, Ordering::Relaxed);
         }
         total
     }
@@ -234,7 +242,14 @@ impl Receiver {
         let t0 = Instant::now();
         self.started.get_or_insert(t0);
         let deadline = self.cfg.duration.map(|d| t0 + d);
+        let mut drops_read = t0;
         let reason = loop {
+            if drops_read.elapsed() >= Duration::from_millis(100) {
+                drops_read = Instant::now();
+                if let Ok(r) = self.ring_stats() {
+                    self.progress.drops.store(r.drops, Ordering::Relaxed);
+                }
+            }
             if stop.load(Ordering::Relaxed) {
                 break RxStop::Interrupted;
             }
