@@ -38,6 +38,7 @@ pub struct RxReport {
     /// af_xdp or af_packet.
     pub backend: RxKind,
     pub mode: String,
+    /// af_packet: the ring's bytes; af_xdp: the UMEM's, all queues.
     pub ring_bytes: u64,
     pub stopped_by: RxStop,
     pub elapsed_ns: u64,
@@ -82,9 +83,10 @@ impl RxReport {
         };
         let _ = writeln!(
             s,
-            "Receiver:    {} on {} (ring {} KiB); stopped by {stop}",
+            "Receiver:    {} on {} ({} {} KiB); stopped by {stop}",
             self.mode,
             self.device,
+            if self.xdp.is_some() { "UMEM" } else { "ring" },
             self.ring_bytes / 1024
         );
         let _ = writeln!(
