@@ -451,6 +451,24 @@ fn an_interrupted_rx_analyze_run_still_reports_the_receiver() {
 }
 
 #[test]
+fn an_interrupted_af_xdp_rx_analyze_run_reconciles_and_leaves_nothing() {
+    if !root_or_skip() {
+        return;
+    }
+    // At full rate a debug-build receiver may drop: whatever it drops must be named.
+    let t = common::interrupt_lab_run(&[
+        "run",
+        "--rx-analyze",
+        "--rx-backend",
+        "af_xdp",
+        "--count",
+        "0",
+    ]);
+    assert!(t.contains("Receiver:    af_xdp copy mode"), "{t}");
+    assert!(t.contains("redirected but unaccounted 0"), "{t}");
+}
+
+#[test]
 fn af_xdp_receiver_loss_equals_the_egress_drop_counter() {
     if !root_or_skip() || !nft_or_skip() {
         return;
