@@ -318,13 +318,15 @@ impl Monitor {
             base: None,
             bar,
         };
+        // The first reading before this returns, so that the final line covers every frame
+        // sent after it (a monitor thread scheduled late would otherwise miss the first ones).
+        let first = st.point();
+        st.base = st.counted(&first);
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("upktgen-live".into())
             .spawn(move || {
-                let first = st.point();
-                st.base = st.counted(&first);
                 let mut prev = first.clone();
                 let mut next = first.at + interval;
                 loop {
