@@ -279,6 +279,9 @@ impl Receiver {
         while Instant::now() < until && self.wait(settle)? {
             self.drain();
         }
+        if let Ok(r) = self.ring_stats() {
+            self.progress.drops.store(r.drops, Ordering::Relaxed);
+        }
         self.elapsed += t0.elapsed();
         Ok(reason)
     }
