@@ -202,8 +202,7 @@ impl Receiver {
             }
             Source::Xdp(x) => loop {
                 // No kernel timestamp on AF_XDP: the time the batch is read stands for it.
-                let now = crate::sys::realtime_ns();
-                let n = x.drain(256, |data| {
+                let n = x.drain(256, |data, now| {
                     let class = classify(data);
                     if let Class::Pktgen(p) = &class {
                         sink.record(p, Some(now));

@@ -137,11 +137,18 @@ impl XskReceiver {
         Ok(self.socks.iter().any(|s| s.rx_ready() > 0))
     }
 
-    /// Takes every waiting frame of every queue (up to `max` per queue), passing each to `f`.
-    pub fn drain(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> usize {
+    /// Takes the waiting frames of every queue (up to `max` per queue), passing each to `f`
+    /// with the time it stands for: AF_XDP has no receive timestamp, so CLOCK_REALTIME is
+    /// read once per queue *after* the frames taken were published (a frame is never
+    /// stamped as received before its sender stamped it).
+    pub fn drain(&mut self, max: u32, mut f: impl FnMut(&[u8], u64)) -> usize {
         let mut n = 0;
         for s in &mut self.socks {
-            n += s.recv(max, &mut f) as usize;
+            let ready = s.rx_ready().min(max);
+            if ready > 0 {
+                let now = crate::sys::realtime_ns();
+                n += s.recv(ready, |d| f(d, now)) as usize;
+            }
             if s.fill_needs_wakeup() {
                 s.wakeup();
             }
