@@ -175,8 +175,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Lab: receive on veth-rx with upktgen's own receiver (AF_PACKET TPACKET_V3, after the
-    /// stack receiver's ingress hooks) and add its figures to the report: frames, lost,
+    /// Lab: receive on veth-rx with upktgen's own receiver (--rx-backend: AF_XDP, or
+    /// AF_PACKET TPACKET_V3) and add its figures to the report: frames, lost,
     /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's
     /// drops, and the path from sent to received with each difference named. Implies
     /// --lab-rx stack.

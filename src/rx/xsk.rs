@@ -66,7 +66,17 @@ impl XskReceiver {
         let mut socks = Vec::with_capacity(nq as usize);
         for q in 0..nq {
             let s = XskRx::new(ifindex, q, frames, FRAME_SIZE, zerocopy).map_err(|e| {
-                io::Error::new(e.kind(), format!("AF_XDP socket on queue {q} of {nq}: {e}"))
+                let hint = match (zerocopy, e.raw_os_error()) {
+                    (Some(true), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
+                        " (zero-copy asked for: the driver may not have it; --xdp-mode copy or auto)"
+                    }
+                    (_, Some(libc::EPERM)) => " (needs CAP_NET_RAW and CAP_NET_ADMIN)",
+                    _ => "",
+                };
+                io::Error::new(
+                    e.kind(),
+                    format!("AF_XDP socket on queue {q} of {nq}: {e}{hint}"),
+                )
             })?;
             socks.push(s);
         }
