@@ -451,4 +451,64 @@ mod tests {
         let t = report.text(false);
         assert!(t.contains("5 dropped (ring full)"), "{t}");
     }
+
+    #[test]
+    fn af_xdp_reconciliation_names_xdp_and_socket_drops() {
+        use crate::rx::xsk::{AttachMode, XdpRxCounters};
+        use crate::sys::xsk_rx::XskRxStats;
+        let counters = XdpRxCounters {
+            redirected: 90,
+            passed_no_socket: 2,
+            passed_not_udp: 1,
+            socket: XskRxStats {
+                rx_dropped: 6,
+                rx_ring_full: 1,
+                rx_invalid_descs: 0,
+                rx_fill_ring_empty_descs: 6,
+            },
+        };
+        let report = RxReport {
+            device: "veth-rx".into(),
+            backend: RxKind::AfXdp,
+            mode: "af_xdp copy mode".into(),
+            ring_bytes: 0,
+            stopped_by: RxStop::SenderDone,
+            elapsed_ns: 1,
+            frames: FrameCounters {
+                frames: 80,
+                pktgen: 80,
+                ..FrameCounters::default()
+            },
+            ring: RingStats {
+                packets: 80,
+                drops: counters.socket.dropped(),
+                freezes: 0,
+            },
+            xdp: Some(XdpReport {
+                zero_copy: false,
+                attach: AttachMode::Native,
+                queues_watched: 1,
+                device_queues: Some(1),
+                counters,
+            }),
+            sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+        };
+        let r = SinkReconciliation::new(100, 99, 97, &report);
+        // 97 reached veth-rx; the program saw 93 (90 + 2 + 1): 4 dropped before XDP.
+        assert_eq!(r.dropped_before_socket, 4);
+        assert_eq!((r.xdp_redirected, r.xdp_passed), (Some(90), Some(3)));
+        // 90 redirected = 80 read + 7 dropped by the socket + 3 unaccounted.
+        assert_eq!(r.socket_ring_drops, 7);
+        assert_eq!(r.xdp_unaccounted, Some(3));
+        let t = r.text();
+        assert!(t.contains("XDP redirected 90 (passed 3)"), "{t}");
+        assert!(
+            t.contains("dropped by the sockets 7, redirected but unaccounted 3"),
+            "{t}"
+        );
+        let t = report.text(false);
+        assert!(t.contains("rx_dropped 6, rx_ring_full 1"), "{t}");
+        assert!(t.contains("neither read nor counted as dropped: 3"), "{t}");
+        assert!(t.contains("(UMEM 0 KiB)"), "{t}");
+    }
 }
