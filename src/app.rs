@@ -465,9 +465,11 @@ pub fn run_senders(
                 } else {
                     lab::RxMode::Drop
                 }),
+                // An AF_XDP receiver's own program gives veth-rx the NAPI xdp_live needs.
                 planned
                     .iter()
-                    .any(|(p, _)| p.iter().any(|p| p.kind == BackendKind::XdpLive)),
+                    .any(|(p, _)| p.iter().any(|p| p.kind == BackendKind::XdpLive))
+                    && !(a.rx_analyze && a.rx_backend != crate::rx::recv::RxBackend::AfPacket),
                 a.threads.max(1),
             )?;
             let p = l.tx_path();
@@ -563,7 +565,10 @@ pub fn run_senders(
     let rx_sink = match lab.filter(|_| a.rx_analyze) {
         Some(l) => Some(LabReceiver::start(
             &l.rx_path(),
-            crate::rx::lab::config(a.hist),
+            crate::rx::recv::RxConfig {
+                backend: a.rx_backend,
+                ..crate::rx::lab::config(a.hist)
+            },
         )?),
         None => None,
     };

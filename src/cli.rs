@@ -144,8 +144,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Lab: receive on veth-rx with upktgen's own receiver (AF_PACKET TPACKET_V3, after the
-    /// stack receiver's ingress hooks) and add its figures to the report: frames, lost,
+    /// Lab: receive on veth-rx with upktgen's own receiver (--rx-backend: AF_XDP, or
+    /// AF_PACKET TPACKET_V3) and add its figures to the report: frames, lost,
     /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's
     /// drops, and the path from sent to received with each difference named. Implies
     /// --lab-rx stack.
@@ -155,6 +155,12 @@ pub struct RunArgs {
     /// With --rx-analyze: also print the whole latency histogram.
     #[arg(long, requires = "rx_analyze")]
     pub hist: bool,
+
+    /// With --rx-analyze: the receiver's backend, af_xdp (AF_XDP sockets fed by an XDP
+    /// redirect program on veth-rx, copy mode on veth; before tc/nftables ingress),
+    /// af_packet (TPACKET_V3 ring, after them) or auto (af_xdp where it works).
+    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "rx_analyze")]
+    pub rx_backend: crate::rx::recv::RxBackend,
 
     /// Print live statistics on standard error every --interval (TX pps and Mb/s from the
     /// sending interface, RX pps from the receiving one, the receiver's loss so far, CPU

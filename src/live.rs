@@ -10,6 +10,11 @@
 //! per second over the interval; Mb/s = frame bytes, as pktgen counts). `--json-lines` prints
 //! the same as one JSON object per line instead, and a last one with `"final": true` covering
 //! the whole run.
+//!
+//! `upktgen rx` has the same lines from the receiver's own running totals:
+//! `live  2.0s  rx 321400 pps 154.3 Mb/s  sink lost 0  drops 0  cpu busy 51.2 %`.
+//! On a terminal a counted run (`--count N`) also gets a progress bar with an ETA
+//! (indicatif), drawn under the lines; off a terminal the text line carries a plain bar.
 
 use crate::sample::{NetDevSnapshot, StatSnapshot};
 use crate::sys::netns;
@@ -43,16 +48,23 @@ pub struct LiveSample {
     /// Seconds since the monitor started, at the end of the interval.
     pub t_s: f64,
     pub interval_s: f64,
-    pub tx_packets: u64,
-    pub tx_pps: u64,
-    pub tx_mbps: f64,
+    /// The sending interface's tx_packets in the interval (None for `upktgen rx`).
+    pub tx_packets: Option<u64>,
+    pub tx_pps: Option<u64>,
+    pub tx_mbps: Option<f64>,
+    /// The receiving interface's rx_packets (`run`), or the frames the receiver read
+    /// (`upktgen rx`), in the interval.
     pub rx_packets: Option<u64>,
     pub rx_pps: Option<u64>,
-    /// Sequence holes the receiver has seen so far (--rx-analyze).
+    /// `upktgen rx`: Mb/s of the frames read.
+    pub rx_mbps: Option<f64>,
+    /// Sequence holes the receiver has seen so far (--rx-analyze, `upktgen rx`).
     pub lost: Option<u64>,
+    /// Frames the receiver's socket dropped so far (XDP_STATISTICS / PACKET_STATISTICS).
+    pub drops: Option<u64>,
     pub cpu_busy_pct: f64,
-    /// Counted runs: share of --count sent so far (from tx_packets), and the time left at
-    /// the rate of the last interval.
+    /// Counted runs: share of --count sent (from tx_packets) or received so far, and the
+    /// time left at the rate of the last interval.
     pub done_pct: Option<f64>,
     pub eta_s: Option<f64>,
     #[serde(rename = "final")]
@@ -60,25 +72,37 @@ pub struct LiveSample {
 }
 
 impl LiveSample {
-    pub fn text(&self) -> String {
-        let mut s = format!(
-            "live {:>6.1}s  tx {} pps {:.1} Mb/s",
-            self.t_s, self.tx_pps, self.tx_mbps
-        );
+    /// The text line; `plain_bar`: a plain-text progress bar for counted runs (off a
+    /// terminal, where no indicatif bar is drawn).
+    pub fn text_with(&self, plain_bar: bool) -> String {
+        let mut s = format!("live {:>6.1}s", self.t_s);
+        if let (Some(pps), Some(mbps)) = (self.tx_pps, self.tx_mbps) {
+            s.push_str(&format!("  tx {pps} pps {mbps:.1} Mb/s"));
+        }
         if let Some(rx) = self.rx_pps {
             s.push_str(&format!("  rx {rx} pps"));
+            if let Some(m) = self.rx_mbps {
+                s.push_str(&format!(" {m:.1} Mb/s"));
+            }
         }
         if let Some(l) = self.lost {
             s.push_str(&format!("  sink lost {l}"));
         }
+        if let Some(d) = self.drops {
+            s.push_str(&format!("  drops {d}"));
+        }
         s.push_str(&format!("  cpu busy {:.1} %", self.cpu_busy_pct));
-        if let (Some(p), Some(e), false) = (self.done_pct, self.eta_s, self.last) {
+        if let (Some(p), Some(e), false, true) = (self.done_pct, self.eta_s, self.last, plain_bar) {
             s.push_str(&format!("  [{}] {p:.0} % ETA {e:.1} s", bar(p)));
         }
         if self.last {
             s.push_str("  (whole run)");
         }
         s
+    }
+
+    pub fn text(&self) -> String {
+        self.text_with(true)
     }
 }
 
@@ -134,8 +158,9 @@ fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
 #[derive(Clone)]
 struct Point {
     at: Instant,
-    tx: u64,
+    tx: Option<u64>,
     rx: Option<u64>,
+    rx_bytes: Option<u64>,
     stat: Option<StatSnapshot>,
 }
 
@@ -145,39 +170,81 @@ pub struct Monitor {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Where a running receiver publishes its sequence holes.
+/// Where a running receiver publishes its totals (frames, bytes, holes, drops).
 pub type LostSource = Arc<crate::rx::recv::RxProgress>;
 
+/// What a monitor watches and how it prints.
+pub struct MonitorConfig {
+    /// The sending interface (`run`); None for `upktgen rx`.
+    pub tx: Option<Watched>,
+    /// The receiving interface's rx_packets (`run` in the lab).
+    pub rx: Option<Watched>,
+    /// The receiver's running totals; with no `tx`, its frames and bytes are the rx figures.
+    pub receiver: Option<LostSource>,
+    pub pkt_size: usize,
+    pub interval: Duration,
+    pub format: LiveFormat,
+    /// --count (0 = none): frames sent (`run`) or received (`rx`).
+    pub count: u64,
+    /// Draw an indicatif progress bar for counted runs (standard error is a terminal).
+    pub bar: bool,
+}
+
 struct State {
-    tx: DevReader,
+    tx: Option<DevReader>,
     rx: Option<DevReader>,
-    lost: Option<LostSource>,
+    receiver: Option<LostSource>,
     pkt_size: u64,
     format: LiveFormat,
     t0: Instant,
-    /// --count (0 = none) and tx_packets when the monitor started.
     count: u64,
-    tx_start: Option<u64>,
+    /// The counted figure (tx_packets, or frames received) when the monitor started.
+    base: Option<u64>,
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl State {
+    /// Whether the rx figures come from the receiver (`upktgen rx`).
+    fn receiver_only(&self) -> bool {
+        self.tx.is_none()
+    }
+
     fn point(&mut self) -> Point {
+        let progress = self.receiver.as_ref().filter(|_| self.tx.is_none());
         Point {
             at: Instant::now(),
-            tx: self.tx.read().map(|c| c.0).unwrap_or(0),
-            rx: self.rx.as_mut().and_then(|r| r.read().ok()).map(|c| c.1),
+            tx: self.tx.as_mut().map(|t| t.read().map(|c| c.0).unwrap_or(0)),
+            rx: match progress {
+                Some(p) => Some(p.frames.load(Ordering::Relaxed)),
+                None => self.rx.as_mut().and_then(|r| r.read().ok()).map(|c| c.1),
+            },
+            rx_bytes: progress.map(|p| p.bytes.load(Ordering::Relaxed)),
             stat: StatSnapshot::read().ok(),
         }
     }
 
+    /// The figure --count counts.
+    fn counted(&self, p: &Point) -> Option<u64> {
+        if self.receiver_only() { p.rx } else { p.tx }
+    }
+
     fn sample(&self, a: &Point, b: &Point, last: bool) -> LiveSample {
         let dt = (b.at - a.at).as_secs_f64().max(1e-9);
-        let tx = b.tx.saturating_sub(a.tx);
+        let tx = b.tx.zip(a.tx).map(|(b, a)| b.saturating_sub(a));
         let rx = b.rx.zip(a.rx).map(|(b, a)| b.saturating_sub(a));
-        let pps = tx as f64 / dt;
-        let done = match (self.count, self.tx_start) {
-            (0, _) | (_, None) => None,
-            (c, Some(s)) => Some(b.tx.saturating_sub(s).min(c)),
+        let rx_bytes = b.rx_bytes.zip(a.rx_bytes).map(|(b, a)| b.saturating_sub(a));
+        let moved = if self.receiver_only() { rx } else { tx }.unwrap_or(0);
+        let pps = moved as f64 / dt;
+        let done = match (self.count, self.base, self.counted(b)) {
+            (0, _, _) | (_, None, _) | (_, _, None) => None,
+            (c, Some(s), Some(now)) => Some(now.saturating_sub(s).min(c)),
+        };
+        let (lost, drops) = match &self.receiver {
+            Some(r) => (
+                Some(r.lost.load(Ordering::Relaxed)),
+                Some(r.drops.load(Ordering::Relaxed)),
+            ),
+            None => (None, None),
         };
         LiveSample {
             done_pct: done.map(|d| d as f64 * 100.0 / self.count as f64),
@@ -187,11 +254,13 @@ impl State {
             t_s: (b.at - self.t0).as_secs_f64(),
             interval_s: dt,
             tx_packets: tx,
-            tx_pps: (tx as f64 / dt) as u64,
-            tx_mbps: tx as f64 * self.pkt_size as f64 * 8.0 / dt / 1e6,
+            tx_pps: tx.map(|t| (t as f64 / dt) as u64),
+            tx_mbps: tx.map(|t| t as f64 * self.pkt_size as f64 * 8.0 / dt / 1e6),
             rx_packets: rx,
             rx_pps: rx.map(|r| (r as f64 / dt) as u64),
-            lost: self.lost.as_ref().map(|l| l.lost.load(Ordering::Relaxed)),
+            rx_mbps: rx_bytes.map(|b| b as f64 * 8.0 / dt / 1e6),
+            lost,
+            drops,
             cpu_busy_pct: match (&a.stat, &b.stat) {
                 (Some(x), Some(y)) => cpu_busy(x, y),
                 _ => 0.0,
@@ -202,43 +271,62 @@ impl State {
 
     fn print(&self, s: &LiveSample) {
         let line = match self.format {
-            LiveFormat::Text => s.text(),
+            LiveFormat::Text => s.text_with(self.bar.is_none()),
             LiveFormat::JsonLines => serde_json::to_string(s).unwrap_or_default(),
         };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        match &self.bar {
+            Some(b) => {
+                if let Some(d) = s.done_pct {
+                    b.set_position((d * self.count as f64 / 100.0).round() as u64);
+                }
+                if s.last {
+                    b.finish_and_clear();
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                } else {
+                    b.println(line);
+                }
+            }
+            None => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
     }
 }
 
 impl Monitor {
-    /// Starts printing every `interval`: counters of `tx` (tx_packets), of `rx`
-    /// (rx_packets) when given, and the receiver's holes when given.
-    pub fn start(
-        tx: &Watched,
-        rx: Option<&Watched>,
-        lost: Option<LostSource>,
-        pkt_size: usize,
-        interval: Duration,
-        format: LiveFormat,
-        count: u64,
-    ) -> Result<Monitor> {
+    /// Starts printing every `interval` what `cfg` watches.
+    pub fn start(cfg: MonitorConfig) -> Result<Monitor> {
+        let interval = cfg.interval;
+        let bar = (cfg.bar && cfg.count > 0 && cfg.format == LiveFormat::Text).then(|| {
+            let b = indicatif::ProgressBar::new(cfg.count);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} ({percent} %) ETA {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
         let mut st = State {
-            tx: DevReader::open(tx)?,
-            rx: rx.map(DevReader::open).transpose()?,
-            lost,
-            pkt_size: pkt_size as u64,
-            format,
+            tx: cfg.tx.as_ref().map(DevReader::open).transpose()?,
+            rx: cfg.rx.as_ref().map(DevReader::open).transpose()?,
+            receiver: cfg.receiver,
+            pkt_size: cfg.pkt_size as u64,
+            format: cfg.format,
             t0: Instant::now(),
-            count,
-            tx_start: None,
+            count: cfg.count,
+            base: None,
+            bar,
         };
+        // The first reading before this returns, so that the final line covers every frame
+        // sent after it (a monitor thread scheduled late would otherwise miss the first ones).
+        let first = st.point();
+        st.base = st.counted(&first);
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("upktgen-live".into())
             .spawn(move || {
-                let first = st.point();
-                st.tx_start = Some(first.tx);
                 let mut prev = first.clone();
                 let mut next = first.at + interval;
                 loop {
@@ -285,6 +373,48 @@ impl Drop for Monitor {
     }
 }
 
+/// The live options `run` and `rx` share: (format, draw a progress bar), or None when no
+/// lines are asked for (`--live`, `--json-lines`, or standard error being a terminal,
+/// unless `--no-live`).
+pub fn choose(
+    live: bool,
+    no_live: bool,
+    json_lines: bool,
+    interval: Duration,
+) -> Result<Option<(LiveFormat, bool)>> {
+    use std::io::IsTerminal;
+    let tty = std::io::stderr().is_terminal();
+    let format = if json_lines {
+        LiveFormat::JsonLines
+    } else if live || (!no_live && tty) {
+        LiveFormat::Text
+    } else {
+        return Ok(None);
+    };
+    if interval.is_zero() {
+        anyhow::bail!("--interval: must be above 0");
+    }
+    Ok(Some((format, tty && !no_live)))
+}
+
+/// Starts the monitor `upktgen rx`'s options ask for: the receiver's own totals.
+pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<Option<Monitor>> {
+    let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
+        return Ok(None);
+    };
+    Monitor::start(MonitorConfig {
+        tx: None,
+        rx: None,
+        receiver: Some(receiver),
+        pkt_size: 0,
+        interval: a.interval,
+        format,
+        count: a.count,
+        bar,
+    })
+    .map(Some)
+}
+
 /// Starts the monitor a run's options ask for (`--live`, `--json-lines`, or standard error
 /// being a terminal, unless `--no-live`); None when none is asked for.
 pub fn start_for_run(
@@ -295,18 +425,20 @@ pub fn start_for_run(
     rx: Option<Watched>,
     lost: Option<LostSource>,
 ) -> Result<Option<Monitor>> {
-    use std::io::IsTerminal;
-    let format = if a.json_lines {
-        LiveFormat::JsonLines
-    } else if a.live || (!a.no_live && std::io::stderr().is_terminal()) {
-        LiveFormat::Text
-    } else {
+    let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
         return Ok(None);
     };
-    if a.interval.is_zero() {
-        anyhow::bail!("--interval: must be above 0");
-    }
-    Monitor::start(&tx, rx.as_ref(), lost, pkt_size, a.interval, format, count).map(Some)
+    Monitor::start(MonitorConfig {
+        tx: Some(tx),
+        rx,
+        receiver: lost,
+        pkt_size,
+        interval: a.interval,
+        format,
+        count,
+        bar,
+    })
+    .map(Some)
 }
 
 #[cfg(test)]
@@ -318,12 +450,14 @@ mod tests {
         let s = LiveSample {
             t_s: 2.0,
             interval_s: 1.0,
-            tx_packets: 1000,
-            tx_pps: 1000,
-            tx_mbps: 0.48,
+            tx_packets: Some(1000),
+            tx_pps: Some(1000),
+            tx_mbps: Some(0.48),
             rx_packets: Some(990),
             rx_pps: Some(990),
+            rx_mbps: None,
             lost: Some(10),
+            drops: None,
             cpu_busy_pct: 50.0,
             done_pct: Some(27.0),
             eta_s: Some(3.25),
@@ -332,6 +466,23 @@ mod tests {
         assert_eq!(
             s.text(),
             "live    2.0s  tx 1000 pps 0.5 Mb/s  rx 990 pps  sink lost 10  cpu busy 50.0 %  [#####...............] 27 % ETA 3.2 s"
+        );
+        // With an indicatif bar on the terminal the line carries no plain bar.
+        assert!(!s.text_with(false).contains('['));
+        // upktgen rx: no tx figures, the receiver's Mb/s and drops.
+        let r = LiveSample {
+            tx_packets: None,
+            tx_pps: None,
+            tx_mbps: None,
+            rx_mbps: Some(4.0),
+            drops: Some(3),
+            done_pct: None,
+            eta_s: None,
+            ..s
+        };
+        assert_eq!(
+            r.text(),
+            "live    2.0s  rx 990 pps 4.0 Mb/s  sink lost 10  drops 3  cpu busy 50.0 %"
         );
         assert_eq!(bar(100.0), "#".repeat(20));
         let j: serde_json::Value =

@@ -16,9 +16,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The receiver's settings in the lab: upktgen's sender starts at sequence number 1.
+/// The receiver's settings in the lab: upktgen's sender starts at sequence number 1. The
+/// backend is af_packet here; `upktgen run --rx-analyze` sets the one --rx-backend asks for.
 pub fn config(hist: bool) -> RxConfig {
     RxConfig {
+        backend: super::recv::RxBackend::AfPacket,
+        xsk_frames: super::cli::DEFAULT_XSK_FRAMES,
+        zerocopy: None,
         ring: crate::sys::rx_ring::RxRingConfig::default(),
         flow_key: super::sink::FlowKeyMode::Addr,
         expect_first: Some(1),
@@ -49,11 +53,14 @@ impl LabReceiver {
                     .with_context(|| format!("entering network namespace {}", path.display()))
                     .and_then(|_| {
                         let idx = sys::if_nametoindex(lab::RX_IF)?;
-                        Receiver::open(idx, cfg).map_err(anyhow::Error::from)
+                        Receiver::open(idx, lab::RX_IF, cfg).map_err(anyhow::Error::from)
                     })
                     .context("setting up the receiver on veth-rx");
                 let mut rx = match opened {
                     Ok(rx) => {
+                        if let Some(c) = &rx.choice {
+                            eprintln!("upktgen: {c}");
+                        }
                         let _ = ready_tx.send(Ok(rx.progress()));
                         rx
                     }

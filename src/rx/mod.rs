@@ -17,3 +17,5 @@ pub mod recv;
 pub mod report;
 pub mod sink;
 pub mod xdp_count;
+pub mod xsk;
+pub mod xsk_prog;

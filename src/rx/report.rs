@@ -1,7 +1,9 @@
 //! The receiver's report (text and JSON), and its place in a lab run's reconciliation.
 
 use super::frame::FrameCounters;
+use super::recv::RxKind;
 use super::sink::SinkReport;
+use super::xsk::{AttachMode, XdpRxCounters};
 use crate::sys::rx_ring::RingStats;
 use serde::Serialize;
 use std::fmt::Write;
@@ -17,18 +19,43 @@ pub enum RxStop {
     SenderDone,
 }
 
+/// The AF_XDP receiver's setup and counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct XdpReport {
+    pub zero_copy: bool,
+    pub attach: AttachMode,
+    pub queues_watched: u32,
+    /// RX queues the driver reports (None: it does not say; queue 0 alone is watched).
+    pub device_queues: Option<u32>,
+    /// The redirect program's counters and the sockets' XDP_STATISTICS.
+    pub counters: XdpRxCounters,
+}
+
 /// Everything the receiver counted; `--json` prints it whole.
 #[derive(Debug, Clone, Serialize)]
 pub struct RxReport {
     pub device: String,
+    /// af_xdp or af_packet.
+    pub backend: RxKind,
     pub mode: String,
+    /// af_packet: the ring's bytes; af_xdp: the UMEM's, all queues.
     pub ring_bytes: u64,
     pub stopped_by: RxStop,
     pub elapsed_ns: u64,
     pub frames: FrameCounters,
-    /// PACKET_STATISTICS: frames the ring took, and the ones it dropped (ring full).
+    /// af_packet: PACKET_STATISTICS, frames the ring took and the ones it dropped (ring
+    /// full). af_xdp: frames read from the RX rings, and the sockets' drops (XDP_STATISTICS
+    /// rx_dropped + rx_ring_full + rx_invalid_descs).
     pub ring: RingStats,
+    /// af_xdp only.
+    pub xdp: Option<XdpReport>,
     pub sink: SinkReport,
+}
+
+/// redirected − (read + dropped by the sockets): frames the program sent to a socket that
+/// the socket neither delivered nor counted (left in the ring, or a failed redirect).
+fn xdp_unaccounted(c: &XdpRxCounters, read: u64) -> i64 {
+    c.redirected as i64 - read as i64 - c.socket.dropped() as i64
 }
 
 fn us(ns: u64) -> String {
@@ -56,9 +83,10 @@ impl RxReport {
         };
         let _ = writeln!(
             s,
-            "Receiver:    {} on {} (ring {} KiB); stopped by {stop}",
+            "Receiver:    {} on {} ({} {} KiB); stopped by {stop}",
             self.mode,
             self.device,
+            if self.xdp.is_some() { "UMEM" } else { "ring" },
             self.ring_bytes / 1024
         );
         let _ = writeln!(
@@ -77,15 +105,45 @@ impl RxReport {
                 f.not_pktgen, f.other, f.truncated, f.malformed
             );
         }
-        let late = match self.ring.packets.saturating_sub(f.frames) {
-            0 => String::new(),
-            n => format!(" ({n} taken after the receiver stopped reading, not counted above)"),
-        };
-        let _ = writeln!(
-            s,
-            "Ring:        PACKET_STATISTICS: {} taken, {} dropped (ring full), {} freezes{late}",
-            self.ring.packets, self.ring.drops, self.ring.freezes
-        );
+        match &self.xdp {
+            None => {
+                let late = match self.ring.packets.saturating_sub(f.frames) {
+                    0 => String::new(),
+                    n => format!(
+                        " ({n} taken after the receiver stopped reading, not counted above)"
+                    ),
+                };
+                let _ = writeln!(
+                    s,
+                    "Ring:        PACKET_STATISTICS: {} taken, {} dropped (ring full), {} freezes{late}",
+                    self.ring.packets, self.ring.drops, self.ring.freezes
+                );
+            }
+            Some(x) => {
+                let c = &x.counters;
+                let _ = writeln!(
+                    s,
+                    "XDP:         redirected {} to the sockets, passed to the stack {} (no socket on the queue) + {} (not IPv4/UDP)",
+                    c.redirected, c.passed_no_socket, c.passed_not_udp
+                );
+                let k = &c.socket;
+                let _ = writeln!(
+                    s,
+                    "Sockets:     XDP_STATISTICS: rx_dropped {}, rx_ring_full {}, rx_invalid_descs {}, rx_fill_ring_empty_descs {}; read {}{}",
+                    k.rx_dropped,
+                    k.rx_ring_full,
+                    k.rx_invalid_descs,
+                    k.rx_fill_ring_empty_descs,
+                    f.frames,
+                    match xdp_unaccounted(c, f.frames) {
+                        0 => String::new(),
+                        n => format!(
+                            "; redirected but neither read nor counted as dropped: {n} (still in the ring at the end, or a failed redirect)"
+                        ),
+                    }
+                );
+            }
+        }
         s.push_str(&self.sink_text());
         if hist {
             s.push_str(&self.hist_text());
@@ -210,10 +268,17 @@ pub struct SinkReconciliation {
     pub sent: u64,
     pub tx_packets: u64,
     pub rx_packets: u64,
-    /// Frames the receiver's socket took (PACKET_STATISTICS).
+    /// af_packet, af_xdp.
+    pub backend: RxKind,
+    /// Frames the receiver's socket took (PACKET_STATISTICS; af_xdp: read from the rings).
     pub socket_packets: u64,
-    /// Frames the socket's ring dropped, full (PACKET_STATISTICS).
+    /// Frames the socket dropped (PACKET_STATISTICS ring full; af_xdp: XDP_STATISTICS).
     pub socket_ring_drops: u64,
+    /// af_xdp: frames the XDP program redirected to the sockets, and passed to the stack.
+    pub xdp_redirected: Option<u64>,
+    pub xdp_passed: Option<u64>,
+    /// af_xdp: redirected − (read + socket drops).
+    pub xdp_unaccounted: Option<i64>,
     /// pktgen frames the sink counted (duplicates included).
     pub sink_frames: u64,
     /// Distinct sequence numbers received.
@@ -221,8 +286,9 @@ pub struct SinkReconciliation {
     /// Differences, named.
     pub not_transmitted: i64,
     pub lost_between_veth_ends: i64,
-    /// rx_packets − (socket packets + ring drops): dropped on veth-rx before the socket
-    /// (by XDP, tc or nftables ingress, or the stack's checks).
+    /// af_packet: rx_packets − (socket packets + ring drops): dropped on veth-rx before the
+    /// socket (by XDP, tc or nftables ingress, or the stack's checks). af_xdp: rx_packets −
+    /// frames the XDP program saw (redirected + passed).
     pub dropped_before_socket: i64,
     /// Sequence holes the sink saw (lost inside the received range).
     pub seq_lost: u64,
@@ -240,17 +306,26 @@ impl SinkReconciliation {
             .max()
             .unwrap_or(0);
         let i = |v: u64| v as i64;
+        let x = r.xdp.as_ref().map(|x| &x.counters);
+        let seen_by_socket_path = match x {
+            Some(c) => c.redirected + c.passed_no_socket + c.passed_not_udp,
+            None => r.ring.packets + r.ring.drops,
+        };
         SinkReconciliation {
             sent,
             tx_packets,
             rx_packets,
+            backend: r.backend,
             socket_packets: r.ring.packets,
             socket_ring_drops: r.ring.drops,
+            xdp_redirected: x.map(|c| c.redirected),
+            xdp_passed: x.map(|c| c.passed_no_socket + c.passed_not_udp),
+            xdp_unaccounted: x.map(|c| xdp_unaccounted(c, r.frames.frames)),
             sink_frames: r.frames.pktgen,
             sink_received: r.sink.totals.received,
             not_transmitted: i(sent) - i(tx_packets),
             lost_between_veth_ends: i(tx_packets) - i(rx_packets),
-            dropped_before_socket: i(rx_packets) - i(r.ring.packets) - i(r.ring.drops),
+            dropped_before_socket: i(rx_packets) - i(seen_by_socket_path),
             seq_lost: r.sink.totals.lost,
             tail_lost: i(sent) - i(u64::from(last)),
         }
@@ -258,27 +333,58 @@ impl SinkReconciliation {
 
     pub fn text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> socket {} (+{} ring drops) -> sink {} distinct",
-            self.sent,
-            self.tx_packets,
-            self.rx_packets,
-            self.socket_packets,
-            self.socket_ring_drops,
-            self.sink_received
-        );
-        let _ = writeln!(
-            s,
-            "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before the socket {}, \
-             dropped by the socket's ring {}, sequence holes {}, after the last received {}",
-            self.not_transmitted,
-            self.lost_between_veth_ends,
-            self.dropped_before_socket,
-            self.socket_ring_drops,
-            self.seq_lost,
-            self.tail_lost
-        );
+        match (self.xdp_redirected, self.xdp_passed) {
+            (Some(red), Some(passed)) => {
+                let _ = writeln!(
+                    s,
+                    "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> XDP redirected {} (passed {}) -> \
+                     af_xdp sockets {} (+{} dropped by the sockets) -> sink {} distinct",
+                    self.sent,
+                    self.tx_packets,
+                    self.rx_packets,
+                    red,
+                    passed,
+                    self.socket_packets,
+                    self.socket_ring_drops,
+                    self.sink_received
+                );
+                let _ = writeln!(
+                    s,
+                    "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before XDP {}, \
+                     dropped by the sockets {}, redirected but unaccounted {}, sequence holes {}, after the last received {}",
+                    self.not_transmitted,
+                    self.lost_between_veth_ends,
+                    self.dropped_before_socket,
+                    self.socket_ring_drops,
+                    self.xdp_unaccounted.unwrap_or(0),
+                    self.seq_lost,
+                    self.tail_lost
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> socket {} (+{} ring drops) -> sink {} distinct",
+                    self.sent,
+                    self.tx_packets,
+                    self.rx_packets,
+                    self.socket_packets,
+                    self.socket_ring_drops,
+                    self.sink_received
+                );
+                let _ = writeln!(
+                    s,
+                    "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before the socket {}, \
+                     dropped by the socket's ring {}, sequence holes {}, after the last received {}",
+                    self.not_transmitted,
+                    self.lost_between_veth_ends,
+                    self.dropped_before_socket,
+                    self.socket_ring_drops,
+                    self.seq_lost,
+                    self.tail_lost
+                );
+            }
+        }
         s
     }
 }
@@ -319,6 +425,7 @@ mod tests {
     fn reconciliation_names_each_difference() {
         let report = RxReport {
             device: "veth-rx".into(),
+            backend: RxKind::AfPacket,
             mode: "test".into(),
             ring_bytes: 0,
             stopped_by: RxStop::SenderDone,
@@ -333,6 +440,7 @@ mod tests {
                 drops: 5,
                 freezes: 1,
             },
+            xdp: None,
             sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
         };
         let r = SinkReconciliation::new(100, 98, 95, &report);
@@ -342,5 +450,65 @@ mod tests {
         assert!(r.text().contains("dropped by the socket's ring 5"));
         let t = report.text(false);
         assert!(t.contains("5 dropped (ring full)"), "{t}");
+    }
+
+    #[test]
+    fn af_xdp_reconciliation_names_xdp_and_socket_drops() {
+        use crate::rx::xsk::{AttachMode, XdpRxCounters};
+        use crate::sys::xsk_rx::XskRxStats;
+        let counters = XdpRxCounters {
+            redirected: 90,
+            passed_no_socket: 2,
+            passed_not_udp: 1,
+            socket: XskRxStats {
+                rx_dropped: 6,
+                rx_ring_full: 1,
+                rx_invalid_descs: 0,
+                rx_fill_ring_empty_descs: 6,
+            },
+        };
+        let report = RxReport {
+            device: "veth-rx".into(),
+            backend: RxKind::AfXdp,
+            mode: "af_xdp copy mode".into(),
+            ring_bytes: 0,
+            stopped_by: RxStop::SenderDone,
+            elapsed_ns: 1,
+            frames: FrameCounters {
+                frames: 80,
+                pktgen: 80,
+                ..FrameCounters::default()
+            },
+            ring: RingStats {
+                packets: 80,
+                drops: counters.socket.dropped(),
+                freezes: 0,
+            },
+            xdp: Some(XdpReport {
+                zero_copy: false,
+                attach: AttachMode::Native,
+                queues_watched: 1,
+                device_queues: Some(1),
+                counters,
+            }),
+            sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+        };
+        let r = SinkReconciliation::new(100, 99, 97, &report);
+        // 97 reached veth-rx; the program saw 93 (90 + 2 + 1): 4 dropped before XDP.
+        assert_eq!(r.dropped_before_socket, 4);
+        assert_eq!((r.xdp_redirected, r.xdp_passed), (Some(90), Some(3)));
+        // 90 redirected = 80 read + 7 dropped by the socket + 3 unaccounted.
+        assert_eq!(r.socket_ring_drops, 7);
+        assert_eq!(r.xdp_unaccounted, Some(3));
+        let t = r.text();
+        assert!(t.contains("XDP redirected 90 (passed 3)"), "{t}");
+        assert!(
+            t.contains("dropped by the sockets 7, redirected but unaccounted 3"),
+            "{t}"
+        );
+        let t = report.text(false);
+        assert!(t.contains("rx_dropped 6, rx_ring_full 1"), "{t}");
+        assert!(t.contains("neither read nor counted as dropped: 3"), "{t}");
+        assert!(t.contains("(UMEM 0 KiB)"), "{t}");
     }
 }

@@ -145,9 +145,37 @@ fn first_line(e: &clap::Error) -> String {
         .to_string()
 }
 
-fn parses(args: &[String]) -> std::result::Result<(), clap::Error> {
-    Cli::try_parse_from(std::iter::once("upktgen".to_string()).chain(args.iter().cloned()))
-        .map(|_| ())
+/// Why an argument list is refused: by the option parser, or by pktgen's device language
+/// (the values of `run`'s pktgen parameters, checked as `run` checks them).
+enum Refused {
+    Clap(clap::Error),
+    Pktgen(String),
+}
+
+impl Refused {
+    /// A required option missing from a partial argument list is not an error yet.
+    fn only_missing(&self) -> bool {
+        matches!(self, Refused::Clap(e) if matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument))
+    }
+
+    fn first_line(&self) -> String {
+        match self {
+            Refused::Clap(e) => first_line(e),
+            Refused::Pktgen(m) => m.clone(),
+        }
+    }
+}
+
+fn parses(args: &[String]) -> std::result::Result<(), Refused> {
+    let cli =
+        Cli::try_parse_from(std::iter::once("upktgen".to_string()).chain(args.iter().cloned()))
+            .map_err(Refused::Clap)?;
+    if let Some(crate::cli::Cmd::Run(r)) = &cli.cmd {
+        let ifname = r.dev.as_deref().unwrap_or(crate::lab::TX_IF);
+        r.dev_config(ifname, r.dev.is_none())
+            .map_err(Refused::Pktgen)?;
+    }
+    Ok(())
 }
 
 /// Expands `spec` into its points and checks every one with the command's real option
@@ -172,9 +200,9 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
                 let mut args = vec![spec.command.name().to_string()];
                 args.extend(param_args(&def, &d.name, v).map_err(|e| l.at(vl, e))?);
                 if let Err(e) = parses(&args)
-                    && !matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument)
+                    && !e.only_missing()
                 {
-                    return Err(l.at(vl, format!("{} = {}: {}", d.name, v.text(), first_line(&e))));
+                    return Err(l.at(vl, format!("{} = {}: {}", d.name, v.text(), e.first_line())));
                 }
             }
         }
@@ -193,9 +221,9 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
         let mut one = vec![spec.command.name().to_string()];
         one.extend(a.iter().cloned());
         if let Err(e) = parses(&one)
-            && !matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument)
+            && !e.only_missing()
         {
-            return Err(l.at(vl, format!("{name} = {}: {}", v.text(), first_line(&e))));
+            return Err(l.at(vl, format!("{name} = {}: {}", v.text(), e.first_line())));
         }
         base_args.extend(a);
     }
@@ -251,7 +279,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
                 l.file,
                 line,
                 index + 1,
-                first_line(&e)
+                e.first_line()
             );
         }
         points.push(Point {

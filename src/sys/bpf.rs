@@ -219,7 +219,8 @@ fn bpf_int(cmd: libc::c_int, attr: &mut [u8; ATTR_LEN]) -> io::Result<libc::c_in
     // kernel's bpf_attr for `cmd`; pointers inside it (set by the callers in this file)
     // point to memory that outlives this call and is as large as the kernel will access:
     // the sizes stored next to them (instructions, log, test data in/out), or for map
-    // element commands the map's key (u32) and value size (ValueMap checks the lengths).
+    // element commands the map's key (u32) and value size (ValueMap checks the lengths;
+    // XskMap's key and value are both u32s).
     cvt(unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), ATTR_LEN) } as libc::c_int)
 }
 
@@ -485,6 +486,11 @@ pub struct PerCpuCounter {
 
 impl PerCpuCounter {
     pub fn create(name: &str) -> io::Result<PerCpuCounter> {
+        PerCpuCounter::create_n(name, 1)
+    }
+
+    /// `entries` counters (keys 0..entries) in one map.
+    pub fn create_n(name: &str, entries: u32) -> io::Result<PerCpuCounter> {
         const BPF_MAP_CREATE: libc::c_int = 0;
         const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
         let cpus = possible_cpus()?;
@@ -492,7 +498,7 @@ impl PerCpuCounter {
         put_u32(&mut a, 0, BPF_MAP_TYPE_PERCPU_ARRAY);
         put_u32(&mut a, 4, 4); // key: u32 index
         put_u32(&mut a, 8, 8); // value: u64
-        put_u32(&mut a, 12, 1); // max_entries
+        put_u32(&mut a, 12, entries.max(1)); // max_entries
         put_name(&mut a, 28, name);
         let fd = bpf(BPF_MAP_CREATE, &mut a)?;
         Ok(PerCpuCounter { fd, cpus })
@@ -506,9 +512,13 @@ impl PerCpuCounter {
 
     /// The sum over all CPUs.
     pub fn sum(&self) -> io::Result<u64> {
+        self.sum_at(0)
+    }
+
+    /// The sum over all CPUs of counter `key` (an index below the map's entries).
+    pub fn sum_at(&self, key: u32) -> io::Result<u64> {
         const BPF_MAP_LOOKUP_ELEM: libc::c_int = 1;
         let mut out = vec![0u64; self.cpus];
-        let key = 0u32;
         let mut a = [0u8; ATTR_LEN];
         put_u32(&mut a, 0, self.raw_fd() as u32);
         put_u64(&mut a, 8, &key as *const u32 as u64);
@@ -516,6 +526,52 @@ impl PerCpuCounter {
         // The kernel writes one 8-byte value per possible CPU: `out` holds exactly that.
         bpf_int(BPF_MAP_LOOKUP_ELEM, &mut a)?;
         Ok(out.iter().sum())
+    }
+}
+
+/// A `BPF_MAP_TYPE_XSKMAP`: index -> AF_XDP socket, the target of `bpf_redirect_map`.
+/// Closing the map (dropping this) releases the sockets' references.
+#[derive(Debug)]
+pub struct XskMap {
+    fd: OwnedFd,
+    entries: u32,
+}
+
+impl XskMap {
+    /// Creates a map of `entries` slots (u32 keys), all empty.
+    pub fn create(name: &str, entries: u32) -> io::Result<XskMap> {
+        const BPF_MAP_CREATE: libc::c_int = 0;
+        const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
+        put_u32(&mut a, 4, 4); // key: u32 queue index
+        put_u32(&mut a, 8, 4); // value: u32 socket fd
+        put_u32(&mut a, 12, entries);
+        put_name(&mut a, 28, name);
+        let fd = bpf(BPF_MAP_CREATE, &mut a)?;
+        Ok(XskMap { fd, entries })
+    }
+
+    /// The fd to put in an `ld_imm64` with BPF_PSEUDO_MAP_FD (valid while `self` lives).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// Puts the AF_XDP socket `sock_fd` at `index`.
+    pub fn set(&self, index: u32, sock_fd: i32) -> io::Result<()> {
+        const BPF_MAP_UPDATE_ELEM: libc::c_int = 2;
+        let (key, value) = (index, sock_fd as u32);
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, self.raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, &value as *const u32 as u64);
+        // The kernel reads a u32 key and a u32 value: both live on this frame.
+        bpf_int(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ())
     }
 }
 

@@ -9,6 +9,7 @@ pub mod packet;
 pub mod proc;
 pub mod rx_ring;
 pub mod xsk;
+pub mod xsk_rx;
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};

@@ -19,13 +19,16 @@ pub enum XdpMode {
 }
 
 /// A memory region mapped for the process (UMEM) or from a socket (rings); unmapped on drop.
-struct Mapping {
-    ptr: *mut u8,
-    len: usize,
+pub(super) struct Mapping {
+    pub(super) ptr: *mut u8,
+    pub(super) len: usize,
 }
 
 impl Mapping {
-    fn new(len: usize, fd: Option<(BorrowedFd<'_>, libc::off_t)>) -> io::Result<Mapping> {
+    pub(super) fn new(
+        len: usize,
+        fd: Option<(BorrowedFd<'_>, libc::off_t)>,
+    ) -> io::Result<Mapping> {
         let (flags, raw, off) = match fd {
             Some((f, off)) => (libc::MAP_SHARED | libc::MAP_POPULATE, f.as_raw_fd(), off),
             None => (
@@ -65,17 +68,17 @@ impl Drop for Mapping {
 ///
 /// Invariant: `producer`, `consumer` and `flags` point to 4-byte aligned words inside
 /// `map`, and `desc` to `size` entries of the ring's entry type inside `map`.
-struct Ring {
+pub(super) struct Ring {
     _map: Mapping,
     producer: *const AtomicU32,
     consumer: *const AtomicU32,
-    flags: *const AtomicU32,
-    desc: *mut u8,
-    mask: u32,
+    pub(super) flags: *const AtomicU32,
+    pub(super) desc: *mut u8,
+    pub(super) mask: u32,
 }
 
 impl Ring {
-    fn map(
+    pub(super) fn map(
         fd: BorrowedFd<'_>,
         off: &libc::xdp_ring_offset,
         pgoff: u64,
@@ -97,13 +100,13 @@ impl Ring {
     }
 
     #[inline]
-    fn producer(&self) -> &AtomicU32 {
+    pub(super) fn producer(&self) -> &AtomicU32 {
         // SAFETY: see the struct invariant; the word is shared with the kernel, hence atomic.
         unsafe { &*self.producer }
     }
 
     #[inline]
-    fn consumer(&self) -> &AtomicU32 {
+    pub(super) fn consumer(&self) -> &AtomicU32 {
         // SAFETY: as for `producer`.
         unsafe { &*self.consumer }
     }
@@ -130,7 +133,7 @@ pub struct XskTx {
 // thread moves the only handle.
 unsafe impl Send for XskTx {}
 
-fn setsockopt<T>(fd: BorrowedFd<'_>, name: libc::c_int, v: &T) -> io::Result<()> {
+pub(super) fn setsockopt<T>(fd: BorrowedFd<'_>, name: libc::c_int, v: &T) -> io::Result<()> {
     // SAFETY: `v` points to a valid T and the length passed is its size.
     cvt(unsafe {
         libc::setsockopt(
@@ -144,16 +147,19 @@ fn setsockopt<T>(fd: BorrowedFd<'_>, name: libc::c_int, v: &T) -> io::Result<()>
     .map(|_| ())
 }
 
-fn getsockopt<T: Default + Copy>(fd: BorrowedFd<'_>, name: libc::c_int) -> io::Result<T> {
+pub(super) fn getsockopt<T: Default + Copy>(
+    fd: BorrowedFd<'_>,
+    name: libc::c_int,
+) -> io::Result<T> {
     super::getsockopt(fd, libc::SOL_XDP, name, T::default())
 }
 
 #[derive(Default, Clone, Copy)]
 #[repr(C)]
-struct MmapOffsets([u64; 16]);
+pub(super) struct MmapOffsets([u64; 16]);
 
 impl MmapOffsets {
-    fn ring(&self, i: usize) -> libc::xdp_ring_offset {
+    pub(super) fn ring(&self, i: usize) -> libc::xdp_ring_offset {
         let w = &self.0[i * 4..i * 4 + 4];
         libc::xdp_ring_offset {
             producer: w[0],
@@ -245,27 +251,7 @@ impl XskTx {
             sxdp_queue_id: queue,
             sxdp_shared_umem_fd: 0,
         };
-        let mut tries = 0;
-        loop {
-            // SAFETY: `sxdp` is a valid sockaddr_xdp and the length passed is its size.
-            let r = unsafe {
-                libc::bind(
-                    fd.as_raw_fd(),
-                    (&sxdp as *const libc::sockaddr_xdp).cast(),
-                    std::mem::size_of::<libc::sockaddr_xdp>() as u32,
-                )
-            };
-            if r == 0 {
-                break;
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EBUSY) && tries < 200 {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                continue;
-            }
-            return Err(e);
-        }
+        bind_retry(fd.as_fd(), &sxdp)?;
         let opts: libc::xdp_options = getsockopt_opts(fd.as_fd())?;
         let mode = if opts.flags & libc::XDP_OPTIONS_ZEROCOPY != 0 {
             XdpMode::ZeroCopy
@@ -413,7 +399,7 @@ impl AsFd for XskTx {
     }
 }
 
-fn getsockopt_opts(fd: BorrowedFd<'_>) -> io::Result<libc::xdp_options> {
+pub(super) fn getsockopt_opts(fd: BorrowedFd<'_>) -> io::Result<libc::xdp_options> {
     super::getsockopt(
         fd,
         libc::SOL_XDP,
@@ -435,7 +421,7 @@ impl XskTx {
     }
 }
 
-fn zeroed_stats() -> libc::xdp_statistics {
+pub(super) fn zeroed_stats() -> libc::xdp_statistics {
     libc::xdp_statistics {
         rx_dropped: 0,
         rx_invalid_descs: 0,
@@ -443,5 +429,31 @@ fn zeroed_stats() -> libc::xdp_statistics {
         rx_ring_full: 0,
         rx_fill_ring_empty_descs: 0,
         tx_ring_empty_descs: 0,
+    }
+}
+
+/// Binds an AF_XDP socket; a bind that finds the queue busy (a socket just closed releases
+/// it asynchronously) is retried for up to a second.
+pub(super) fn bind_retry(fd: BorrowedFd<'_>, sxdp: &libc::sockaddr_xdp) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        // SAFETY: `sxdp` is a valid sockaddr_xdp and the length passed is its size.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (sxdp as *const libc::sockaddr_xdp).cast(),
+                std::mem::size_of::<libc::sockaddr_xdp>() as u32,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EBUSY) && tries < 200 {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            continue;
+        }
+        return Err(e);
     }
 }

@@ -1,0 +1,66 @@
+//! End-to-end: live statistics of `upktgen rx` (its own test binary, so that no other lab
+//! test competes with its receiver for the two CPUs).
+
+mod common;
+use common::{root_or_skip, stderr};
+
+#[test]
+fn rx_live_lines_count_what_the_receiver_read() {
+    if !root_or_skip() {
+        return;
+    }
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    use upktgen::lab::{self, Lab, RxMode};
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    let count = 20_000u64;
+    let child = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns])
+        .arg(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["rx", "--dev", lab::RX_IF, "--rx-backend", "af_xdp"])
+        .args(["--count", &count.to_string(), "--duration", "30s"])
+        .args(["--json-lines", "--interval", "100ms", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The receiver is ready once its program is on veth-rx.
+    let t0 = Instant::now();
+    loop {
+        let o = Command::new("ip")
+            .args(["-n", &lab.rx_ns, "link", "show", "dev", lab::RX_IF])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&o.stdout).contains("prog/xdp") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no XDP program");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let s = common::dev_run(&lab, &["--count", &count.to_string(), "--ratep", "50000"]);
+    assert!(s.status.success(), "{}", stderr(&s));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stderr(&o)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 2, "{}", stderr(&o));
+    let (last, rest) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true);
+    assert!(rest.iter().all(|l| l["final"] == false));
+    // The receiver's lines: no tx figures; the whole run read every frame, lost none.
+    assert!(last["tx_pps"].is_null(), "{last}");
+    assert_eq!(last["rx_packets"], count, "{last}");
+    assert_eq!(last["lost"], 0);
+    assert_eq!(last["drops"], 0);
+    let sum: u64 = rest.iter().map(|l| l["rx_packets"].as_u64().unwrap()).sum();
+    assert!(
+        sum <= count,
+        "interval lines add up to at most the whole: {sum}"
+    );
+    let j = common::json(&o);
+    assert_eq!(j["stopped_by"], "count");
+    assert_eq!(j["frames"]["pktgen"], count);
+}
