@@ -11,6 +11,7 @@ pub mod frames;
 pub mod lab;
 pub mod live;
 pub mod params;
+pub mod pcap;
 pub mod pg;
 pub mod report;
 pub mod rx;
