@@ -57,6 +57,8 @@ struct Checked {
     ruled_out: Vec<String>,
     /// pktgen's device configuration.
     cfg: DevConfig,
+    /// --replay's frames, read and checked.
+    replay: Option<crate::replay::ReplayFrames>,
 }
 
 /// One transmit path with its validated settings.
@@ -71,6 +73,11 @@ struct Plan {
 
 /// Validates the options against one backend.
 fn plan_for(a: &RunArgs, kind: BackendKind, cfg: &DevConfig) -> Result<Plan> {
+    if a.replay.is_some() && kind == BackendKind::XdpLive {
+        bail!(
+            "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames"
+        );
+    }
     let xdp_live = xdp_live::config_from_args(a, kind, cfg).map_err(|e| anyhow!(e))?;
     if a.sndbuf.is_some() && kind != BackendKind::AfPacket {
         bail!(
@@ -136,10 +143,18 @@ fn plans(a: &RunArgs, cfg: &DevConfig) -> Result<(Vec<Plan>, Vec<String>)> {
 
 fn check_args(a: &RunArgs) -> Result<Checked> {
     let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
-    let cfg = a
+    crate::replay::check_replay_args(a)?;
+    let mut cfg = a
         .dev_config(ifname, a.dev.is_none())
         .map_err(|e| anyhow!(e))?;
-    if a.dev.is_some() {
+    let replay = match &a.replay {
+        Some(p) => Some(crate::replay::ReplayFrames::load(p)?),
+        None => None,
+    };
+    if let Some(r) = &replay {
+        cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
+    }
+    if a.dev.is_some() && replay.is_none() {
         if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
             bail!(
                 "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
@@ -157,6 +172,7 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
         plans,
         ruled_out,
         cfg,
+        replay,
     })
 }
 
@@ -271,7 +287,7 @@ impl NetDevReader {
 
 /// Refuses frames the device cannot carry: the largest frame, less its VLAN tags, must fit
 /// the MTU plus the Ethernet header.
-fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
+pub(crate) fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
     let tags = 4
         * (usize::from(cfg.vlan_id != crate::pg::NO_VLAN)
             + usize::from(cfg.vlan_id != crate::pg::NO_VLAN && cfg.svlan_id != crate::pg::NO_VLAN));
@@ -332,7 +348,10 @@ fn addressing(cfg: &DevConfig, dev: &DeviceInfo) -> Addressing {
 
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let c = check_args(a)?;
+    let mut c = check_args(a)?;
+    if let Some(path) = &a.pcap {
+        return crate::replay::write_pcap(a, &c.cfg, path, stop);
+    }
     if a.rx_analyze && a.lab_rx == Some(lab::RxMode::Drop) {
         bail!(
             "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
@@ -384,8 +403,14 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         ipv4: dev.addr4,
         tx_queues: 1,
     };
-    let frames = frames::for_config(cfg, &dev_info, seed, a.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
+    let frames = match c.replay.take() {
+        Some(r) => {
+            r.check_fits(dev.mtu, &dev.name)?;
+            Frames::Replay(Box::new(r))
+        }
+        None => frames::for_config(cfg, &dev_info, seed, a.cpu.unwrap_or(0) as u16)
+            .map_err(|e| anyhow!(e))?,
+    };
     let addressing = addressing(cfg, &dev_info);
     for n in &cfg.notes {
         eprintln!("upktgen: note: {n}");

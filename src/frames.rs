@@ -174,6 +174,8 @@ pub fn fast_path_fits(c: &DevConfig) -> bool {
 pub enum Frames {
     Fast(FastFrames),
     Pg(Box<PgFrames>),
+    /// A pcap file's frames (`--replay`).
+    Replay(Box<crate::replay::ReplayFrames>),
 }
 
 macro_rules! each {
@@ -181,6 +183,7 @@ macro_rules! each {
         match $self {
             Frames::Fast($f) => $e,
             Frames::Pg($f) => $e,
+            Frames::Replay($f) => $e,
         }
     };
 }

@@ -13,6 +13,7 @@ pub mod live;
 pub mod params;
 pub mod pcap;
 pub mod pg;
+pub mod replay;
 pub mod report;
 pub mod rx;
 pub mod sample;

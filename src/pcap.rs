@@ -123,7 +123,11 @@ pub fn parse(b: &[u8]) -> Result<Pcap, PcapError> {
         (MAGIC_NS, _) => (true, false),
         (_, MAGIC_US) => (false, true),
         (_, MAGIC_NS) => (true, true),
-        _ => return Err(PcapError::BadMagic(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+        _ => {
+            return Err(PcapError::BadMagic(u32::from_be_bytes([
+                b[0], b[1], b[2], b[3],
+            ])));
+        }
     };
     let snaplen = u32_at(b, 16, big_endian).unwrap_or(0);
     // The upper bits of the link-type field carry FCS information, not the type.
@@ -236,8 +240,20 @@ mod tests {
 
     /// A file written by hand in any of the four flavours.
     fn handmade(magic: u32, big: bool, link: u32, recs: &[(u32, u32, &[u8], u32)]) -> Vec<u8> {
-        let w = |v: u32| if big { v.to_be_bytes() } else { v.to_le_bytes() };
-        let w16 = |v: u16| if big { v.to_be_bytes() } else { v.to_le_bytes() };
+        let w = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let w16 = |v: u16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
         let mut b = Vec::new();
         b.extend_from_slice(&w(magic));
         b.extend_from_slice(&w16(2));
@@ -267,8 +283,15 @@ mod tests {
             })
             .collect();
         let b = write(&frames);
-        assert_eq!(&b[..4], &[0x4d, 0x3c, 0xb2, 0xa1], "nanosecond, little-endian");
-        assert_eq!(b.len(), 24 + frames.iter().map(|f| 16 + f.1.len()).sum::<usize>());
+        assert_eq!(
+            &b[..4],
+            &[0x4d, 0x3c, 0xb2, 0xa1],
+            "nanosecond, little-endian"
+        );
+        assert_eq!(
+            b.len(),
+            24 + frames.iter().map(|f| 16 + f.1.len()).sum::<usize>()
+        );
         let p = parse(&b).unwrap();
         assert!(p.nanos && !p.big_endian);
         assert_eq!((p.snaplen, p.link_type), (65535, 1));
@@ -310,7 +333,11 @@ mod tests {
         let b = write(&[(1, vec![1; 60]), (2, vec![2; 60]), (3, vec![3; 60])]);
         // Inside the third record's data, then inside its header.
         for cut in [b.len() - 1, 24 + 2 * 76 + 5] {
-            assert_eq!(parse(&b[..cut]), Err(PcapError::Truncated(3)), "cut at {cut}");
+            assert_eq!(
+                parse(&b[..cut]),
+                Err(PcapError::Truncated(3)),
+                "cut at {cut}"
+            );
         }
         assert_eq!(parse(&b[..24 + 76]).unwrap().records.len(), 1);
         assert_eq!(parse(&b[..10]), Err(PcapError::ShortHeader(10)));
@@ -345,7 +372,10 @@ mod tests {
     #[test]
     fn clear_errors() {
         let e = parse(&handmade(MAGIC_US, false, 113, &[])).unwrap_err();
-        assert_eq!(e.to_string(), "link type 113 is not Ethernet (LINKTYPE_ETHERNET = 1)");
+        assert_eq!(
+            e.to_string(),
+            "link type 113 is not Ethernet (LINKTYPE_ETHERNET = 1)"
+        );
         // FCS bits above the link type are not part of it.
         assert!(parse(&handmade(MAGIC_US, true, 0x1000_0001, &[])).is_ok());
         let mut b = write(&[]);
@@ -354,9 +384,14 @@ mod tests {
             parse(&b).unwrap_err().to_string(),
             "not a pcap file (magic 0x47494638)"
         );
-        let ng = [0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a];
+        let ng = [
+            0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a,
+        ];
         let e = parse(&ng).unwrap_err().to_string();
-        assert!(e.contains("pcapng is not supported") && e.contains("editcap -F pcap"), "{e}");
+        assert!(
+            e.contains("pcapng is not supported") && e.contains("editcap -F pcap"),
+            "{e}"
+        );
         let e = read_file(Path::new("/nonexistent/x.pcap")).unwrap_err();
         assert!(e.starts_with("/nonexistent/x.pcap: "), "{e}");
     }
@@ -426,6 +461,9 @@ mod tests {
                 }
             }
         }
-        assert!(ok > 100 && err > 100, "both outcomes exercised: {ok} ok, {err} err");
+        assert!(
+            ok > 100 && err > 100,
+            "both outcomes exercised: {ok} ok, {err} err"
+        );
     }
 }
