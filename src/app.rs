@@ -147,10 +147,7 @@ fn check_args(a: &RunArgs) -> Result<Checked> {
     let mut cfg = a
         .dev_config(ifname, a.dev.is_none())
         .map_err(|e| anyhow!(e))?;
-    let replay = match &a.replay {
-        Some(p) => Some(crate::replay::ReplayFrames::load(p)?),
-        None => None,
-    };
+    let replay = crate::replay::from_args(a)?;
     if let Some(r) = &replay {
         cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
     }

@@ -187,8 +187,8 @@ pub struct RunArgs {
     /// Send the frames of a pcap file (classic pcap, Ethernet; not pcapng) in order, looping,
     /// exactly as recorded: sequence numbers, addresses and timestamps are not rewritten.
     /// --count caps the frames sent (0 = until Ctrl-C/--duration), --replay-loops the passes
-    /// over the file; --ratep/--delay/--burst pace them (the file's own timing is not
-    /// followed). pktgen's frame parameters do not apply. Frames longer than the device's
+    /// over the file; --ratep/--delay/--burst pace them (or --replay-timing file). pktgen's
+    /// frame parameters do not apply. Frames longer than the device's
     /// MTU + 14 (+ 4 per VLAN tag) are refused before sending. af_packet, tx_ring, af_xdp
     /// (not xdp_live).
     #[arg(long, value_name = "FILE", help_heading = "Capture and replay")]
@@ -202,6 +202,27 @@ pub struct RunArgs {
         help_heading = "Capture and replay"
     )]
     pub replay_loops: Option<u64>,
+
+    /// With --replay: `rate` paces the frames by the rate options (as fast as possible
+    /// without); `file` follows the file's gaps between records (the loop back to the first
+    /// record takes the file's mean gap), on an absolute schedule [rate].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_timing: Option<crate::replay::ReplayTiming>,
+
+    /// With --replay-timing file: play the file X times as fast (0.5 = half speed) [1].
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_speed: Option<f64>,
 }
 
 impl RunArgs {

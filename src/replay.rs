@@ -45,6 +45,20 @@ pub struct ReplayFrames {
     max_len: usize,
     bytes: u64,
     varying: bool,
+    /// Each record's time after the first record's, in ns (never going back).
+    times: Vec<u64>,
+    /// With `--replay-timing file`: when each frame is due in a pass over the file, and the
+    /// length of a pass.
+    timing: Option<(Vec<u64>, u64)>,
+}
+
+/// How replayed frames are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayTiming {
+    /// On the run's rate options (--ratep/--delay/--burst; as fast as possible without).
+    Rate,
+    /// The file's own gaps between records, scaled by --replay-speed.
+    File,
 }
 
 /// VLAN tags (802.1Q or 802.1ad) at the head of a frame, up to two: each lets a frame be 4
@@ -90,6 +104,15 @@ impl ReplayFrames {
         }
         let max_len = spans.iter().map(|s| s.1).max().unwrap_or(0);
         let varying = spans.iter().any(|s| s.1 != spans[0].1);
+        let t0 = records[0].ts_ns;
+        let mut last = 0;
+        let times = records
+            .iter()
+            .map(|r| {
+                last = last.max(r.ts_ns.saturating_sub(t0));
+                last
+            })
+            .collect();
         Ok(ReplayFrames {
             data,
             spans,
@@ -98,7 +121,28 @@ impl ReplayFrames {
             max_len,
             bytes: 0,
             varying,
+            times,
+            timing: None,
         })
+    }
+
+    /// Paces the frames by the file's timestamps: record i is due (t_i - t_0) / speed after
+    /// the start of its pass, and a pass lasts the file's span plus its mean gap (so the
+    /// loop back to the first frame is one ordinary gap). A record stamped earlier than the
+    /// one before it is due with it.
+    pub fn follow_file_timing(&mut self, speed: f64) -> Result<(), String> {
+        if !(speed.is_finite() && speed > 0.0) {
+            return Err(format!("--replay-speed {speed}: must be a number above 0"));
+        }
+        let n = self.times.len();
+        if n < 2 {
+            return Err("--replay-timing file: a file of one frame has no gaps to follow; pace it with --ratep or --delay".into());
+        }
+        let span = self.times[n - 1];
+        let scale = |t: u64| (t as f64 / speed).round().min(u64::MAX as f64) as u64;
+        let period = scale(span.saturating_add(span / (n as u64 - 1)));
+        self.timing = Some((self.times.iter().map(|&t| scale(t)).collect(), period));
+        Ok(())
     }
 
     /// Reads and checks a pcap file; errors start with its name.
@@ -182,6 +226,17 @@ impl FrameSource for ReplayFrames {
     fn imix_bytes(&self) -> Option<u64> {
         self.varying.then_some(self.bytes)
     }
+
+    #[inline]
+    fn due_ns(&self, k: u64) -> Option<u64> {
+        let (offsets, period) = self.timing.as_ref()?;
+        let n = offsets.len() as u64;
+        Some(
+            (k / n)
+                .saturating_mul(*period)
+                .saturating_add(offsets[(k % n) as usize]),
+        )
+    }
 }
 
 /// Option checks for --replay, made before anything needs privileges: pktgen's frame
@@ -189,6 +244,20 @@ impl FrameSource for ReplayFrames {
 pub fn check_replay_args(a: &RunArgs) -> Result<()> {
     if a.replay.is_none() {
         return Ok(());
+    }
+    let follow = a.replay_timing == Some(ReplayTiming::File);
+    if a.replay_speed.is_some() && !follow {
+        bail!("--replay-speed: scales the file's gaps; it goes with --replay-timing file");
+    }
+    if follow
+        && let Some((name, _)) =
+            a.pg.items
+                .iter()
+                .find(|(n, _)| ["delay", "ratep", "burst"].contains(n))
+    {
+        bail!(
+            "--{name}: --replay-timing file paces the frames by the file's timestamps; give one or the other"
+        );
     }
     for (name, _) in &a.pg.items {
         if *name == "rate" {
@@ -209,6 +278,19 @@ pub fn check_replay_args(a: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// --replay's frames, read, checked and paced as the options say (None without --replay).
+pub fn from_args(a: &RunArgs) -> Result<Option<ReplayFrames>> {
+    let Some(path) = &a.replay else {
+        return Ok(None);
+    };
+    let mut r = ReplayFrames::load(path)?;
+    if a.replay_timing == Some(ReplayTiming::File) {
+        r.follow_file_timing(a.replay_speed.unwrap_or(1.0))
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
+    Ok(Some(r))
 }
 
 /// When the `k`-th frame (from 0) is due, in ns after the start: on the run's schedule
@@ -446,6 +528,40 @@ mod tests {
     }
 
     #[test]
+    fn file_timing_follows_the_gaps_scaled_and_loops() {
+        let at = |t: u64| Record {
+            ts_ns: t,
+            orig_len: 60,
+            data: vec![0; 60],
+        };
+        // Gaps of 1 ms and 3 ms; a record stamped before its predecessor goes with it.
+        let recs = [at(5_000_000), at(6_000_000), at(9_000_000), at(8_000_000)];
+        let mut r = ReplayFrames::new(&recs).unwrap();
+        assert_eq!(r.due_ns(0), None, "the rate options pace by default");
+        r.follow_file_timing(1.0).unwrap();
+        let due: Vec<u64> = (0..6).map(|k| r.due_ns(k).unwrap()).collect();
+        // A pass is the span (4 ms) plus the mean gap (4 ms / 3).
+        let pass = 4_000_000 + 1_333_333;
+        assert_eq!(
+            due,
+            [0, 1_000_000, 4_000_000, 4_000_000, pass, pass + 1_000_000]
+        );
+        r.follow_file_timing(2.0).unwrap();
+        assert_eq!(r.due_ns(2), Some(2_000_000), "twice as fast");
+        r.follow_file_timing(0.5).unwrap();
+        assert_eq!(r.due_ns(1), Some(2_000_000), "half speed");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(r.follow_file_timing(bad).is_err(), "{bad}");
+        }
+        let mut one = ReplayFrames::new(&[at(1)]).unwrap();
+        assert!(
+            one.follow_file_timing(1.0)
+                .unwrap_err()
+                .contains("one frame")
+        );
+    }
+
+    #[test]
     fn frame_parameters_are_refused_with_replay() {
         use crate::cli::Cli;
         use clap::Parser;
@@ -462,5 +578,34 @@ mod tests {
         let e = parse(&["upktgen", "--replay", "f", "--rate", "100"]).unwrap_err();
         assert!(e.to_string().contains("--ratep"), "{e}");
         parse(&["upktgen", "--pkt-size", "100"]).unwrap();
+        parse(&[
+            "upktgen",
+            "--replay",
+            "f",
+            "--replay-timing",
+            "file",
+            "--replay-speed",
+            "2",
+        ])
+        .unwrap();
+        let e = parse(&[
+            "upktgen",
+            "--replay",
+            "f",
+            "--replay-timing",
+            "file",
+            "--ratep",
+            "5",
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("--ratep: --replay-timing file"),
+            "{e}"
+        );
+        let e = parse(&["upktgen", "--replay", "f", "--replay-speed", "2"]).unwrap_err();
+        assert!(
+            e.to_string().contains("goes with --replay-timing file"),
+            "{e}"
+        );
     }
 }

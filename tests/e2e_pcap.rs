@@ -293,3 +293,42 @@ fn replay_refuses_what_the_device_cannot_carry() {
         stderr(&o)
     );
 }
+
+/// `--replay-timing file` follows the file's gaps: the last of two passes over a file of
+/// frames 100 ms apart cannot leave before 500 ms (a pass is the 200 ms span plus the mean
+/// gap), or 125 ms at --replay-speed 4; the frames are the file's either way.
+#[test]
+fn replay_follows_the_file_timing() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("timing");
+    let f = dir.file("slow.pcap");
+    let o = upktgen(&["run", "--pcap", &f, "--count", "3", "--ratep", "10"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file: Vec<Vec<u8>> = read(&f).records.into_iter().map(|r| r.data).collect();
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    for (speed, at_least_ns) in [("1", 500_000_000u64), ("4", 125_000_000)] {
+        let args = [
+            "run",
+            "--dev",
+            lab::TX_IF,
+            "--replay",
+            &f,
+            "--replay-loops",
+            "2",
+            "--replay-timing",
+            "file",
+            "--replay-speed",
+            speed,
+            "--json",
+        ];
+        let (o, got) = capture(&lab, &args, 6);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let want: Vec<Vec<u8>> = file.iter().chain(&file).cloned().collect();
+        assert_eq!(got, want, "speed {speed}");
+        let j = json(&o);
+        let elapsed = j["outcome"]["result"]["elapsed_ns"].as_u64().unwrap();
+        assert!(elapsed >= at_least_ns, "speed {speed}: {elapsed} ns");
+    }
+}
