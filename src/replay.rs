@@ -384,29 +384,42 @@ pub fn write_pcap(
     }
     let file = std::fs::File::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
-    let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file))
-        .with_context(|| format!("writing {}", path.display()))?;
-    let start = crate::sys::realtime_ns();
     let stamps = !cfg.has(Flag::NoTimestamp);
-    let mut buf = frames.prefill();
-    let mut bytes: u64 = 0;
-    let mut interrupted = false;
-    for k in 0..n {
-        if k % 4096 == 0 && stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
+    let write_all = || -> std::io::Result<(u64, u64, bool)> {
+        let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file))?;
+        let start = crate::sys::realtime_ns();
+        let mut buf = frames.prefill();
+        let mut bytes: u64 = 0;
+        let mut interrupted = false;
+        for k in 0..n {
+            if k % 4096 == 0 && stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            let t = start.saturating_add(schedule_ns(k, cfg.delay, cfg.burst));
+            let len = frames.advance();
+            frames.write(&mut buf[..len], if stamps { timeval(t) } else { (0, 0) });
+            frames.sent();
+            w.write(t, &buf[..len])?;
+            bytes += len as u64;
         }
-        let t = start.saturating_add(schedule_ns(k, cfg.delay, cfg.burst));
-        let len = frames.advance();
-        frames.write(&mut buf[..len], if stamps { timeval(t) } else { (0, 0) });
-        frames.sent();
-        w.write(t, &buf[..len])
-            .with_context(|| format!("writing {}", path.display()))?;
-        bytes += len as u64;
-    }
-    let written = w.records();
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
+        let written = w.records();
+        w.finish()?;
+        Ok((written, bytes, interrupted))
+    };
+    // A regular file cut short by an error is removed (not a device or a pipe given as
+    // FILE); one cut short by Ctrl-C is whole up to there and kept.
+    let (written, bytes, interrupted) = write_all().map_err(|e| {
+        let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+        if regular && std::fs::remove_file(path).is_ok() {
+            anyhow!(
+                "writing {}: {e} (the partial file is removed)",
+                path.display()
+            )
+        } else {
+            anyhow!("writing {}: {e}", path.display())
+        }
+    })?;
     let spacing = if cfg.delay == 0 {
         "1 ns apart at delay 0".to_string()
     } else {

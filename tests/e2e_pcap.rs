@@ -153,6 +153,32 @@ fn pcap_writes_the_run_without_privilege() {
     let p = read(&f);
     assert_eq!(p.records.len(), 3);
     assert_eq!(p.records[2].ts_ns - p.records[0].ts_ns, 2);
+    // --dev: the interface's MAC (from sysfs) and IPv4 address (which needs CAP_NET_RAW),
+    // still without a lab.
+    let o = upktgen(&[
+        "run",
+        "--pcap",
+        &f,
+        "--count",
+        "1",
+        "--dev",
+        "lo",
+        "--dst",
+        "10.0.0.9",
+        "--dst-mac",
+        "02:00:00:00:00:09",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &read(&f).records[0].data;
+    assert_eq!(r[6..12], [0; 6], "lo's MAC");
+    let src = if root { [127, 0, 0, 1] } else { [0; 4] };
+    assert_eq!(r[26..30], src, "{}", stderr(&o));
+    assert_eq!(
+        !root,
+        stderr(&o).contains("IPv4 address is unknown"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// What arrived at veth-rx while `args` ran in the sending namespace, pktgen frames only, with
