@@ -446,6 +446,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
+    let live_frame_len = match &frames {
+        Frames::Replay(r) => r.prefill().len(),
+        _ => cfg.max_frame_len(),
+    };
     let job = SendJob {
         plans: c.plans.clone(),
         skipped: c.ruled_out.clone(),
@@ -464,7 +468,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let dev_name = dev.name.clone();
     let live = crate::live::start_for_run(
         a,
-        cfg.max_frame_len(),
+        live_frame_len,
         cfg.count,
         crate::live::Watched {
             iface: dev.name.clone(),
