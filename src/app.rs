@@ -13,6 +13,7 @@ use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::pg::generate::{DeviceInfo, Generator};
 use crate::pg::{DevConfig, Flag, XmitMode};
+use crate::replay::ReplayFrames;
 use crate::report::run::{Reconciliation, RunReport, Target, ThreadReport};
 use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
@@ -61,6 +62,11 @@ struct Plan {
 
 /// Validates the options against one backend.
 fn plan_for(a: &RunArgs, kind: BackendKind, cfg: &DevConfig) -> Result<Plan> {
+    if a.replay.is_some() && kind == BackendKind::XdpLive {
+        bail!(
+            "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames"
+        );
+    }
     let xdp_live = xdp_live::config_from_args(a, kind, cfg).map_err(|e| anyhow!(e))?;
     if a.sndbuf.is_some() && kind != BackendKind::AfPacket {
         bail!(
@@ -125,13 +131,18 @@ fn plans(a: &RunArgs, cfg: &DevConfig) -> Result<(Vec<Plan>, Vec<String>)> {
 }
 
 /// Checks made before any privilege is needed: pure validation of the options. Returns
-/// pktgen's device configuration.
-fn check_args(a: &RunArgs) -> Result<DevConfig> {
+/// pktgen's device configuration, and --replay's frames, read and checked.
+fn check_args(a: &RunArgs) -> Result<(DevConfig, Option<ReplayFrames>)> {
     let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
-    let cfg = a
+    crate::replay::check_replay_args(a)?;
+    let mut cfg = a
         .dev_config(ifname, a.dev.is_none())
         .map_err(|e| anyhow!(e))?;
-    if a.dev.is_some() {
+    let replay = crate::replay::from_args(a)?;
+    if let Some(r) = &replay {
+        cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
+    }
+    if a.dev.is_some() && replay.is_none() {
         if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
             bail!(
                 "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
@@ -145,7 +156,7 @@ fn check_args(a: &RunArgs) -> Result<DevConfig> {
     }
     cfg.check_start().map_err(|e| anyhow!(e))?;
     plans(a, &cfg)?;
-    Ok(cfg)
+    Ok((cfg, replay))
 }
 
 /// Default ring size of each ring backend.
@@ -273,7 +284,7 @@ impl NetDevReader {
 
 /// Refuses frames the device cannot carry: the largest frame, less its VLAN tags, must fit
 /// the MTU plus the Ethernet header.
-fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
+pub(crate) fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
     let tags = 4
         * (usize::from(cfg.vlan_id != crate::pg::NO_VLAN)
             + usize::from(cfg.vlan_id != crate::pg::NO_VLAN && cfg.svlan_id != crate::pg::NO_VLAN));
@@ -397,9 +408,12 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig) -> Result<Vec<SenderSpec>> {
 
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let cfg = check_args(a)?;
+    let (cfg, replay) = check_args(a)?;
+    if let Some(path) = &a.pcap {
+        return crate::replay::write_pcap(a, &cfg, path, stop);
+    }
     let specs = thread_specs(a, &cfg)?;
-    let Some(r) = run_senders(a, specs, stop)? else {
+    let Some(r) = run_senders_with(a, specs, replay.as_ref(), stop)? else {
         return Ok(Exit::Interrupted);
     };
     if a.json {
@@ -427,6 +441,17 @@ struct Target0 {
 pub fn run_senders(
     a: &RunArgs,
     specs: Vec<SenderSpec>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<RunResult>> {
+    run_senders_with(a, specs, None, stop)
+}
+
+/// [`run_senders`]; with `replay`, every sender sends the file's frames instead of its
+/// configuration's.
+fn run_senders_with(
+    a: &RunArgs,
+    specs: Vec<SenderSpec>,
+    replay: Option<&ReplayFrames>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Option<RunResult>> {
     let first = specs.first().context("no sender to run")?.cfg.clone();
@@ -511,15 +536,23 @@ pub fn run_senders(
     let mut uses_random = false;
     for (i, (s, (plans, skipped))) in specs.iter().zip(planned).enumerate() {
         let t = target(s.cfg.device());
-        check_frame_fits(&s.cfg, t.dev.mtu, &t.dev.name)?;
-        // Each sender draws its own random sequence; the seed reproduces all of them.
-        let frames = frames::for_config(
-            &s.cfg,
-            &t.info,
-            seed.wrapping_add(i as u64),
-            s.cpu.unwrap_or(0) as u16,
-        )
-        .map_err(|e| anyhow!("{}: {e}", s.cfg.ifname))?;
+        let frames = match replay {
+            Some(r) => {
+                r.check_fits(t.dev.mtu, &t.dev.name)?;
+                Frames::Replay(Box::new(r.clone()))
+            }
+            None => {
+                check_frame_fits(&s.cfg, t.dev.mtu, &t.dev.name)?;
+                // Each sender draws its own random sequence; the seed reproduces all of them.
+                frames::for_config(
+                    &s.cfg,
+                    &t.info,
+                    seed.wrapping_add(i as u64),
+                    s.cpu.unwrap_or(0) as u16,
+                )
+                .map_err(|e| anyhow!("{}: {e}", s.cfg.ifname))?
+            }
+        };
         uses_random |= frames.generator().is_some_and(Generator::uses_random);
         for n in &s.cfg.notes {
             if i == 0 {
@@ -584,11 +617,14 @@ pub fn run_senders(
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
-    let max_frame = specs
-        .iter()
-        .map(|s| s.cfg.max_frame_len())
-        .max()
-        .unwrap_or(0);
+    let max_frame = match replay {
+        Some(r) => r.prefill().len(),
+        None => specs
+            .iter()
+            .map(|s| s.cfg.max_frame_len())
+            .max()
+            .unwrap_or(0),
+    };
     let live = crate::live::start_for_run(
         a,
         max_frame,

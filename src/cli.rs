@@ -181,6 +181,66 @@ pub struct RunArgs {
     /// Interval of the live statistics (e.g. 1s, 500ms).
     #[arg(long, value_parser = params::parse_duration, default_value = "1s", value_name = "TIME")]
     pub interval: Duration,
+
+    /// Write the frames the run would send to FILE (pcap, nanosecond timestamps, readable by
+    /// tcpdump/tshark) instead of sending them, then exit. Frame k is stamped at the start's
+    /// wall clock + its time on the run's schedule (delay/ratep/burst; 1 ns apart at delay
+    /// 0), and so is pktgen's header in it. Needs no privilege and makes no lab: the source
+    /// MAC/IPv4 default to the lab's sending end (02:00:00:99:00:01, 10.99.0.1), or with --dev
+    /// to that interface's (read from sysfs; its IPv4 address needs CAP_NET_RAW; give --src
+    /// otherwise).
+    #[arg(long, value_name = "FILE", help_heading = "Capture and replay",
+          conflicts_with_all = ["replay", "duration", "rx_analyze", "lab_rx"])]
+    pub pcap: Option<std::path::PathBuf>,
+
+    /// With --pcap: frames to write [count; count 0 needs this].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "pcap",
+        help_heading = "Capture and replay"
+    )]
+    pub pcap_count: Option<u64>,
+
+    /// Send the frames of a pcap file (classic pcap, Ethernet; not pcapng) in order, looping,
+    /// exactly as recorded: sequence numbers, addresses and timestamps are not rewritten.
+    /// --count caps the frames sent (0 = until Ctrl-C/--duration), --replay-loops the passes
+    /// over the file; --ratep/--delay/--burst pace them (or --replay-timing file). pktgen's
+    /// frame parameters do not apply. Frames longer than the device's
+    /// MTU + 14 (+ 4 per VLAN tag) are refused before sending. af_packet, tx_ring, af_xdp
+    /// (not xdp_live).
+    #[arg(long, value_name = "FILE", help_heading = "Capture and replay")]
+    pub replay: Option<std::path::PathBuf>,
+
+    /// With --replay: send the whole file N times (0 = no limit; --count still caps) [0].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_loops: Option<u64>,
+
+    /// With --replay: `rate` paces the frames by the rate options (as fast as possible
+    /// without); `file` follows the file's gaps between records (the loop back to the first
+    /// record takes the file's mean gap), on an absolute schedule [rate].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_timing: Option<crate::replay::ReplayTiming>,
+
+    /// With --replay-timing file: play the file X times as fast (0.5 = half speed) [1].
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_speed: Option<f64>,
 }
 
 impl RunArgs {

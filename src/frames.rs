@@ -30,6 +30,11 @@ pub trait FrameSource: Send {
     fn generator(&self) -> Option<&Generator> {
         None
     }
+    /// For a source with its own timing (`--replay-timing file`): when the `k`-th frame of
+    /// the run (from 0) is due, in ns after the start. None: the run's delay/burst schedule.
+    fn due_ns(&self, _k: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// The fast path: an IPv4/UDP template patched per packet.
@@ -174,6 +179,8 @@ pub fn fast_path_fits(c: &DevConfig) -> bool {
 pub enum Frames {
     Fast(FastFrames),
     Pg(Box<PgFrames>),
+    /// A pcap file's frames (`--replay`).
+    Replay(Box<crate::replay::ReplayFrames>),
 }
 
 macro_rules! each {
@@ -181,6 +188,7 @@ macro_rules! each {
         match $self {
             Frames::Fast($f) => $e,
             Frames::Pg($f) => $e,
+            Frames::Replay($f) => $e,
         }
     };
 }
@@ -209,6 +217,10 @@ impl FrameSource for Frames {
     }
     fn generator(&self) -> Option<&Generator> {
         each!(self, f => f.generator())
+    }
+    #[inline]
+    fn due_ns(&self, k: u64) -> Option<u64> {
+        each!(self, f => f.due_ns(k))
     }
 }
 

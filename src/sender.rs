@@ -236,8 +236,26 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         }
         // Absolute schedule: tick j (of `burst` packets) is due at t0 + j * burst * delay.
         // A late sender sends everything due at once (up to a batch), so the average rate
-        // does not drift.
-        if let Some(ticks_before) = (now - t0).checked_div(limits.delay_ns.saturating_mul(burst)) {
+        // does not drift. A source with its own timing (a pcap file's gaps) gives each
+        // frame's due time instead, on the same terms.
+        if let Some(due) = frames.due_ns(attempted) {
+            let next_due = t0.saturating_add(due);
+            if next_due > now {
+                pacing_idle_ns += wait_until(end_by.map_or(next_due, |e| e.min(next_due)), stop);
+                continue;
+            }
+            let mut k = 1;
+            while k < want
+                && frames
+                    .due_ns(attempted + k)
+                    .is_some_and(|d| t0.saturating_add(d) <= now)
+            {
+                k += 1;
+            }
+            want = k;
+        } else if let Some(ticks_before) =
+            (now - t0).checked_div(limits.delay_ns.saturating_mul(burst))
+        {
             let due_total = (ticks_before + 1) * burst;
             if due_total <= attempted {
                 let next_due = t0 + attempted / burst * burst * limits.delay_ns;
