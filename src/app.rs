@@ -395,6 +395,11 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig) -> Result<Vec<SenderSpec>> {
         .map(|i| {
             let mut c = cfg.clone();
             c.ifname = format!("{}@{i}", cfg.device());
+            // A queue range spreads the threads over it (af_xdp binds each to its queue).
+            if cfg.queue_map_min < cfg.queue_map_max {
+                let span = usize::from(cfg.queue_map_max - cfg.queue_map_min) + 1;
+                c.queue_map_min = cfg.queue_map_min + (i % span) as u16;
+            }
             if c.delay != 0 && c.delay != u64::MAX {
                 c.delay = c.delay.saturating_mul(n as u64);
             }
@@ -567,7 +572,12 @@ fn run_senders_with(
                 .qdisc_bypass
                 .or(s.cfg.xmit_mode.map(|m| m == XmitMode::StartXmit)),
             priority: s.cfg.skb_priority,
-            queue: s.cfg.queue_map_min,
+            // QUEUE_MAP_CPU: the queue of the CPU the thread runs on, as the kernel's.
+            queue: if s.cfg.has(Flag::QueueMapCpu) {
+                s.cpu.unwrap_or(0) as u16
+            } else {
+                s.cfg.queue_map_min
+            },
             ifindex: t.dev.ifindex,
             frames,
             limits: Limits {
@@ -684,6 +694,7 @@ fn run_senders_with(
                 device: s.spec.cfg.ifname.clone(),
                 cpu: s.spec.cpu,
                 backend: s.info.name,
+                detail: s.info.detail.clone(),
                 outcome: s.outcome.clone(),
             })
             .collect()

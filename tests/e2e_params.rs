@@ -373,3 +373,39 @@ fn threads_send_count_each_and_share_the_rate() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("at least one sender thread"));
 }
+
+/// QUEUE_MAP_CPU with af_xdp: each thread binds the queue of its CPU (the lab's veth has one
+/// queue per thread).
+#[test]
+fn af_xdp_threads_bind_the_queue_of_their_cpu() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "run",
+        "--backend",
+        "af_xdp",
+        "-t",
+        "2",
+        "--flag",
+        "QUEUE_MAP_CPU",
+        "--count",
+        "1000",
+        "--json",
+        "--no-live",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let t = j["threads"].as_array().unwrap();
+    assert!(
+        t[0]["detail"].as_str().unwrap().contains("queue 0"),
+        "{}",
+        t[0]["detail"]
+    );
+    assert!(
+        t[1]["detail"].as_str().unwrap().contains("queue 1"),
+        "{}",
+        t[1]["detail"]
+    );
+    assert_eq!(j["reconciliation"]["rx_packets"], 2000);
+}

@@ -101,6 +101,8 @@ pub struct ThreadReport {
     pub device: String,
     pub cpu: Option<usize>,
     pub backend: &'static str,
+    /// The backend's own description (its queue, mode, ...).
+    pub detail: String,
     pub outcome: SendOutcome,
 }
 
