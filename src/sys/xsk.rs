@@ -112,6 +112,49 @@ impl Ring {
     }
 }
 
+/// Which data ring an AF_XDP socket has.
+pub(super) enum DataRing {
+    Rx,
+    Tx,
+}
+
+/// Registers the UMEM `reg` on `fd`, sizes the socket's data ring (`data` entries), fill ring
+/// (`fill`) and completion ring (`comp`), and maps the three.
+pub(super) fn setup_rings(
+    fd: BorrowedFd<'_>,
+    reg: &libc::xdp_umem_reg,
+    which: DataRing,
+    data: u32,
+    fill: u32,
+    comp: u32,
+) -> io::Result<(Ring, Ring, Ring)> {
+    setsockopt(fd, libc::XDP_UMEM_REG, reg)?;
+    setsockopt(fd, libc::XDP_UMEM_FILL_RING, &fill)?;
+    setsockopt(fd, libc::XDP_UMEM_COMPLETION_RING, &comp)?;
+    let (opt, index, pgoff) = match which {
+        DataRing::Rx => (libc::XDP_RX_RING, 0, libc::XDP_PGOFF_RX_RING as u32 as u64),
+        DataRing::Tx => (libc::XDP_TX_RING, 1, libc::XDP_PGOFF_TX_RING as u32 as u64),
+    };
+    setsockopt(fd, opt, &data)?;
+    let off: MmapOffsets = getsockopt(fd, libc::XDP_MMAP_OFFSETS)?;
+    let d = Ring::map(
+        fd,
+        &off.ring(index),
+        pgoff,
+        data,
+        std::mem::size_of::<libc::xdp_desc>(),
+    )?;
+    let fq = Ring::map(fd, &off.ring(2), libc::XDP_UMEM_PGOFF_FILL_RING, fill, 8)?;
+    let cq = Ring::map(
+        fd,
+        &off.ring(3),
+        libc::XDP_UMEM_PGOFF_COMPLETION_RING,
+        comp,
+        8,
+    )?;
+    Ok((d, fq, cq))
+}
+
 /// An AF_XDP socket bound to one queue of one interface, for transmitting, with its UMEM.
 pub struct XskTx {
     // Field order is drop order: rings and UMEM are unmapped before the socket closes.
@@ -211,34 +254,8 @@ impl XskTx {
             flags: 0,
             tx_metadata_len: 0,
         };
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_REG, &reg)?;
         // The fill ring is never used (nothing is received), but binding needs one.
-        let fill_entries: u32 = 64;
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_FILL_RING, &fill_entries)?;
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_COMPLETION_RING, &frames)?;
-        setsockopt(fd.as_fd(), libc::XDP_TX_RING, &frames)?;
-        let off: MmapOffsets = getsockopt(fd.as_fd(), libc::XDP_MMAP_OFFSETS)?;
-        let tx = Ring::map(
-            fd.as_fd(),
-            &off.ring(1),
-            libc::XDP_PGOFF_TX_RING as u32 as u64,
-            frames,
-            std::mem::size_of::<libc::xdp_desc>(),
-        )?;
-        let fq = Ring::map(
-            fd.as_fd(),
-            &off.ring(2),
-            libc::XDP_UMEM_PGOFF_FILL_RING,
-            fill_entries,
-            8,
-        )?;
-        let cq = Ring::map(
-            fd.as_fd(),
-            &off.ring(3),
-            libc::XDP_UMEM_PGOFF_COMPLETION_RING,
-            frames,
-            8,
-        )?;
+        let (tx, fq, cq) = setup_rings(fd.as_fd(), &reg, DataRing::Tx, frames, 64, frames)?;
         let mode_flag = match zerocopy {
             Some(true) => libc::XDP_ZEROCOPY,
             Some(false) => libc::XDP_COPY,

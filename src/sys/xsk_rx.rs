@@ -8,8 +8,7 @@
 
 use super::cvt;
 use super::xsk::{
-    Mapping, MmapOffsets, Ring, XdpMode, bind_retry, getsockopt, getsockopt_opts, setsockopt,
-    zeroed_stats,
+    DataRing, Mapping, Ring, XdpMode, bind_retry, getsockopt_opts, setup_rings, zeroed_stats,
 };
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -96,34 +95,8 @@ impl XskRx {
             flags: 0,
             tx_metadata_len: 0,
         };
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_REG, &reg)?;
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_FILL_RING, &frames)?;
         // Nothing is sent, but a UMEM needs a completion ring to bind.
-        let cq_entries: u32 = 64;
-        setsockopt(fd.as_fd(), libc::XDP_UMEM_COMPLETION_RING, &cq_entries)?;
-        setsockopt(fd.as_fd(), libc::XDP_RX_RING, &frames)?;
-        let off: MmapOffsets = getsockopt(fd.as_fd(), libc::XDP_MMAP_OFFSETS)?;
-        let rx = Ring::map(
-            fd.as_fd(),
-            &off.ring(0),
-            libc::XDP_PGOFF_RX_RING as u32 as u64,
-            frames,
-            std::mem::size_of::<libc::xdp_desc>(),
-        )?;
-        let fq = Ring::map(
-            fd.as_fd(),
-            &off.ring(2),
-            libc::XDP_UMEM_PGOFF_FILL_RING,
-            frames,
-            8,
-        )?;
-        let cq = Ring::map(
-            fd.as_fd(),
-            &off.ring(3),
-            libc::XDP_UMEM_PGOFF_COMPLETION_RING,
-            cq_entries,
-            8,
-        )?;
+        let (rx, fq, cq) = setup_rings(fd.as_fd(), &reg, DataRing::Rx, frames, frames, 64)?;
         let mut s = XskRx {
             rx,
             fq,
