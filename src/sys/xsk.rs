@@ -112,6 +112,29 @@ impl Ring {
     }
 }
 
+/// Binds an AF_XDP socket to (ifindex, queue) with need_wakeup, forcing zero-copy or copy
+/// mode when asked (None: the kernel tries zero-copy and falls back to copy).
+pub(super) fn bind_queue(
+    fd: BorrowedFd<'_>,
+    ifindex: u32,
+    queue: u32,
+    zerocopy: Option<bool>,
+) -> io::Result<()> {
+    let mode_flag = match zerocopy {
+        Some(true) => libc::XDP_ZEROCOPY,
+        Some(false) => libc::XDP_COPY,
+        None => 0,
+    };
+    let sxdp = libc::sockaddr_xdp {
+        sxdp_family: libc::AF_XDP as u16,
+        sxdp_flags: mode_flag | libc::XDP_USE_NEED_WAKEUP,
+        sxdp_ifindex: ifindex,
+        sxdp_queue_id: queue,
+        sxdp_shared_umem_fd: 0,
+    };
+    bind_retry(fd, &sxdp)
+}
+
 /// Which data ring an AF_XDP socket has.
 pub(super) enum DataRing {
     Rx,
@@ -256,19 +279,7 @@ impl XskTx {
         };
         // The fill ring is never used (nothing is received), but binding needs one.
         let (tx, fq, cq) = setup_rings(fd.as_fd(), &reg, DataRing::Tx, frames, 64, frames)?;
-        let mode_flag = match zerocopy {
-            Some(true) => libc::XDP_ZEROCOPY,
-            Some(false) => libc::XDP_COPY,
-            None => 0,
-        };
-        let sxdp = libc::sockaddr_xdp {
-            sxdp_family: libc::AF_XDP as u16,
-            sxdp_flags: mode_flag | libc::XDP_USE_NEED_WAKEUP,
-            sxdp_ifindex: ifindex,
-            sxdp_queue_id: queue,
-            sxdp_shared_umem_fd: 0,
-        };
-        bind_retry(fd.as_fd(), &sxdp)?;
+        bind_queue(fd.as_fd(), ifindex, queue, zerocopy)?;
         let opts: libc::xdp_options = getsockopt_opts(fd.as_fd())?;
         let mode = if opts.flags & libc::XDP_OPTIONS_ZEROCOPY != 0 {
             XdpMode::ZeroCopy

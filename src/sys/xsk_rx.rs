@@ -8,7 +8,7 @@
 
 use super::cvt;
 use super::xsk::{
-    DataRing, Mapping, Ring, XdpMode, bind_retry, getsockopt_opts, setup_rings, zeroed_stats,
+    DataRing, Mapping, Ring, XdpMode, bind_queue, getsockopt_opts, setup_rings, zeroed_stats,
 };
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -114,19 +114,7 @@ impl XskRx {
             s.fill_write(i, u64::from(i) * frame_size as u64);
         }
         s.fill_publish(frames);
-        let mode_flag = match zerocopy {
-            Some(true) => libc::XDP_ZEROCOPY,
-            Some(false) => libc::XDP_COPY,
-            None => 0,
-        };
-        let sxdp = libc::sockaddr_xdp {
-            sxdp_family: libc::AF_XDP as u16,
-            sxdp_flags: mode_flag | libc::XDP_USE_NEED_WAKEUP,
-            sxdp_ifindex: ifindex,
-            sxdp_queue_id: queue,
-            sxdp_shared_umem_fd: 0,
-        };
-        bind_retry(s.fd.as_fd(), &sxdp)?;
+        bind_queue(s.fd.as_fd(), ifindex, queue, zerocopy)?;
         let opts = getsockopt_opts(s.fd.as_fd())?;
         s.mode = if opts.flags & libc::XDP_OPTIONS_ZEROCOPY != 0 {
             XdpMode::ZeroCopy
