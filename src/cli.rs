@@ -49,6 +49,12 @@ pub enum Cmd {
     /// Receive on an interface and report loss, duplicates, reordering and latency.
     #[command(long_about = crate::rx::cli::RX_ABOUT, after_help = crate::rx::cli::RX_HELP)]
     Rx(crate::rx::cli::RxArgs),
+    /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
+    #[command(long_about = crate::script::SCRIPT_ABOUT, after_help = crate::script::SCRIPT_HELP)]
+    Script(Box<crate::script::ScriptArgs>),
+    /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
+    #[command(name = "functions-sh", long_about = crate::script::FUNCTIONS_SH_ABOUT)]
+    FunctionsSh,
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

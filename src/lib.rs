@@ -15,6 +15,7 @@ pub mod pg;
 pub mod report;
 pub mod rx;
 pub mod sample;
+pub mod script;
 pub mod sender;
 pub mod sim;
 pub mod stream;
