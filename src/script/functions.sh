@@ -20,7 +20,9 @@
 
 set -o errexit
 
-: "${UPKTGEN:=@UPKTGEN_EXE@}"
+if [[ -z "$UPKTGEN" ]]; then
+    UPKTGEN=@UPKTGEN_EXE@
+fi
 export PROC_DIR=/proc/net/pktgen
 
 if [[ -n "$UPKTGEN_STATE" ]]; then
@@ -118,7 +120,7 @@ function pgset() {
 # Reset the session when the script ends (not in append mode, -a).
 function trap_exit() {
     if [[ -z "$APPEND" && $EUID -eq 0 ]]; then
-        trap 'pg_ctrl "reset"; _upk_exit' EXIT
+        trap '_upk --write pgctrl --line reset || true; _upk_exit' EXIT
     fi
 }
 
@@ -258,7 +260,7 @@ function _upk_check_addr() {
             err 5 "Invalid prefix: /$prefix"
     fi
     if [[ $v == 6 ]]; then
-        addr=$(extend_addr6 "$addr")
+        addr=$(extend_addr6 "$addr") || exit 5
         IFS=: read -ra groups <<<"$addr"
         for g in "${groups[@]}"; do
             [[ "$g" =~ ^[0-9A-Fa-f]{1,4}$ ]] || err 5 "Invalid IP6 address: $2"
@@ -293,7 +295,7 @@ function parse_addr() {
 function parse_addr6() {
     local addr prefix=128 groups i bits m lo=() hi=()
     [[ "$1" != */* ]] || prefix=${1#*/}
-    addr=$(extend_addr6 "${1%%/*}")
+    addr=$(extend_addr6 "${1%%/*}") || exit 5
     IFS=: read -ra groups <<<"$addr"
     for ((i = 0; i < 8; i++)); do
         bits=$((prefix - 16 * i))

@@ -172,7 +172,7 @@ fn run_args(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<RunArgs> {
     r.duration = a.duration;
     r.seed = a.seed;
     r.json = a.json;
-    r.no_live = a.no_live || a.session.is_some() && !a.json;
+    r.no_live = a.no_live;
     // The lab's veth gets a queue per sender.
     r.threads = u16::try_from(specs.len()).unwrap_or(u16::MAX);
     Ok(r)
