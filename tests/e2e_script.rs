@@ -106,6 +106,11 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
     assert!(d1.contains("pkts-sofar: 500  errors: 0"), "{d1}");
     assert!(d1.contains(", 500 (60byte,0frags)"), "{d1}");
     assert!(out.contains("Stopped: eth0@1 \n"), "{out}");
+    // The report names the senders as the script does.
+    assert!(
+        out.contains(&format!("  eth0@1 on CPU {second}: Result: OK: ")),
+        "{out}"
+    );
     assert!(out.contains(&format!("netns upktgen-{pid}-")), "{out}");
     assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
 }
@@ -351,6 +356,19 @@ fn a_kept_session_lets_a_later_script_append_and_start() {
     // The kept session still holds the device with the run's Current and Result.
     let kept = std::fs::read_to_string(state.join("proc/eth0@a")).unwrap();
     assert!(kept.contains("pkts-sofar: 250"), "{kept}");
+    // A later command answers in Result and leaves the run's Current as it was.
+    let more = t.write(
+        "more.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         pg_set eth0@a \"count 5\"\n\
+         cat /proc/net/pktgen/eth0@a\n",
+    );
+    let o = bash(&t.0, &more, &[], &[("UPKTGEN_STATE", state_s)]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(out.starts_with("Params: count 5  "), "{out}");
+    assert!(out.contains("pkts-sofar: 250  errors: 0"), "{out}");
+    assert!(out.ends_with("Result: OK: count=5\n"), "{out}");
 }
 
 #[test]
@@ -405,4 +423,20 @@ fn real_devices_in_the_current_namespace() {
     assert!(err.contains("ERROR: can not add device nosuch0"), "{err}");
     let after = rx_packets_in(&lab.rx_ns, lab::RX_IF).unwrap();
     assert_eq!(after - before, 400);
+}
+
+#[test]
+fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("sigint");
+    let script = t.write(
+        "forever.pg",
+        "kpktgend_0 add_device eth0\neth0 count 0\npgctrl start\nshow eth0\n",
+    );
+    let out = interrupt_lab_run(&["script", "--no-live", script.to_str().unwrap()]);
+    let dev = device_text(&out, "eth0");
+    assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
+    assert!(dev.contains("\nResult: OK: "), "{dev}");
 }

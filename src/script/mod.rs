@@ -272,11 +272,15 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
     };
     let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
-    let r = match app::run_senders(&ra, specs.into_iter().map(|(_, s)| s).collect(), stop) {
+    let mut r = match app::run_senders(&ra, specs.into_iter().map(|(_, s)| s).collect(), stop) {
         Ok(Some(r)) => r,
         Ok(None) => return Started::Interrupted(String::new()),
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
     };
+    // The report names each sender as the script does.
+    for (t, name) in r.report.threads.iter_mut().zip(&names) {
+        t.device.clone_from(name);
+    }
     for (name, s) in names.iter().zip(&r.senders) {
         let res = &s.outcome.result;
         let cur = Current {
