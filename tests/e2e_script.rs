@@ -97,6 +97,12 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
     assert!(out.contains("Delivered:   800 of 800 sent"), "{out}");
     let d0 = device_text(&out, "eth0@0");
     assert!(d0.contains("pkts-sofar: 300  errors: 0"), "{d0}");
+    // The walk's state after 300 frames to the lab's receiver.
+    assert!(d0.contains("seq_num: 301  "), "{d0}");
+    assert!(
+        d0.contains("cur_saddr: 10.99.0.1  cur_daddr: 10.99.0.2"),
+        "{d0}"
+    );
     assert!(
         d0.contains("Result: OK: ") && d0.contains(", 300 (60byte,0frags)"),
         "{d0}"

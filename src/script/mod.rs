@@ -292,8 +292,12 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         };
         let result = res.lines();
         let mac = it.mac_of(name);
+        let walk = s
+            .walk
+            .clone()
+            .or_else(|| fixed_walk(&s.spec.cfg, mac, !a.real, res.sent));
         if let Some(d) = it.device_mut(name) {
-            let text = show(&d.cfg, mac, s.walk.as_ref(), &cur, &result);
+            let text = show(&d.cfg, mac, walk.as_ref(), &cur, &result);
             d.current = interp::current_section(&text);
             d.result = result;
         }
@@ -308,6 +312,31 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
     } else {
         Started::Ok(report)
     }
+}
+
+/// The walk's state after `sent` frames of a device whose fields never change (sent from
+/// one prebuilt frame, so no walk was kept): every current value is its minimum and only
+/// the sequence number moved. None when ports vary or the source address is unknown.
+fn fixed_walk(
+    c: &crate::pg::DevConfig,
+    mac: MacAddr,
+    lab: bool,
+    sent: u64,
+) -> Option<crate::pg::generate::Generator> {
+    if c.udp_src_min < c.udp_src_max || c.udp_dst_min < c.udp_dst_max {
+        return None;
+    }
+    if !lab && c.src_min.is_empty() && !c.has(Flag::Ipv6) {
+        return None;
+    }
+    let dev = crate::pg::generate::DeviceInfo {
+        mac,
+        ipv4: lab.then_some(lab::TX_IP),
+        tx_queues: 1,
+    };
+    let mut g = crate::pg::generate::Generator::new(c, &dev, 0).ok()?;
+    g.seq = g.seq.wrapping_add(sent as u32);
+    Some(g)
 }
 
 /// Where a line came from, for messages.
