@@ -391,7 +391,7 @@ fn run_lines(
         if let Line::Write { target, cmd } = &parsed
             && !(matches!(target, Target::Pgctrl) && matches!(cmd.trim(), "start" | "stop"))
         {
-            log.push(format!("{target} {}", quote(cmd)));
+            log.push(log_line(target, cmd));
         }
         let ok = match it.apply(&parsed) {
             Effect::Nothing => true,
@@ -457,18 +457,21 @@ fn run_lines(
     }
 }
 
-/// Quotes a command for the session log when it holds characters the line parser treats
-/// specially.
+/// A write as one line that parses back to it: the target spelled with /proc/net/pktgen/
+/// (so that a device called `echo` or `show` stays a device), the command quoted.
+fn log_line(target: &Target, cmd: &str) -> String {
+    format!("{}{target} {}", parse::PROC_DIR, quote(cmd))
+}
+
+/// Quotes a command for the session log and for --write, so that the line parser gives it
+/// back unchanged (blanks and `#` included). A `"` inside a command that also holds a `'` becomes a blank: pktgen's
+/// parser takes `"` as a separator anyway.
 fn quote(cmd: &str) -> String {
-    if cmd.contains(['#', '"', '\'']) || cmd.trim() != cmd {
-        if !cmd.contains('\'') {
-            return format!("'{cmd}'");
-        }
-        if !cmd.contains('"') {
-            return format!("\"{cmd}\"");
-        }
+    if cmd.contains('\'') {
+        format!("\"{}\"", cmd.replace('"', " "))
+    } else {
+        format!("'{cmd}'")
     }
-    cmd.to_string()
 }
 
 fn read_script(path: &Path) -> Result<String> {
@@ -560,7 +563,7 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
             // The target and command given apart: the command is taken as echo writes it.
             let target = parse::parse_target(t).map_err(|e| anyhow!("--write {t}: {e}"))?;
             let cmd = a.line.clone().unwrap_or_default();
-            ("-".into(), vec![(1, format!("{target} {}", quote(&cmd)))])
+            ("-".into(), vec![(1, log_line(&target, &cmd))])
         }
         (None, Some(f)) => {
             let text = read_script(f)?;

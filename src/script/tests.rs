@@ -2,7 +2,7 @@
 
 use super::interp::{self, Effect, Interp};
 use super::parse::{Line, Target, parse_line, parse_target, words};
-use super::{quote, start_specs};
+use super::{log_line, quote, start_specs};
 use crate::pg::DevConfig;
 
 fn w(t: &str, c: &str) -> Line {
@@ -323,6 +323,11 @@ fn session_log_quoting_round_trips() {
             other => panic!("{line}: {other:?}"),
         }
     }
+    // Both quote kinds: the double quote, a separator to pktgen, becomes a blank.
+    assert_eq!(
+        parse_line(&format!("eth0 {}", quote("x'y\"z#"))),
+        Ok(w("eth0", "x'y z#"))
+    );
 }
 
 /// A small deterministic generator (xorshift64*), so the property test needs no crate and
@@ -520,6 +525,22 @@ fn random_lines_never_panic() {
         let line = random_line(&mut r);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if let Ok(p) = parse_line(&line) {
+                // What the session log writes reads back as the same command.
+                if let Line::Write { target, cmd } = &p {
+                    let again = parse_line(&log_line(target, cmd));
+                    let want = if cmd.contains('\'') && cmd.contains('"') {
+                        cmd.replace('"', " ")
+                    } else {
+                        cmd.clone()
+                    };
+                    assert_eq!(
+                        again,
+                        Ok(Line::Write {
+                            target: target.clone(),
+                            cmd: want
+                        })
+                    );
+                }
                 let _ = it.apply(&p);
                 // Reading every file and planning a start must not panic either.
                 for (_, text) in it.files() {
