@@ -54,6 +54,12 @@ pub enum Cmd {
     Sweep(crate::sweep::SweepArgs),
     /// Compare two sets of runs: median change with a 95 % interval and a rank test.
     Compare(crate::sweep::CompareArgs),
+    /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
+    #[command(long_about = crate::script::SCRIPT_ABOUT, after_help = crate::script::SCRIPT_HELP)]
+    Script(Box<crate::script::ScriptArgs>),
+    /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
+    #[command(name = "functions-sh", long_about = crate::script::FUNCTIONS_SH_ABOUT)]
+    FunctionsSh,
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

@@ -18,6 +18,7 @@ pub mod replay;
 pub mod report;
 pub mod rx;
 pub mod sample;
+pub mod script;
 pub mod sender;
 pub mod sim;
 pub mod stats;

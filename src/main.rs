@@ -8,6 +8,11 @@ use upktgen::cli::{Cli, Cmd};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.cmd {
+        Some(Cmd::Script(args)) => return upktgen::script::main(args),
+        Some(Cmd::FunctionsSh) => {
+            print!("{}", upktgen::script::functions_sh());
+            return ExitCode::SUCCESS;
+        }
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => app::stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
         Some(Cmd::Sweep(args)) => {

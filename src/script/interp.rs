@@ -1,0 +1,341 @@
+//! The state behind /proc/net/pktgen: threads (one per online CPU), the devices added to
+//! them with their configuration and last answer, and pgctrl. Applying a line never
+//! sends; `pgctrl start` is handed back to the caller as [`Effect::Start`].
+
+use super::parse::{Line, Target, check_dev_name};
+use crate::pg::DevConfig;
+use crate::pg::show::{Current, show};
+use crate::wire::MacAddr;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What a line did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing (a blank or comment line).
+    Nothing,
+    /// The answer the kernel would put in the target's Result line.
+    Answer(Result<String, String>),
+    /// The target's file does not exist (a device not added, a thread on no online CPU):
+    /// where the kernel's `echo > FILE` fails to open the file.
+    Missing(String),
+    /// `pgctrl start`: run every added device now.
+    Start,
+    /// The target's text, as `cat /proc/net/pktgen/TARGET` prints it.
+    Show(String),
+}
+
+/// A device added to a thread.
+#[derive(Debug, Clone)]
+pub struct DevState {
+    pub cfg: DevConfig,
+    pub thread: usize,
+    /// The last command's answer or the last run's result (empty: none yet).
+    pub result: String,
+    /// The `Current:` section of the last run, as text (None: no run yet).
+    pub current: Option<String>,
+}
+
+/// pktgen's control state.
+pub struct Interp {
+    /// Online CPUs: one kpktgend_N each.
+    pub cpus: Vec<usize>,
+    /// Last answer of each thread.
+    thread_result: BTreeMap<usize, String>,
+    /// Devices in the order they were added.
+    devs: Vec<(String, DevState)>,
+    /// Whether a device name may be added (an interface of that name exists).
+    dev_exists: Box<dyn Fn(&str) -> bool>,
+    /// The MAC of an interface, for `src_mac` when unset.
+    dev_mac: Box<dyn Fn(&str) -> MacAddr>,
+}
+
+impl Interp {
+    pub fn new(
+        cpus: Vec<usize>,
+        dev_exists: Box<dyn Fn(&str) -> bool>,
+        dev_mac: Box<dyn Fn(&str) -> MacAddr>,
+    ) -> Self {
+        Interp {
+            cpus,
+            thread_result: BTreeMap::new(),
+            devs: Vec::new(),
+            dev_exists,
+            dev_mac,
+        }
+    }
+
+    /// Every device name may be added; MACs are all zero (for tests and checks).
+    pub fn permissive(cpus: Vec<usize>) -> Self {
+        Interp::new(cpus, Box::new(|_| true), Box::new(|_| MacAddr::default()))
+    }
+
+    /// Added devices in thread order, then the order they were added.
+    pub fn devices(&self) -> Vec<(&str, &DevState)> {
+        let mut v: Vec<(&str, &DevState)> =
+            self.devs.iter().map(|(n, d)| (n.as_str(), d)).collect();
+        v.sort_by_key(|(_, d)| d.thread);
+        v
+    }
+
+    pub fn device(&self, name: &str) -> Option<&DevState> {
+        self.devs.iter().find(|(n, _)| n == name).map(|(_, d)| d)
+    }
+
+    pub fn device_mut(&mut self, name: &str) -> Option<&mut DevState> {
+        self.devs
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d)
+    }
+
+    /// The MAC of the interface behind a device name.
+    pub fn mac_of(&self, dev: &str) -> MacAddr {
+        (self.dev_mac)(dev.split('@').next().unwrap_or(""))
+    }
+
+    pub fn thread_result(&self, n: usize) -> &str {
+        self.thread_result.get(&n).map_or("", String::as_str)
+    }
+
+    pub fn set_thread_result(&mut self, n: usize, r: String) {
+        self.thread_result.insert(n, r);
+    }
+
+    fn online(&self, n: usize) -> bool {
+        self.cpus.contains(&n)
+    }
+
+    fn missing_thread(&self, n: usize) -> Effect {
+        Effect::Missing(format!(
+            "kpktgend_{n}: no such thread (one per online CPU: {})",
+            cpu_list(&self.cpus)
+        ))
+    }
+
+    /// Applies one parsed line.
+    pub fn apply(&mut self, line: &Line) -> Effect {
+        match line {
+            Line::Empty => Effect::Nothing,
+            Line::Show(t) => match self.text(t) {
+                Some(s) => Effect::Show(s),
+                None => match t {
+                    Target::Thread(n) => self.missing_thread(*n),
+                    _ => Effect::Missing(format!("{t}: no such device (not added to a thread)")),
+                },
+            },
+            Line::Write { target, cmd } => match target {
+                Target::Pgctrl => self.pgctrl(cmd),
+                Target::Thread(n) => {
+                    if !self.online(*n) {
+                        return self.missing_thread(*n);
+                    }
+                    let a = self.thread(*n, cmd);
+                    let shown = match &a {
+                        Ok(s) | Err(s) => s.clone(),
+                    };
+                    self.thread_result.insert(*n, shown);
+                    Effect::Answer(a)
+                }
+                Target::Dev(d) => match self.device_mut(d) {
+                    None => Effect::Missing(format!(
+                        "{d}: no such device: add it first (kpktgend_N add_device {d})"
+                    )),
+                    Some(dev) => {
+                        let a = dev.cfg.command(cmd);
+                        dev.result = match &a {
+                            Ok(s) | Err(s) => s.clone(),
+                        };
+                        Effect::Answer(a)
+                    }
+                },
+            },
+        }
+    }
+
+    fn pgctrl(&mut self, cmd: &str) -> Effect {
+        match cmd.trim() {
+            "start" => {
+                if self.devs.is_empty() {
+                    Effect::Answer(Err(
+                        "ERROR: start: no device added (kpktgend_N add_device DEV first)".into(),
+                    ))
+                } else {
+                    Effect::Start
+                }
+            }
+            // A script's start returns when the run is over: nothing runs at a stop.
+            "stop" => Effect::Answer(Ok("OK: stop".into())),
+            "reset" => {
+                self.devs.clear();
+                Effect::Answer(Ok("OK: reset".into()))
+            }
+            other => Effect::Answer(Err(format!(
+                "ERROR: pgctrl: unknown command \"{other}\" (start, stop or reset)"
+            ))),
+        }
+    }
+
+    fn thread(&mut self, n: usize, cmd: &str) -> Result<String, String> {
+        let mut w = cmd.split_whitespace();
+        let name = w.next().unwrap_or("");
+        match name {
+            "add_device" => {
+                let dev = w.next().unwrap_or("");
+                if dev.is_empty() {
+                    return Err("ERROR: add_device: give a device name".into());
+                }
+                if self.devs.iter().any(|(d, _)| d == dev)
+                    || check_dev_name(dev).is_err()
+                    || !(self.dev_exists)(dev.split('@').next().unwrap_or(""))
+                {
+                    return Err(format!("ERROR: can not add device {dev}"));
+                }
+                self.devs.push((
+                    dev.to_string(),
+                    DevState {
+                        cfg: DevConfig::new(dev),
+                        thread: n,
+                        result: String::new(),
+                        current: None,
+                    },
+                ));
+                Ok(format!("OK: add_device={dev}"))
+            }
+            "rem_device_all" => {
+                self.devs.retain(|(_, d)| d.thread != n);
+                Ok("OK: rem_device_all".into())
+            }
+            "max_before_softirq" => {
+                Ok("OK: Note! max_before_softirq is obsolete and does nothing".into())
+            }
+            _ => Err(format!("ERROR: No such parameter \"{name}\"")),
+        }
+    }
+
+    /// The text of a target's file; None when it does not exist.
+    pub fn text(&self, t: &Target) -> Option<String> {
+        match t {
+            Target::Pgctrl => Some(format!(
+                "upktgen {}: pktgen's control language in userspace\n",
+                env!("CARGO_PKG_VERSION")
+            )),
+            Target::Thread(n) => {
+                if !self.online(*n) {
+                    return None;
+                }
+                // Nothing runs between commands: every device is stopped.
+                let mut s = String::from("Running: \nStopped: ");
+                for (name, _) in self.devs.iter().filter(|(_, d)| d.thread == *n) {
+                    let _ = write!(s, "{name} ");
+                }
+                let r = self.thread_result(*n);
+                let _ = writeln!(s, "\nResult: {}", if r.is_empty() { "NA" } else { r });
+                Some(s)
+            }
+            Target::Dev(d) => {
+                let dev = self.device(d)?;
+                let mac = (self.dev_mac)(dev.cfg.device());
+                let text = show(&dev.cfg, mac, None, &Current::default(), &dev.result);
+                Some(match &dev.current {
+                    Some(cur) => splice_current(&text, cur),
+                    None => text,
+                })
+            }
+        }
+    }
+
+    /// Every file that exists now, with its text.
+    pub fn files(&self) -> Vec<(String, String)> {
+        let mut out = vec![(
+            "pgctrl".to_string(),
+            self.text(&Target::Pgctrl).unwrap_or_default(),
+        )];
+        for &n in &self.cpus {
+            let t = Target::Thread(n);
+            out.push((t.to_string(), self.text(&t).unwrap_or_default()));
+        }
+        for (name, _) in &self.devs {
+            let t = Target::Dev(name.clone());
+            out.push((name.clone(), self.text(&t).unwrap_or_default()));
+        }
+        out
+    }
+}
+
+/// The `Current:` section of a device's text (from `Current:` up to `Result:`).
+pub fn current_section(text: &str) -> Option<String> {
+    let start = text
+        .find("\nCurrent:")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with("Current:").then_some(0))?;
+    let end = text[start..]
+        .find("\nResult:")
+        .map_or(text.len(), |i| start + i + 1);
+    Some(text[start..end].to_string())
+}
+
+/// The `Result:` text of a device's or thread's file (without the `Result: ` label).
+pub fn result_section(text: &str) -> Option<String> {
+    let start = if text.starts_with("Result: ") {
+        0
+    } else {
+        text.find("\nResult: ")? + 1
+    };
+    let r = text[start + "Result: ".len()..].trim_end_matches('\n');
+    Some(if r == "Idle" || r == "NA" {
+        String::new()
+    } else {
+        r.to_string()
+    })
+}
+
+/// Replaces the `Current:` section of `text` with `cur`.
+pub fn splice_current(text: &str, cur: &str) -> String {
+    let Some(old) = current_section(text) else {
+        return text.to_string();
+    };
+    text.replacen(&old, cur, 1)
+}
+
+/// `0-3,6` style list of CPUs.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        if !s.is_empty() {
+            s.push(',');
+        }
+        if i == j {
+            let _ = write!(s, "{}", cpus[i]);
+        } else {
+            let _ = write!(s, "{}-{}", cpus[i], cpus[j]);
+        }
+        i = j + 1;
+    }
+    if s.is_empty() { "none".into() } else { s }
+}
+
+/// Parses the kernel's CPU list format (`0-3,6`), as in /sys/devices/system/cpu/online.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                if a > b || b - a > 65536 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    (!out.is_empty()).then_some(out)
+}

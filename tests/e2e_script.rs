@@ -1,0 +1,448 @@
+//! `upktgen script` and `upktgen functions-sh`: scripts in pktgen's control language and
+//! bash scripts in the style of the kernel's samples/pktgen, run against a lab.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use upktgen::lab::{self, Lab, RxMode};
+
+/// A fresh directory for one test, removed by the guard.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p =
+            std::env::temp_dir().join(format!("upktgen-e2e-script-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The report's device section: from `Params: ` of the device with `ifname` to its Result.
+fn device_text<'a>(out: &'a str, ifname: &str) -> &'a str {
+    let key = format!("ifname: {ifname}\n");
+    let at = out
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {ifname} in {out}"));
+    let start = out[..at].rfind("Params: ").unwrap();
+    let res = out[at..].find("\nResult: ").map(|i| at + i).unwrap();
+    let end = out[res..].find("errors: ").map(|i| res + i).unwrap();
+    let end = out[end..].find('\n').map_or(out.len(), |i| end + i);
+    &out[start..end]
+}
+
+#[test]
+fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("file");
+    let second = if cpus() > 1 { 1 } else { 0 };
+    let script = t.write(
+        "two.pg",
+        &format!(
+            "# two devices, one per thread\n\
+             pgctrl reset\n\
+             kpktgend_0 add_device eth0@0\n\
+             kpktgend_{second} add_device eth0@1\n\
+             kpktgend_0 add_device eth0@0\n\
+             eth0@0 count 300\n\
+             echo \"count 500\" > /proc/net/pktgen/eth0@1\n\
+             /proc/net/pktgen/eth0@1 src_min 198.18.2.1\n\
+             eth0@0 bogus 1\n\
+             pgctrl start\n\
+             show eth0@0\n\
+             cat /proc/net/pktgen/eth0@1\n\
+             show kpktgend_{second}\n"
+        ),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["script", script.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    // Two commands failed (the second add_device, the unknown parameter); the rest ran.
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        err.contains("two.pg:5: kpktgend_0: ERROR: can not add device eth0@0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("two.pg:9: eth0@0: ERROR: No such parameter \"bogus\""),
+        "{err}"
+    );
+    assert!(err.contains("2 commands failed (lines 5, 9)"), "{err}");
+    assert!(out.contains("Delivered:   800 of 800 sent"), "{out}");
+    let d0 = device_text(&out, "eth0@0");
+    assert!(d0.contains("pkts-sofar: 300  errors: 0"), "{d0}");
+    // The walk's state after 300 frames to the lab's receiver.
+    assert!(d0.contains("seq_num: 301  "), "{d0}");
+    assert!(
+        d0.contains("cur_saddr: 10.99.0.1  cur_daddr: 10.99.0.2"),
+        "{d0}"
+    );
+    assert!(
+        d0.contains("Result: OK: ") && d0.contains(", 300 (60byte,0frags)"),
+        "{d0}"
+    );
+    let d1 = device_text(&out, "eth0@1");
+    assert!(d1.contains("src_min: 198.18.2.1"), "{d1}");
+    assert!(d1.contains("pkts-sofar: 500  errors: 0"), "{d1}");
+    assert!(d1.contains(", 500 (60byte,0frags)"), "{d1}");
+    assert!(out.contains("Stopped: eth0@1 \n"), "{out}");
+    // The report names the senders as the script does.
+    assert!(
+        out.contains(&format!("  eth0@1 on CPU {second}: Result: OK: ")),
+        "{out}"
+    );
+    assert!(out.contains(&format!("netns upktgen-{pid}-")), "{out}");
+    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
+}
+
+#[test]
+fn strict_stops_at_the_first_failure_and_check_does_not_send() {
+    let t = TempDir::new("strict");
+    let script = t.write(
+        "s.pg",
+        "kpktgend_0 add_device eth0\neth0 count x\neth0 flows 4\npgctrl start\n",
+    );
+    let s = script.to_str().unwrap();
+    // --check: no lab, no root needed; flows without flowlen fails at start.
+    let o = upktgen(&["script", "--check", "-v", s]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(stdout(&o).contains("s.pg:1: kpktgend_0: OK: add_device=eth0"));
+    assert!(err.contains("s.pg:2: eth0: ERROR: count"), "{err}");
+    assert!(
+        err.contains("s.pg:4: pgctrl: ERROR: start: eth0: flows is set but flowlen is 0"),
+        "{err}"
+    );
+    let o = upktgen(&["script", "--check", "--strict", s]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("line 2)") && !err.contains("s.pg:4"), "{err}");
+    // A script that cannot be read, a bad option: a message and status 2.
+    let o = upktgen(&["script", "/nonexistent/x.pg"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/x.pg"));
+}
+
+/// Writes the generated functions.sh into `dir`.
+fn functions_sh(dir: &Path) {
+    let o = upktgen(&["functions-sh"]);
+    assert!(o.status.success());
+    std::fs::write(dir.join("functions.sh"), &o.stdout).unwrap();
+}
+
+/// `bash SCRIPT ARGS` with the temporary directory for sessions under `dir`.
+fn bash(dir: &Path, script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut c = Command::new("bash");
+    c.arg(script)
+        .args(args)
+        .env("TMPDIR", &tmp)
+        .env_remove("UPKTGEN_ARGS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// A script in the style of the kernel's samples: -i DEV -t THREADS -n COUNT, one device
+/// per thread named DEV@N, a source address per thread, results read back from /proc.
+const SAMPLE_STYLE: &str = r#"#!/bin/bash
+source "$(dirname "$0")/functions.sh"
+root_check_run_with_sudo "$@"
+THREADS=1
+COUNT=1000
+while getopts "i:t:n:d:" o; do
+    case $o in
+        i) DEV=$OPTARG ;;
+        t) THREADS=$OPTARG ;;
+        n) COUNT=$OPTARG ;;
+        d) DEST=$OPTARG ;;
+        *) err 2 "usage" ;;
+    esac
+done
+[ -n "$DEV" ] || err 2 "give -i DEV"
+trap_exit
+validate_addr ${DEST:=10.99.0.2/31}
+read -r DST_MIN DST_MAX <<< "$(parse_addr "$DEST")"
+validate_ports 9 9
+pg_ctrl "reset"
+for ((t = 0; t < THREADS; t++)); do
+    dev=${DEV}@${t}
+    pg_thread $t "rem_device_all"
+    pg_thread $t "add_device" $dev
+    pg_set $dev "flag QUEUE_MAP_CPU"
+    pg_set $dev "count $COUNT"
+    pg_set $dev "pkt_size 64"
+    pg_set $dev "dst_mac 02:00:00:99:00:02"
+    pg_set $dev "dst_min $DST_MIN"
+    pg_set $dev "dst_max $DST_MAX"
+    pg_set $dev "src_min 198.18.$((t + 1)).1"
+    pg_set $dev "src_max 198.18.$((t + 1)).1"
+done
+trap true SIGINT
+pg_ctrl "start"
+for ((t = 0; t < THREADS; t++)); do
+    echo "Device: ${DEV}@${t}"
+    cat /proc/net/pktgen/${DEV}@${t} | grep -A2 "Result:"
+done
+cat /proc/net/pktgen/${DEV}@0 | grep "dst_min"
+"#;
+
+#[test]
+fn a_sample_style_script_runs_with_functions_sh() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("sample");
+    functions_sh(&t.0);
+    let script = t.write("sample.sh", SAMPLE_STYLE);
+    let threads = cpus().min(2).to_string();
+    let o = bash(
+        &t.0,
+        &script,
+        &["-i", "eth0", "-t", &threads, "-n", "700"],
+        &[],
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    let n: u64 = threads.parse().unwrap();
+    assert!(
+        out.contains(&format!("Delivered:   {} of {} sent", 700 * n, 700 * n)),
+        "{out}"
+    );
+    for i in 0..n {
+        let at = out
+            .find(&format!("Device: eth0@{i}\nResult: OK: "))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(out[at..].contains(", 700 (64byte,0frags)\n  "), "{out}");
+    }
+    // parse_addr gave the /31's two addresses.
+    assert!(
+        out.contains("dst_min: 10.99.0.2  dst_max: 10.99.0.3"),
+        "{out}"
+    );
+    // The session is gone.
+    assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
+}
+
+#[test]
+fn functions_sh_stops_at_an_error_like_a_failed_write() {
+    let t = TempDir::new("error");
+    functions_sh(&t.0);
+    let script = t.write(
+        "bad.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         pg_thread 0 add_device eth0\n\
+         pg_set eth0 \"count 10\"\n\
+         pg_set eth0 \"bogus 1\"\n\
+         echo not reached\n",
+    );
+    let o = bash(&t.0, &script, &[], &[]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(5), "{out}\n{err}");
+    assert!(
+        err.contains("Result: ERROR: No such parameter \"bogus\""),
+        "{err}"
+    );
+    assert!(!out.contains("not reached"));
+    // A device never added: the kernel's file does not exist.
+    let script = t.write(
+        "missing.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\npg_set eth7 \"count 10\"\n",
+    );
+    let o = bash(&t.0, &script, &[], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/proc/net/pktgen/eth7 does not exist"));
+    // Helpers: addresses, ports, the old pgset (an error there does not stop the script).
+    let script = t.write(
+        "helpers.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         parse_addr 198.18.0.0/15\n\
+         parse_addr6 fd00::1:2/112\n\
+         extend_addr6 fe80::42:1\n\
+         parse_ports 1000-1010\n\
+         parse_ports 53\n\
+         pg_thread 0 add_device eth0\n\
+         PGDEV=/proc/net/pktgen/eth0\n\
+         pgset \"count 12\"\n\
+         pgset \"nonsense\"\n\
+         cat /proc/net/pktgen/eth0 | grep -E '^Params|^Result'\n\
+         cat /proc/net/pktgen/kpktgend_0\n\
+         (validate_ports 10 5) || echo bad ports\n\
+         (validate_addr 1.2.3.256) || echo bad address\n\
+         (validate_addr6 fd00::1::2) || echo bad address6\n",
+    );
+    let o = bash(&t.0, &script, &[], &[]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    for want in [
+        "198.18.0.0 198.19.255.255\n",
+        "fd00:0:0:0:0:0:1:0 fd00:0:0:0:0:0:1:ffff\n",
+        "fe80:0:0:0:0:0:42:1\n",
+        "1000 1010\n",
+        "53 53\n",
+        "Params: count 12  ",
+        "Result: ERROR: No such parameter \"nonsense\"\n",
+        "Stopped: eth0 \nResult: OK: add_device=eth0\n",
+        "bad ports\n",
+        "bad address\n",
+        "bad address6\n",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_kept_session_lets_a_later_script_append_and_start() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("append");
+    functions_sh(&t.0);
+    let state = t.0.join("state");
+    let state_s = state.to_str().unwrap();
+    let setup = t.write(
+        "setup.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         pg_ctrl reset\n\
+         pg_thread 0 add_device eth0@a\n\
+         pg_set eth0@a \"count 250\"\n",
+    );
+    let o = bash(&t.0, &setup, &[], &[("UPKTGEN_STATE", state_s)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let go = t.write(
+        "go.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         pg_set eth0@a \"pkt_size 100\"\n\
+         pg_ctrl start\n\
+         cat /proc/net/pktgen/eth0@a\n",
+    );
+    let o = bash(
+        &t.0,
+        &go,
+        &[],
+        &[
+            ("UPKTGEN_STATE", state_s),
+            ("UPKTGEN_ARGS", "--backend tx_ring"),
+        ],
+    );
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(out.contains("Backend:     tx_ring"), "{out}");
+    assert!(out.contains("pkts-sofar: 250  errors: 0"), "{out}");
+    assert!(out.contains(", 250 (100byte,0frags)"), "{out}");
+    // The kept session still holds the device with the run's Current and Result.
+    let kept = std::fs::read_to_string(state.join("proc/eth0@a")).unwrap();
+    assert!(kept.contains("pkts-sofar: 250"), "{kept}");
+    // A later command answers in Result and leaves the run's Current as it was.
+    let more = t.write(
+        "more.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         pg_set eth0@a \"count 5\"\n\
+         cat /proc/net/pktgen/eth0@a\n",
+    );
+    let o = bash(&t.0, &more, &[], &[("UPKTGEN_STATE", state_s)]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(out.starts_with("Params: count 5  "), "{out}");
+    assert!(out.contains("pkts-sofar: 250  errors: 0"), "{out}");
+    assert!(out.ends_with("Result: OK: count=5\n"), "{out}");
+}
+
+#[test]
+fn real_devices_in_the_current_namespace() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let t = TempDir::new("real");
+    let script = t.write(
+        "real.pg",
+        &format!(
+            "kpktgend_0 add_device {tx}\n\
+             {tx} count 400\n\
+             {tx} dst {ip}\n\
+             pgctrl start\n\
+             kpktgend_0 add_device nosuch0\n",
+            tx = lab::TX_IF,
+            ip = lab::RX_IP
+        ),
+    );
+    // Without dst_mac: refused at start (every receiver would drop the frames).
+    let o = in_ns(&lab.tx_ns, &["script", "--real", script.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("dst_mac is 00:00:00:00:00:00"),
+        "{}",
+        stderr(&o)
+    );
+    let script = t.write(
+        "real2.pg",
+        &format!(
+            "kpktgend_0 add_device {tx}\n\
+             {tx} count 400\n\
+             {tx} dst {ip}\n\
+             {tx} dst_mac {mac}\n\
+             pgctrl start\n\
+             kpktgend_0 add_device nosuch0\n",
+            tx = lab::TX_IF,
+            ip = lab::RX_IP,
+            mac = lab::RX_MAC
+        ),
+    );
+    let before = rx_packets_in(&lab.rx_ns, lab::RX_IF).unwrap();
+    let o = in_ns(&lab.tx_ns, &["script", "--real", script.to_str().unwrap()]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("Backend:     af_packet on veth-tx\n")
+            || out.contains("Backend:     af_packet on veth-tx "),
+        "{out}"
+    );
+    assert!(err.contains("ERROR: can not add device nosuch0"), "{err}");
+    let after = rx_packets_in(&lab.rx_ns, lab::RX_IF).unwrap();
+    assert_eq!(after - before, 400);
+}
+
+#[test]
+fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("sigint");
+    let script = t.write(
+        "forever.pg",
+        "kpktgend_0 add_device eth0\neth0 count 0\npgctrl start\nshow eth0\n",
+    );
+    let out = interrupt_lab_run(&["script", "--no-live", script.to_str().unwrap()]);
+    let dev = device_text(&out, "eth0");
+    assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
+    assert!(dev.contains("\nResult: OK: "), "{dev}");
+}
