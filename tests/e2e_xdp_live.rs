@@ -154,6 +154,11 @@ fn lab_run_delivers_every_packet_and_cleans_up() {
         );
         assert_eq!(j["reconciliation"]["tx_packets"], 300000);
         assert_eq!(j["reconciliation"]["lost"], 0);
+        // The counts by cause are in the JSON: every frame redirected and accepted.
+        let c = &j["outcome"]["backend"]["xdp_live"];
+        assert_eq!(c["redirected"], 300000, "{c}");
+        assert_eq!(c["driver_sent"], 300000, "{c}");
+        assert_eq!(c["driver_drops"], 0, "{c}");
         assert!(ns_gone(j["target"]["netns"].as_str().unwrap()));
         assert!(ns_gone(j["target"]["rx_netns"].as_str().unwrap()));
     }

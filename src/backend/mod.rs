@@ -109,6 +109,10 @@ pub struct BackendStats {
     /// Bytes (af_packet) or frames (ring backends) still not completed when the final
     /// drain gave up; 0 normally.
     pub undrained: u64,
+    /// xdp_live: its frames by cause (redirected by the program, accepted or refused by the
+    /// driver).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xdp_live: Option<xdp_live::XdpLiveCounters>,
 }
 
 /// How a backend describes itself in reports.

@@ -158,7 +158,7 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
 }
 
 /// Frames the program refused or the driver did not accept, by cause.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
     /// Frames the XDP program ran on (each returned XDP_REDIRECT).
     pub redirected: u64,
@@ -534,7 +534,10 @@ impl TxBackend for XdpLive {
     }
 
     fn stats(&self) -> BackendStats {
-        self.stats.clone()
+        BackendStats {
+            xdp_live: Some(self.totals),
+            ..self.stats.clone()
+        }
     }
 }
 
