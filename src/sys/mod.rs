@@ -146,6 +146,13 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     .map(|_| ())
 }
 
+/// Sets the calling thread's timer slack (PR_SET_TIMERSLACK): how late the kernel may wake
+/// a sleep to batch timers (50 us by default). The pacer asks for 1 ns.
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long by value and touches no memory.
+    cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) }).map(|_| ())
+}
+
 /// The calling thread's id (for /proc/thread-self style paths and diagnostics).
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
