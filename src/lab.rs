@@ -195,6 +195,9 @@ impl Lab {
                 None,
             )?);
         }
+        if self.queues > 1 {
+            self.map_queues_to_cpus(&tx)?;
+        }
         ip(&["-n", &tx, "link", "set", "dev", TX_IF, "up"])?;
         ip(&["-n", &rx, "link", "set", "dev", RX_IF, "up"])?;
         wait_running(&netns_path(&tx), TX_IF)?;
@@ -270,6 +273,30 @@ fn ip(args: &[&str]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+impl Lab {
+    /// XPS: TX queue i of veth-tx serves CPU i (modulo the CPUs), so that sender thread i,
+    /// pinned to CPU i, uses its own queue, and veth hands its frames to RX queue i of the
+    /// peer. sysfs shows a namespace's devices only when mounted inside it, which
+    /// `ip netns exec` does.
+    fn map_queues_to_cpus(&self, tx: &str) -> Result<()> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut script = String::new();
+        for q in 0..usize::from(self.queues) {
+            let cpu = q % cpus;
+            // A hex CPU mask, 32 bits per comma-separated word as sysfs writes them.
+            let mut words = vec![0u32; cpu / 32 + 1];
+            words[cpu / 32] |= 1 << (cpu % 32);
+            let mask: Vec<String> = words.iter().rev().map(|w| format!("{w:x}")).collect();
+            script.push_str(&format!(
+                "echo {} > /sys/class/net/{TX_IF}/queues/tx-{q}/xps_cpus\n",
+                mask.join(",")
+            ));
+        }
+        ip(&["netns", "exec", tx, "sh", "-ec", &script])
+            .context("mapping veth-tx's TX queues to CPUs (XPS)")
+    }
 }
 
 fn disable_ipv6(ns: &Path) -> Result<()> {

@@ -409,3 +409,34 @@ fn af_xdp_threads_bind_the_queue_of_their_cpu() {
     );
     assert_eq!(j["reconciliation"]["rx_packets"], 2000);
 }
+
+/// A lab for N threads: veth with N queues each way, TX queue i serving CPU i (XPS).
+#[test]
+fn a_lab_for_threads_maps_each_queue_to_its_cpu() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create_opts(RxMode::Drop, false, 2).unwrap();
+    let cat = |q: u32| {
+        let o = std::process::Command::new("ip")
+            .args(["netns", "exec", &lab.tx_ns, "cat"])
+            .arg(format!(
+                "/sys/class/net/{}/queues/tx-{q}/xps_cpus",
+                lab::TX_IF
+            ))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        u64::from_str_radix(
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .replace(',', "")
+                .as_str(),
+            16,
+        )
+        .unwrap()
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(cat(0), 1);
+    assert_eq!(cat(1), 1 << (1 % cpus));
+}
