@@ -266,7 +266,7 @@ pub fn verdict(rows: &[Comparison]) -> Verdict {
 /// own interrupt. The seed shows it: at the normal clock, waking at 1, the queue stops on every
 /// packet and there are 0.9995 interrupts per packet. When the CPU paces the completions
 /// instead, they come right after the posts and about one in five lands in a running handler
-/// (0.81 per packet at the slow clock; the model predicts 0.808 without fitting it). So the slow
+/// (0.81 per packet at the slow clock; the model gets 0.808 with no constant of its own). So the slow
 /// clock's interrupt count bounds how many of its packets were sent with the queue stopped, and
 /// that bounds what any wake-threshold mechanism could save. docs/sim.md discusses the one
 /// assumption: the interrupt rate with the queue never stopped (taken as iteration 3's).
