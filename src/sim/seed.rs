@@ -258,6 +258,107 @@ pub fn verdict(rows: &[Comparison]) -> Verdict {
     }
 }
 
+/// What the seed's own counters allow the wake threshold to do at the slow clock.
+///
+/// The threshold acts only while the queue is stopped. A stopped queue means a full ring, and a
+/// full ring means the NIC, not the CPU, paces the completions: one per frame time (6.72 us),
+/// far longer than an interrupt handler (about 2.8 us at 1052 MHz), so each completion gets its
+/// own interrupt. The seed shows it: at the normal clock, waking at 1, the queue stops on every
+/// packet and there are 0.9995 interrupts per packet. When the CPU paces the completions
+/// instead, they come right after the posts and about one in five lands in a running handler
+/// (0.81 per packet at the slow clock; the model gets 0.808 with no constant of its own). So the slow
+/// clock's interrupt count bounds how many of its packets were sent with the queue stopped, and
+/// that bounds what any wake-threshold mechanism could save. docs/sim.md discusses the one
+/// assumption: the interrupt rate with the queue never stopped (taken as iteration 3's).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SlowClockBound {
+    /// Interrupts per packet with the queue stopped on nearly every packet (iteration 1).
+    pub irq_stopped: f64,
+    /// Interrupts per packet at the slow clock, waking at 1 (iteration 0) and at 16 (iteration 3).
+    pub irq_wake1: f64,
+    pub irq_wake16: f64,
+    /// Most packets iteration 0 can have sent with the queue stopped, taking iteration 3's
+    /// interrupt rate (the lower one) as the rate with the queue never stopped.
+    pub stopped_packets_max: f64,
+    /// Run time the seed's hysteresis saved at the slow clock (s).
+    pub saved_s: f64,
+    /// Run time per packet at the slow clock, waking at 1 (us); the CPU is never idle.
+    pub per_packet_us: f64,
+    /// What hysteresis would have to save on each packet sent with the queue stopped (us).
+    pub needed_per_stopped_packet_us: f64,
+    /// The largest pps gain the threshold could give: every packet sent with the queue stopped
+    /// made free (its whole share of the run removed).
+    pub max_gain: f64,
+    /// The gain the seed measured.
+    pub seed_gain: f64,
+    /// A generous saving per stopped packet from waking at 16 instead of 1 (us): a wake, a TX
+    /// softirq pass and a turn of pktgen's loop, about 1,000 cycles at 1052 MHz (the model's
+    /// wake + softirq + spin costs are 1,100 cycles).
+    pub plausible_saving_us: f64,
+    /// The share of packets that would have to be sent with the queue stopped for that saving
+    /// to give the seed's gain.
+    pub stopped_share_needed: f64,
+    /// The interrupts per packet the wake-at-1 run would then show.
+    pub irq_if_needed: f64,
+}
+
+/// Computes [`SlowClockBound`] from the seed's figures alone.
+pub fn slow_clock_bound() -> SlowClockBound {
+    let [i0, i1, _, i3, _, _] = SEED_RUNS;
+    let n = SEED_COUNT as f64;
+    let irq_stopped = i1.irqs_per_packet();
+    let irq_wake1 = i0.irqs_per_packet();
+    let irq_wake16 = i3.irqs_per_packet();
+    let base = irq_wake1.min(irq_wake16);
+    let stopped_packets_max = n * (irq_wake1 - base) / (irq_stopped - base);
+    let saved_s = (i0.elapsed_us as f64 - i3.elapsed_us as f64) / 1e6;
+    let per_packet_us = i0.elapsed_us as f64 / n;
+    let needed_per_stopped_packet_us = if stopped_packets_max > 0.0 {
+        saved_s * 1e6 / stopped_packets_max
+    } else {
+        f64::INFINITY
+    };
+    let max_gain = n / (n - stopped_packets_max) - 1.0;
+    let seed_gain = i3.result().pps() as f64 / i0.result().pps() as f64 - 1.0;
+    let plausible_saving_us = 1.0;
+    let stopped_share_needed = saved_s * 1e6 / plausible_saving_us / n;
+    let irq_if_needed = base + stopped_share_needed * (irq_stopped - base);
+    SlowClockBound {
+        irq_stopped,
+        irq_wake1,
+        irq_wake16,
+        stopped_packets_max,
+        saved_s,
+        per_packet_us,
+        needed_per_stopped_packet_us,
+        max_gain,
+        seed_gain,
+        plausible_saving_us,
+        stopped_share_needed,
+        irq_if_needed,
+    }
+}
+
+impl SlowClockBound {
+    /// Three lines for the report.
+    pub fn lines(&self) -> String {
+        format!(
+            "Slow clock: a wake threshold acts only while the queue is stopped, and stopped means one interrupt per packet ({:.4} at\n\
+             the normal clock). The seed's {:.4} and {:.4} interrupts/packet (wake at 1, 16) leave at most {:.2} % of the packets for\n\
+             that: even made free, {:+.2} % pps, not the seed's {:+.2} %; at {:.1} us saved per stopped packet it needs {:.0} % of them ({:.3} irq/pkt).",
+            self.irq_stopped,
+            self.irq_wake1,
+            self.irq_wake16,
+            self.stopped_packets_max * 100.0 / SEED_COUNT as f64,
+            self.max_gain * 100.0,
+            self.seed_gain * 100.0,
+            self.plausible_saving_us,
+            self.stopped_share_needed * 100.0,
+            self.irq_if_needed,
+        )
+    }
+}
+
 /// Scales a simulated run of `count` packets to the seed's 4,000,000 for display: elapsed and
 /// idle times are multiplied by 4e6 / count (rates and shares are unchanged).
 fn scaled(r: &PktgenResult) -> PktgenResult {
@@ -335,6 +436,9 @@ pub fn render(rows: &[Comparison]) -> String {
     for f in &v.failures {
         let _ = writeln!(out, "  - {f}");
     }
+    if !v.slow_pps_up {
+        let _ = writeln!(out, "{}", slow_clock_bound().lines());
+    }
     out
 }
 
@@ -351,7 +455,7 @@ pub fn table(rows: &[Comparison]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "it  clock MHz wake |  pps seed    sim    diff | irq/pkt seed   sim   diff |  sy seed  sim |  hi seed  sim |  si seed  sim | idle(d) s seed   sim"
+        "it  clock MHz wake |  pps seed    sim    diff | irq/pkt seed   sim   diff |  sy seed  sim |  hi seed  sim |  si seed  sim | idle(d) s seed   sim | wakes/pkt sim"
     );
     for c in rows {
         let s = &c.seed;
@@ -359,7 +463,7 @@ pub fn table(rows: &[Comparison]) -> String {
         let r = scaled(&c.sim.result);
         let _ = writeln!(
             out,
-            "{:>2} {:>10.3} {:>4} | {:>8} {:>7} {:>+6.2}% | {:>12.4} {:>5.4} {:>+5.1}% | {:>8.1} {:>4.1} | {:>8.1} {:>4.1} | {:>8.1} {:>4.1} | {:>14.3} {:>5.3}",
+            "{:>2} {:>10.3} {:>4} | {:>8} {:>7} {:>+6.2}% | {:>12.4} {:>5.4} {:>+5.1}% | {:>8.1} {:>4.1} | {:>8.1} {:>4.1} | {:>8.1} {:>4.1} | {:>14.3} {:>5.3} | {:>13.3}",
             s.iteration,
             s.clock_mhz,
             s.start_thresh,
@@ -377,6 +481,7 @@ pub fn table(rows: &[Comparison]) -> String {
             c.sim.cpu.si,
             s.idle_us as f64 / 1e6,
             r.idle_ns as f64 / 1e9,
+            c.sim.queue.wakes as f64 / c.sim.result.sent.max(1) as f64,
         );
     }
     out
