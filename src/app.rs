@@ -395,10 +395,14 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig) -> Result<Vec<SenderSpec>> {
         .map(|i| {
             let mut c = cfg.clone();
             c.ifname = format!("{}@{i}", cfg.device());
-            // A queue range spreads the threads over it (af_xdp binds each to its queue).
+            // A queue range spreads the threads over it (af_xdp binds each to its queue);
+            // without one, thread i takes queue i (two AF_XDP sockets cannot share a queue
+            // without sharing a UMEM).
             if cfg.queue_map_min < cfg.queue_map_max {
                 let span = usize::from(cfg.queue_map_max - cfg.queue_map_min) + 1;
                 c.queue_map_min = cfg.queue_map_min + (i % span) as u16;
+            } else if cfg.queue_map_min == 0 && cfg.queue_map_max == 0 {
+                c.queue_map_min = i as u16;
             }
             if c.delay != 0 && c.delay != u64::MAX {
                 c.delay = c.delay.saturating_mul(n as u64);
@@ -856,11 +860,12 @@ fn run_jobs(
         }
     }
     let sys1 = SystemSnapshot::take()?;
-    if let Some(e) = first_err {
-        return Err(e);
-    }
+    // The sender that could not start says why; the others only that they were called off.
     if let Some(e) = failed {
         bail!(e);
+    }
+    if let Some(e) = first_err {
+        return Err(e);
     }
     let sys0 = sys0.expect("taken when every sender was ready")?;
     Ok((done, sys0, sys1))
