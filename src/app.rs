@@ -563,8 +563,8 @@ fn run_senders_with(
             }
         };
         uses_random |= frames.generator().is_some_and(Generator::uses_random);
-        for n in &s.cfg.notes {
-            if i == 0 {
+        if i == 0 {
+            for n in s.cfg.notes.iter().chain(&s.cfg.range_notes()) {
                 eprintln!("upktgen: note: {n}");
             }
         }

@@ -708,6 +708,29 @@ impl DevConfig {
         Ok(format!("OK: flags=0x{:x}", self.flags))
     }
 
+    /// Ranges given upside down: pktgen accepts them (the field stays at min) and so does
+    /// upktgen, but says so, since it is rarely what was meant.
+    pub fn range_notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (what, min, max) in [
+            ("udp_src", self.udp_src_min, self.udp_src_max),
+            ("udp_dst", self.udp_dst_min, self.udp_dst_max),
+        ] {
+            if max < min {
+                v.push(format!(
+                    "{what}_max {max} is below {what}_min {min}: the port stays at {min} (pktgen's rule; the range is [min, max))"
+                ));
+            }
+        }
+        if self.max_pkt_size < self.min_pkt_size {
+            v.push(format!(
+                "max_pkt_size {} is below min_pkt_size {}: every frame has {} bytes (pktgen raises max to min)",
+                self.max_pkt_size, self.min_pkt_size, self.min_pkt_size
+            ));
+        }
+        v
+    }
+
     /// The frame-size walk's bounds after the kernel's start-of-run fix-up (max raised to min).
     pub fn size_bounds(&self) -> (u32, u32) {
         (self.min_pkt_size, self.max_pkt_size.max(self.min_pkt_size))

@@ -216,6 +216,20 @@ fn imix_binning_follows_the_kernel() {
 }
 
 #[test]
+fn upside_down_ranges_are_kept_and_noted() {
+    let mut d = dev();
+    assert!(d.range_notes().is_empty());
+    d.command("udp_src_min 10").unwrap();
+    d.command("udp_src_max 5").unwrap();
+    d.command("min_pkt_size 100").unwrap();
+    d.command("max_pkt_size 80").unwrap();
+    let n = d.range_notes();
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert!(n[0].contains("udp_src_max 5 is below udp_src_min 10"));
+    assert!(n[1].contains("every frame has 100 bytes"));
+}
+
+#[test]
 fn flows_are_capped_and_need_flowlen() {
     let mut d = dev();
     d.command("flows 100000").unwrap();
