@@ -597,3 +597,74 @@ fn af_xdp_rx_refuses_what_it_cannot_do() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--xsk-frames 1000"), "{}", stderr(&o));
 }
+
+/// Traffic faster than the receiver reads must not keep it from stopping: `--duration 1s`
+/// ends the af_xdp receiver while an xdp_live sender is still flooding it (4 s).
+#[test]
+fn a_flooded_af_xdp_receiver_still_stops_at_its_duration() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    let rx = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns])
+        .arg(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "rx",
+            "--dev",
+            lab::RX_IF,
+            "--rx-backend",
+            "af_xdp",
+            "--duration",
+            "1s",
+            "--json",
+            "--no-live",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !has_xdp(&lab.rx_ns) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the receiver did not attach"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let tx = Command::new("ip")
+        .args(["netns", "exec", &lab.tx_ns])
+        .arg(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "run",
+            "--dev",
+            lab::TX_IF,
+            "--dst",
+            "10.99.0.2",
+            "--dst-mac",
+            &lab::RX_MAC.to_string(),
+            "--backend",
+            "xdp_live",
+            "--count",
+            "0",
+            "--duration",
+            "4s",
+            "--no-live",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let o = rx.wait_with_output().unwrap();
+    // The sender is still running when the receiver has finished.
+    let mut tx = tx;
+    let sender_still_running = tx.try_wait().unwrap().is_none();
+    let _ = tx.wait();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["stopped_by"], "duration", "{j}");
+    assert!(
+        sender_still_running,
+        "the receiver stopped only after the flood ended"
+    );
+}

@@ -113,6 +113,10 @@ pub struct Receiver {
     elapsed: Duration,
 }
 
+/// Frames one [`Receiver::drain`] processes at most before returning to the receive loop's
+/// checks (stop, count, duration, the drop counters): about 2 ms of work at 8 Mpps.
+const DRAIN_BUDGET: usize = 16_384;
+
 impl Receiver {
     /// Opens the backend on `ifindex` (named `name`); frames are received from here on.
     /// With `auto`, a backend that cannot be opened is named in [`Receiver::choice`] and
@@ -181,22 +185,26 @@ impl Receiver {
         Arc::clone(&self.progress)
     }
 
-    /// Processes every frame the kernel has handed over; returns the frames processed.
+    /// Processes the frames the kernel has handed over, up to [`DRAIN_BUDGET`] of them (so
+    /// that traffic arriving faster than it is read cannot keep the caller from its stop
+    /// checks); returns the frames processed.
     pub fn drain(&mut self) -> usize {
         let mut total = 0;
         let (frames, sink) = (&mut self.frames, &mut self.sink);
         match &mut self.source {
             Source::Packet(ring) => {
-                while let Some(n) = ring.next_block(|data, meta| {
-                    let mut class = classify(data);
-                    if let Class::Pktgen(p) = &mut class {
-                        if p.addr.vlan.is_none() {
-                            p.addr.vlan = meta.vlan;
+                while total < DRAIN_BUDGET
+                    && let Some(n) = ring.next_block(|data, meta| {
+                        let mut class = classify(data);
+                        if let Class::Pktgen(p) = &mut class {
+                            if p.addr.vlan.is_none() {
+                                p.addr.vlan = meta.vlan;
+                            }
+                            sink.record(p, Some(meta.ts_ns));
                         }
-                        sink.record(p, Some(meta.ts_ns));
-                    }
-                    frames.count(&class, meta.wire_len as usize);
-                }) {
+                        frames.count(&class, meta.wire_len as usize);
+                    })
+                {
                     total += n;
                 }
             }
@@ -210,7 +218,7 @@ impl Receiver {
                     frames.count(&class, data.len());
                 });
                 total += n;
-                if n == 0 {
+                if n == 0 || total >= DRAIN_BUDGET {
                     break;
                 }
             },
