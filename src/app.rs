@@ -390,29 +390,56 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig) -> Result<Vec<SenderSpec>> {
             "--rx-analyze with -t {n}: the receiver tells sequences apart by address and VLAN, and every thread's sequence starts at 1 from the same address; run one thread, or give threads distinct sources with `upktgen script`"
         );
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Thread i runs on the i-th CPU this process may use, counting from --cpu's.
+    let cpus = sys::allowed_cpus();
+    let first = match a.cpu {
+        Some(c) => cpus.iter().position(|&x| x == c).with_context(|| {
+            format!("--cpu {c}: not a CPU this process may run on (allowed: {cpus:?})")
+        })?,
+        None => 0,
+    };
     Ok((0..n)
         .map(|i| {
             let mut c = cfg.clone();
             c.ifname = format!("{}@{i}", cfg.device());
-            // A queue range spreads the threads over it (af_xdp binds each to its queue);
-            // without one, thread i takes queue i (two AF_XDP sockets cannot share a queue
-            // without sharing a UMEM).
-            if cfg.queue_map_min < cfg.queue_map_max {
-                let span = usize::from(cfg.queue_map_max - cfg.queue_map_min) + 1;
-                c.queue_map_min = cfg.queue_map_min + (i % span) as u16;
-            } else if cfg.queue_map_min == 0 && cfg.queue_map_max == 0 {
-                c.queue_map_min = i as u16;
-            }
             if c.delay != 0 && c.delay != u64::MAX {
                 c.delay = c.delay.saturating_mul(n as u64);
             }
             SenderSpec {
                 cfg: c,
-                cpu: Some((a.cpu.unwrap_or(0) + i) % cpus),
+                cpu: Some(cpus[(first + i) % cpus.len()]),
             }
         })
         .collect())
+}
+
+/// Whether every backend the plans may use is af_xdp (the one that takes a queue).
+fn jobs_plans_all_xdp(plans: &[Plan]) -> bool {
+    plans.iter().all(|p| p.kind == BackendKind::AfXdp)
+}
+
+/// The TX queue an af_xdp sender binds, modulo the device's queues as the kernel reduces its
+/// queue map: the CPU's with QUEUE_MAP_CPU; with several senders, a queue_map range spreads
+/// them over it and without one sender i takes queue i (two AF_XDP sockets cannot share a
+/// queue without sharing a UMEM); otherwise queue_map_min.
+fn xsk_queue(
+    cfg: &DevConfig,
+    cpu: Option<usize>,
+    index: usize,
+    senders: usize,
+    queues: u16,
+) -> u16 {
+    let q = if cfg.has(Flag::QueueMapCpu) {
+        cpu.unwrap_or(0)
+    } else if senders > 1 && cfg.queue_map_min < cfg.queue_map_max {
+        usize::from(cfg.queue_map_min)
+            + index % (usize::from(cfg.queue_map_max - cfg.queue_map_min) + 1)
+    } else if senders > 1 && cfg.queue_map_min == 0 && cfg.queue_map_max == 0 {
+        index
+    } else {
+        usize::from(cfg.queue_map_min)
+    };
+    (q % usize::from(queues.max(1))) as u16
 }
 
 /// Runs `upktgen run`.
@@ -503,7 +530,10 @@ fn run_senders_with(
                 planned
                     .iter()
                     .any(|(p, _)| p.iter().any(|p| p.kind == BackendKind::XdpLive))
-                    && !(a.rx_analyze && a.rx_backend != crate::rx::recv::RxBackend::AfPacket),
+                    // Only when af_xdp is asked for by name: `auto` may fall back to
+                    // af_packet, and veth-rx must then still have NAPI (with the lab's
+                    // program in place, auto's af_xdp cannot attach and falls back at once).
+                    && !(a.rx_analyze && a.rx_backend == crate::rx::recv::RxBackend::AfXdp),
                 a.threads.max(1),
             )?;
             let p = l.tx_path();
@@ -564,7 +594,17 @@ fn run_senders_with(
         };
         uses_random |= frames.generator().is_some_and(Generator::uses_random);
         if i == 0 {
-            for n in s.cfg.notes.iter().chain(&s.cfg.range_notes()) {
+            let mut notes = s.cfg.range_notes();
+            let queue_map = s.cfg.queue_map_min != 0
+                || s.cfg.queue_map_max != 0
+                || s.cfg.has(Flag::QueueMapRnd)
+                || s.cfg.has(Flag::QueueMapCpu);
+            if queue_map && !jobs_plans_all_xdp(&plans) {
+                notes.push(
+                    "queue_map_*/QUEUE_MAP_*: a packet socket cannot choose the TX queue per packet; af_packet and tx_ring frames take the queue the kernel picks (XPS, or the hash); af_xdp binds the queue".into(),
+                );
+            }
+            for n in s.cfg.notes.iter().chain(&notes) {
                 eprintln!("upktgen: note: {n}");
             }
         }
@@ -576,12 +616,7 @@ fn run_senders_with(
                 .qdisc_bypass
                 .or(s.cfg.xmit_mode.map(|m| m == XmitMode::StartXmit)),
             priority: s.cfg.skb_priority,
-            // QUEUE_MAP_CPU: the queue of the CPU the thread runs on, as the kernel's.
-            queue: if s.cfg.has(Flag::QueueMapCpu) {
-                s.cpu.unwrap_or(0) as u16
-            } else {
-                s.cfg.queue_map_min
-            },
+            queue: xsk_queue(&s.cfg, s.cpu, i, specs.len(), t.dev.tx_queues),
             ifindex: t.dev.ifindex,
             frames,
             limits: Limits {
@@ -653,7 +688,7 @@ fn run_senders_with(
         }),
         rx_sink.as_ref().map(LabReceiver::progress),
     )?;
-    let (done, sys0, sys1) = run_jobs(ns.clone(), jobs)?;
+    let (done, sys0, sys1) = run_jobs(ns.clone(), jobs, stop)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
     // pause lets any deferred NAPI poll on the receiving end finish before counting.
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -766,16 +801,26 @@ struct SendJob {
 type JobDone = (BackendInfo, SendOutcome, Option<Generator>, u64, u64);
 
 /// Start line for the sender threads: each says when its backend is ready (or failed);
-/// the coordinator then opens the gate for all, or closes it if any failed.
+/// Start line for the sender threads: each says once when its backend is ready (or why it
+/// is not); the coordinator then opens the gate for all, or closes it if any failed. A gate
+/// dropped without having reported (an error return, a panic) reports a failure, so the
+/// coordinator never waits for a thread that is gone.
 struct Gate {
     ready: std::sync::mpsc::Sender<std::result::Result<(), String>>,
     go: Arc<(std::sync::Mutex<Option<bool>>, std::sync::Condvar)>,
+    reported: std::cell::Cell<bool>,
 }
 
 impl Gate {
+    fn report(&self, r: std::result::Result<(), String>) {
+        if !self.reported.replace(true) {
+            let _ = self.ready.send(r);
+        }
+    }
+
     /// Reports ready and waits for the start; false when the run is called off.
     fn ready_and_wait(&self) -> bool {
-        let _ = self.ready.send(Ok(()));
+        self.report(Ok(()));
         let (m, cv) = &*self.go;
         let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
         while g.is_none() {
@@ -785,23 +830,43 @@ impl Gate {
     }
 }
 
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.report(Err(
+            "a sender thread ended before its backend was ready".into()
+        ));
+    }
+}
+
 /// Runs the jobs on their threads (in `ns`), sampling the system once all are ready and
-/// again once all are done.
+/// again once all are done. The senders share one stop flag of their own: Ctrl-C sets it
+/// (through `signal`), and so does any sender that fails, so the others do not run on alone.
 fn run_jobs(
     ns: Option<PathBuf>,
     jobs: Vec<SendJob>,
+    signal: &Arc<AtomicBool>,
 ) -> Result<(Vec<JobDone>, SystemSnapshot, SystemSnapshot)> {
+    use std::sync::atomic::Ordering::Relaxed;
     let (tx, rx) = std::sync::mpsc::channel();
     let go = Arc::new((std::sync::Mutex::new(None), std::sync::Condvar::new()));
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let open = |v: bool| {
+        let (m, cv) = &*go;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+        cv.notify_all();
+    };
     let n = jobs.len();
     let mut handles = Vec::with_capacity(n);
-    for (i, job) in jobs.into_iter().enumerate() {
+    for (i, mut job) in jobs.into_iter().enumerate() {
+        job.stop = Arc::clone(&run_stop);
         let gate = Gate {
             ready: tx.clone(),
             go: Arc::clone(&go),
+            reported: std::cell::Cell::new(false),
         };
         let ns = ns.clone();
-        let h = std::thread::Builder::new()
+        let stop_all = Arc::clone(&run_stop);
+        let spawned = std::thread::Builder::new()
             .name(format!("upktgen-tx{i}"))
             .spawn(move || -> Result<JobDone> {
                 let r = (|| {
@@ -813,13 +878,22 @@ fn run_jobs(
                     send(job, &gate)
                 })();
                 if let Err(e) = &r {
-                    // Never leave the coordinator waiting for this thread.
-                    let _ = gate.ready.send(Err(format!("{e:#}")));
+                    gate.report(Err(format!("{e:#}")));
+                    stop_all.store(true, Relaxed);
                 }
                 r
-            })
-            .context("starting a sender thread")?;
-        handles.push(h);
+            });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                // Call off the threads already started, and wait for them.
+                open(false);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(anyhow!(e).context("starting a sender thread"));
+            }
+        }
     }
     drop(tx);
     let mut failed: Option<String> = None;
@@ -833,18 +907,39 @@ fn run_jobs(
             Err(_) => break,
         }
     }
-    let open = |v: bool| {
-        let (m, cv) = &*go;
-        *m.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
-        cv.notify_all();
+    let sys0 = match failed {
+        None => match SystemSnapshot::take() {
+            Ok(s) => {
+                open(true);
+                Some(s)
+            }
+            Err(e) => {
+                failed = Some(format!("sampling /proc before the start: {e:#}"));
+                open(false);
+                None
+            }
+        },
+        Some(_) => {
+            open(false);
+            None
+        }
     };
-    let sys0 = if failed.is_none() {
-        let s = SystemSnapshot::take();
-        open(s.is_ok());
-        Some(s)
-    } else {
-        open(false);
-        None
+    // Ctrl-C reaches the senders through their own flag.
+    let watching = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (signal, run_stop, watching) = (
+            Arc::clone(signal),
+            Arc::clone(&run_stop),
+            Arc::clone(&watching),
+        );
+        std::thread::spawn(move || {
+            while watching.load(Relaxed) {
+                if signal.load(Relaxed) {
+                    run_stop.store(true, Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        })
     };
     let mut done = Vec::with_capacity(n);
     let mut first_err: Option<anyhow::Error> = None;
@@ -859,6 +954,8 @@ fn run_jobs(
             }
         }
     }
+    watching.store(false, Relaxed);
+    let _ = watcher.join();
     let sys1 = SystemSnapshot::take()?;
     // The sender that could not start says why; the others only that they were called off.
     if let Some(e) = failed {
@@ -867,7 +964,7 @@ fn run_jobs(
     if let Some(e) = first_err {
         return Err(e);
     }
-    let sys0 = sys0.expect("taken when every sender was ready")?;
+    let sys0 = sys0.context("the system was not sampled before the start")?;
     Ok((done, sys0, sys1))
 }
 
@@ -969,8 +1066,16 @@ fn attempt(plan: &Plan, job: &mut SendJob, gate: &Gate) -> Attempt {
                     };
                     let q = job.queue;
                     AfXdp::new(ifindex, &frame, cfg).map_err(|e| {
+                        let hint = match e.raw_os_error() {
+                            Some(libc::EAFNOSUPPORT | libc::ENOPROTOOPT) => {
+                                "the kernel needs CONFIG_XDP_SOCKETS (5.4+); "
+                            }
+                            Some(libc::EINVAL) => "is there such a queue? ",
+                            Some(libc::EBUSY) => "another AF_XDP socket or program holds it; ",
+                            _ => "",
+                        };
                         anyhow!(
-                            "af_xdp: cannot set up an AF_XDP socket on queue {q} ({e}); the kernel needs CONFIG_XDP_SOCKETS (5.4+); --backend tx_ring or af_packet work everywhere"
+                            "af_xdp: cannot set up an AF_XDP socket on queue {q} ({e}); {hint}--backend tx_ring or af_packet work everywhere"
                         )
                     })
                 });

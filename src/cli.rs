@@ -266,7 +266,11 @@ impl RunArgs {
                 rates[0], rates[1]
             ));
         }
-        for (name, value) in &self.pg.items {
+        // `rate` is Mb/s of min_pkt_size-byte frames, computed when it is applied (as in the
+        // kernel); on the command line, where option order reads as irrelevant, it comes last
+        // so that it uses the size given anywhere on the line.
+        let (rates, rest): (Vec<_>, Vec<_>) = self.pg.items.iter().partition(|(n, _)| *n == "rate");
+        for (name, value) in rest.into_iter().chain(rates) {
             c.set(name, value).map_err(|e| {
                 let msg = e.strip_prefix("ERROR: ").unwrap_or(&e).to_string();
                 format!("--{} {value}: {msg}", name.replace('_', "-"))
@@ -340,6 +344,18 @@ mod tests {
         assert_eq!(d.udp_dst_max, 1010);
         assert_eq!(d.delay, 1_000_000);
         assert!(!d.has(crate::pg::Flag::Udpcsum));
+        // --rate uses the frame size wherever it is given on the line.
+        for args in [
+            ["upktgen", "--rate", "100", "--pkt-size", "1500"],
+            ["upktgen", "--pkt-size", "1500", "--rate", "100"],
+        ] {
+            let c = Cli::try_parse_from(args).unwrap();
+            assert_eq!(
+                c.run.dev_config("x", true).unwrap().delay,
+                120_000,
+                "{args:?}"
+            );
+        }
         assert_eq!(r.duration, Some(Duration::from_secs(2)));
     }
 

@@ -24,7 +24,7 @@ pub trait FrameSource: Send {
     fn sent(&mut self);
     /// pktgen's `cur_pkt_size` for the Result line.
     fn pkt_size(&self) -> u32;
-    /// Bytes of all frames produced, when sizes vary (IMIX or a size walk).
+    /// With IMIX: bytes of all frames produced (the Result line's bps comes from them).
     fn imix_bytes(&self) -> Option<u64>;
     /// The walk's state for a `Current:` display, when there is one.
     fn generator(&self) -> Option<&Generator> {

@@ -276,15 +276,15 @@ fn ip(args: &[&str]) -> Result<()> {
 }
 
 impl Lab {
-    /// XPS: TX queue i of veth-tx serves CPU i (modulo the CPUs), so that sender thread i,
-    /// pinned to CPU i, uses its own queue, and veth hands its frames to RX queue i of the
+    /// XPS: TX queue i of veth-tx serves the i-th CPU this process may use (modulo their
+    /// number), the CPU sender thread i is pinned to, so that it uses its own queue, and veth hands its frames to RX queue i of the
     /// peer. sysfs shows a namespace's devices only when mounted inside it, which
     /// `ip netns exec` does.
     fn map_queues_to_cpus(&self, tx: &str) -> Result<()> {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = crate::sys::allowed_cpus();
         let mut script = String::new();
         for q in 0..usize::from(self.queues) {
-            let cpu = q % cpus;
+            let cpu = cpus[q % cpus.len()];
             // A hex CPU mask, 32 bits per comma-separated word as sysfs writes them.
             let mut words = vec![0u32; cpu / 32 + 1];
             words[cpu / 32] |= 1 << (cpu % 32);

@@ -63,6 +63,26 @@ pub struct Pacing {
     pub late_max_ns: u64,
 }
 
+impl Pacing {
+    /// Several senders' schedules as one: the rates add up, the lateness is the worst of
+    /// each figure; None when none was paced.
+    pub fn combine(all: impl Iterator<Item = Pacing>) -> Option<Pacing> {
+        all.reduce(|a, b| {
+            let requested_pps = a.requested_pps + b.requested_pps;
+            let achieved_pps = a.achieved_pps + b.achieved_pps;
+            Pacing {
+                requested_pps,
+                achieved_pps,
+                error_pct: (achieved_pps - requested_pps) / requested_pps * 100.0,
+                departures: a.departures + b.departures,
+                late_p50_ns: a.late_p50_ns.max(b.late_p50_ns),
+                late_p99_ns: a.late_p99_ns.max(b.late_p99_ns),
+                late_max_ns: a.late_max_ns.max(b.late_max_ns),
+            }
+        })
+    }
+}
+
 /// Records handover lateness for [`Pacing`].
 struct PacingRecorder {
     hist: hdrhistogram::Histogram<u64>,
@@ -88,7 +108,7 @@ impl PacingRecorder {
         self.last = (now, index);
     }
 
-    fn finish(&self, delay_ns: u64, _burst: u64) -> Option<Pacing> {
+    fn finish(&self, delay_ns: u64) -> Option<Pacing> {
         let (t_first, i_first) = self.first?;
         let (t_last, i_last) = self.last;
         let requested_pps = 1e9 / delay_ns as f64;
@@ -161,6 +181,16 @@ impl SendOutcome {
             backend.kicks += b.kicks;
             backend.late_errors += b.late_errors;
             backend.undrained += b.undrained;
+            if let Some(x) = &b.xdp_live {
+                let t = backend.xdp_live.get_or_insert_with(Default::default);
+                t.redirected += x.redirected;
+                t.driver_sent += x.driver_sent;
+                t.driver_drops += x.driver_drops;
+                t.driver_calls += x.driver_calls;
+                if x.last_err != 0 {
+                    t.last_err = x.last_err;
+                }
+            }
         }
         backend.idle_ns /= n;
         backend.stopped_ns /= n;
@@ -182,9 +212,7 @@ impl SendOutcome {
                 first.stop_reason
             },
             start_realtime_ns: all.iter().map(|o| o.start_realtime_ns).min().unwrap_or(0),
-            // Each sender kept its own schedule; the first one's stands for them (the
-            // per-thread reports have each).
-            pacing: first.pacing,
+            pacing: Pacing::combine(all.iter().filter_map(|o| o.pacing)),
         }
     }
 }
@@ -262,7 +290,8 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         {
             let due_total = (ticks_before + 1) * burst;
             if due_total <= attempted {
-                let next_due = t0 + attempted / burst * burst * limits.delay_ns;
+                let next_due =
+                    t0.saturating_add((attempted / burst * burst).saturating_mul(limits.delay_ns));
                 let wake = end_by.map_or(next_due, |e| e.min(next_due));
                 pacing_idle_ns += wait_until(wake, stop);
                 continue;
@@ -286,7 +315,8 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
             }
         }
         if let Some(p) = &mut pacing {
-            let due = t0 + attempted / burst * burst * limits.delay_ns;
+            let due =
+                t0.saturating_add((attempted / burst * burst).saturating_mul(limits.delay_ns));
             p.record(sys::monotonic_ns(), due, attempted);
         }
         let s = backend.submit(n, stop)?;
@@ -316,7 +346,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         backend: bstats,
         stop_reason,
         start_realtime_ns,
-        pacing: pacing.and_then(|p| p.finish(limits.delay_ns, burst)),
+        pacing: pacing.and_then(|p| p.finish(limits.delay_ns)),
     })
 }
 

@@ -368,46 +368,52 @@ fn threads_send_count_each_and_share_the_rate() {
         assert!(ms >= 399, "each thread keeps half the rate: {ms} ms");
     }
     assert_eq!(j["outcome"]["result"]["sent"], 800);
+    // The run's pacing adds the threads' rates up to the one asked.
+    assert_eq!(j["outcome"]["pacing"]["requested_pps"], 2000.0);
     assert_eq!(j["reconciliation"]["rx_packets"], 800);
     let o = upktgen(&["run", "-t", "0", "--count", "1"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("at least one sender thread"));
 }
 
-/// QUEUE_MAP_CPU with af_xdp: each thread binds the queue of its CPU (the lab's veth has one
-/// queue per thread).
+/// QUEUE_MAP_CPU with af_xdp: each thread binds the queue of its CPU. Started at --cpu 1,
+/// thread 0 runs on CPU 1 and thread 1 on CPU 0 (2 CPUs), so the queues are 1 and 0 —
+/// not the 0 and 1 that threads take without the flag.
 #[test]
 fn af_xdp_threads_bind_the_queue_of_their_cpu() {
     if !root_or_skip() {
         return;
     }
-    let o = upktgen(&[
-        "run",
-        "--backend",
-        "af_xdp",
-        "-t",
-        "2",
-        "--flag",
-        "QUEUE_MAP_CPU",
-        "--count",
-        "1000",
-        "--json",
-        "--no-live",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j = json(&o);
-    let t = j["threads"].as_array().unwrap();
-    assert!(
-        t[0]["detail"].as_str().unwrap().contains("queue 0"),
-        "{}",
-        t[0]["detail"]
-    );
-    assert!(
-        t[1]["detail"].as_str().unwrap().contains("queue 1"),
-        "{}",
-        t[1]["detail"]
-    );
-    assert_eq!(j["reconciliation"]["rx_packets"], 2000);
+    let cpus = upktgen::sys::allowed_cpus();
+    if cpus != [0, 1] {
+        eprintln!("needs exactly CPUs 0 and 1: skipped");
+        return;
+    }
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--backend",
+            "af_xdp",
+            "-t",
+            "2",
+            "--count",
+            "1000",
+            "--json",
+            "--no-live",
+        ];
+        a.extend_from_slice(extra);
+        let o = upktgen(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["reconciliation"]["rx_packets"], 2000);
+        let t = j["threads"].as_array().unwrap().clone();
+        let q = |k: usize| t[k]["detail"].as_str().unwrap().to_string();
+        (q(0), q(1))
+    };
+    let (a, b) = run(&["--cpu", "1", "--flag", "QUEUE_MAP_CPU"]);
+    assert!(a.contains("queue 1") && b.contains("queue 0"), "{a} / {b}");
+    let (a, b) = run(&["--cpu", "1"]);
+    assert!(a.contains("queue 0") && b.contains("queue 1"), "{a} / {b}");
 }
 
 /// A lab for N threads: veth with N queues each way, TX queue i serving CPU i (XPS).
@@ -436,7 +442,7 @@ fn a_lab_for_threads_maps_each_queue_to_its_cpu() {
         )
         .unwrap()
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert_eq!(cat(0), 1);
-    assert_eq!(cat(1), 1 << (1 % cpus));
+    let cpus = upktgen::sys::allowed_cpus();
+    assert_eq!(cat(0), 1 << cpus[0]);
+    assert_eq!(cat(1), 1 << cpus[1 % cpus.len()]);
 }

@@ -204,11 +204,22 @@ fn queue_map_sequential_random_and_modulo() {
         g.cur_queue_map
     });
     assert_eq!(got, [1, 2, 3, 1, 2]);
-    // 4 TX queues: 5 and 6 fold to 1 and 2.
-    let got = walk(&["queue_map_min 5", "queue_map_max 6"], 2, |g| {
+    // The kernel's walk starts from 0, not from min, and keeps the value reduced modulo the
+    // TX queues (4 here), so a range above the queues never reaches it: 1, 2, 3, 0, 1, ...
+    let got = walk(&["queue_map_min 5", "queue_map_max 6"], 6, |g| {
         g.cur_queue_map
     });
-    assert!(got.iter().all(|&q| q < 4));
+    assert_eq!(got, [1, 2, 3, 0, 1, 2]);
+    let rnd = walk(
+        &["queue_map_min 1", "queue_map_max 3", "flag QUEUE_MAP_RND"],
+        300,
+        |g| g.cur_queue_map,
+    );
+    assert!(
+        rnd.iter().all(|q| (1..=3).contains(q)),
+        "inclusive [min, max]"
+    );
+    assert!([1, 2, 3].iter().all(|q| rnd.contains(q)));
     let mut g = Generator::new(&cfg(&["flag QUEUE_MAP_CPU"]), &info(), 1).unwrap();
     g.advance(3);
     assert_eq!(g.cur_queue_map, 3);

@@ -35,6 +35,8 @@ pub const MAX_CFLOWS: u32 = 65536;
 pub const NO_VLAN: u16 = 0xffff;
 /// The bottom-of-stack bit of an MPLS label entry.
 pub const MPLS_STACK_BOTTOM: u32 = 0x100;
+/// The kernel reads numbers of at most ten digits; so does upktgen (delays, weights).
+pub const MAX_TEN_DIGITS: u64 = 9_999_999_999;
 /// `delay` value the kernel reads as "never transmit".
 pub const DELAY_NEVER_SETTING: u64 = 0x7fff_ffff;
 
@@ -414,7 +416,7 @@ impl DevConfig {
                 Ok(format!("OK: frags={}", self.frags))
             }
             "delay" => {
-                let n = num(name, w)?;
+                let n = num_max(name, w, MAX_TEN_DIGITS)?;
                 self.delay = if n == DELAY_NEVER_SETTING {
                     u64::MAX
                 } else {
@@ -762,10 +764,7 @@ impl DevConfig {
                 "dst6_min and dst6_max go together (the random walk masks between them)".into(),
             );
         }
-        if self.has(Flag::TxsizeRnd)
-            && !self.imix.is_empty()
-            && self.min_pkt_size < self.max_pkt_size
-        {
+        if !self.imix.is_empty() && self.min_pkt_size < self.max_pkt_size {
             return Err("imix_weights and a min_pkt_size..max_pkt_size walk both set the frame size: give one".into());
         }
         if self.flows > 0 && self.flowlen == 0 {
@@ -816,7 +815,8 @@ fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, String> {
             .split_once(',')
             .ok_or_else(|| err(format!("imix_weights: '{item}' is not size,weight")))?;
         let size = num_max("imix_weights size", s, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING));
-        let weight = num("imix_weights weight", w)?;
+        // At most ten digits, as the kernel reads it: the sums stay far inside u64.
+        let weight = num_max("imix_weights weight", w, MAX_TEN_DIGITS)?;
         if weight == 0 {
             return Err(err(format!(
                 "imix_weights: '{item}': a weight must be at least 1"

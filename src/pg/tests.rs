@@ -80,6 +80,32 @@ fn rate_is_mbps_of_min_pkt_size() {
 }
 
 #[test]
+fn numbers_have_at_most_ten_digits_as_in_the_kernel() {
+    let mut d = dev();
+    assert!(d.command("delay 18446744073709551614").is_err());
+    assert!(d.command("delay 9999999999").is_ok());
+    assert!(
+        d.command("imix_weights 64,18446744073709551615 128,1")
+            .is_err()
+    );
+    d.command("imix_weights 64,9999999999 128,9999999999")
+        .unwrap();
+    // The table of two equal huge weights splits evenly, without overflow.
+    let t = imix_distribution(&d.imix);
+    assert_eq!(t.iter().filter(|&&x| x == 0).count(), 50);
+}
+
+#[test]
+fn imix_and_a_size_walk_exclude_each_other() {
+    let mut d = dev();
+    d.command("dst 10.0.0.1").unwrap();
+    d.command("imix_weights 1000,1 1400,1").unwrap();
+    d.command("min_pkt_size 60").unwrap();
+    d.command("max_pkt_size 64").unwrap();
+    assert!(d.check_start().unwrap_err().contains("give one"));
+}
+
+#[test]
 fn delay_max_int_means_never() {
     let mut d = dev();
     d.command("delay 2147483647").unwrap();

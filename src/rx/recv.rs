@@ -113,6 +113,15 @@ pub struct Receiver {
     elapsed: Duration,
 }
 
+/// AF_XDP's figures in the shape of PACKET_STATISTICS: frames read, and the sockets' drops.
+fn xdp_ring_stats(read: u64, c: &super::xsk::XdpRxCounters) -> RingStats {
+    RingStats {
+        packets: read,
+        drops: c.socket.dropped(),
+        freezes: 0,
+    }
+}
+
 /// Frames one [`Receiver::drain`] processes at most before returning to the receive loop's
 /// checks (stop, count, duration, the drop counters): about 2 ms of work at 8 Mpps.
 const DRAIN_BUDGET: usize = 16_384;
@@ -298,17 +307,21 @@ impl Receiver {
     pub fn ring_stats(&mut self) -> io::Result<RingStats> {
         match &mut self.source {
             Source::Packet(r) => r.stats(),
-            Source::Xdp(x) => Ok(RingStats {
-                packets: self.frames.frames,
-                drops: x.counters()?.socket.dropped(),
-                freezes: 0,
-            }),
+            Source::Xdp(x) => Ok(xdp_ring_stats(self.frames.frames, &x.counters()?)),
         }
     }
 
     /// The report of everything received so far.
     pub fn report(&mut self, device: &str, stop: RxStop) -> io::Result<RxReport> {
-        let ring = self.ring_stats()?;
+        // One reading of the AF_XDP counters serves both the ring figures and the XDP
+        // report, so that they describe the same moment and add up.
+        let (ring, xdp_counters) = match &mut self.source {
+            Source::Packet(r) => (r.stats()?, None),
+            Source::Xdp(x) => {
+                let c = x.counters()?;
+                (xdp_ring_stats(self.frames.frames, &c), Some(c))
+            }
+        };
         let (mode, ring_bytes, xdp) = match &self.source {
             Source::Packet(r) => (
                 if self.cfg.ring.all_frames {
@@ -341,7 +354,7 @@ impl Receiver {
                         attach: x.attach,
                         queues_watched: x.queues(),
                         device_queues: x.device_queues,
-                        counters: x.counters()?,
+                        counters: xdp_counters.expect("read above for af_xdp"),
                     }),
                 )
             }

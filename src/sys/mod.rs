@@ -146,6 +146,24 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     .map(|_| ())
 }
 
+/// The CPUs the calling thread may run on (its affinity mask), in order; never empty.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the size passed is the set's size, so the kernel
+    // writes inside `set`.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let cpus: Vec<usize> = if r == 0 {
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: i < CPU_SETSIZE keeps CPU_ISSET inside the set.
+            .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if cpus.is_empty() { vec![0] } else { cpus }
+}
+
 /// Sets the calling thread's timer slack (PR_SET_TIMERSLACK): how late the kernel may wake
 /// a sleep to batch timers (50 us by default). The pacer asks for 1 ns.
 pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
