@@ -666,17 +666,8 @@ fn run_senders_with(
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
-    let max_frame = match replay {
-        Some(r) => r.prefill().len(),
-        None => specs
-            .iter()
-            .map(|s| s.cfg.max_frame_len())
-            .max()
-            .unwrap_or(0),
-    };
     let live = crate::live::start_for_run(
         a,
-        max_frame,
         first.count.saturating_mul(specs.len() as u64),
         crate::live::Watched {
             iface: targets[0].dev.name.clone(),

@@ -132,7 +132,7 @@ impl DevReader {
         })
     }
 
-    fn read(&mut self) -> Result<(u64, u64)> {
+    fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
         let mut s = String::new();
         self.file.rewind()?;
         self.file.read_to_string(&mut s)?;
@@ -140,7 +140,7 @@ impl DevReader {
         let c = snap
             .get(&self.iface)
             .ok_or_else(|| anyhow!("{} vanished", self.iface))?;
-        Ok((c.tx_packets, c.rx_packets))
+        Ok(*c)
     }
 }
 
@@ -159,6 +159,7 @@ fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
 struct Point {
     at: Instant,
     tx: Option<u64>,
+    tx_bytes: Option<u64>,
     rx: Option<u64>,
     rx_bytes: Option<u64>,
     stat: Option<StatSnapshot>,
@@ -181,7 +182,6 @@ pub struct MonitorConfig {
     pub rx: Option<Watched>,
     /// The receiver's running totals; with no `tx`, its frames and bytes are the rx figures.
     pub receiver: Option<LostSource>,
-    pub pkt_size: usize,
     pub interval: Duration,
     pub format: LiveFormat,
     /// --count (0 = none): frames sent (`run`) or received (`rx`).
@@ -194,7 +194,6 @@ struct State {
     tx: Option<DevReader>,
     rx: Option<DevReader>,
     receiver: Option<LostSource>,
-    pkt_size: u64,
     format: LiveFormat,
     t0: Instant,
     count: u64,
@@ -211,14 +210,24 @@ impl State {
 
     fn point(&mut self) -> Point {
         let progress = self.receiver.as_ref().filter(|_| self.tx.is_none());
+        let tx = self.tx.as_mut().map(|t| t.read().unwrap_or_default());
+        let rx = match progress {
+            Some(_) => None,
+            None => self.rx.as_mut().and_then(|r| r.read().ok()),
+        };
         Point {
             at: Instant::now(),
-            tx: self.tx.as_mut().map(|t| t.read().map(|c| c.0).unwrap_or(0)),
+            tx: tx.map(|c| c.tx_packets),
+            // Frame bytes as the interface counts them: right for IMIX, size walks, replays.
+            tx_bytes: tx.map(|c| c.tx_bytes),
             rx: match progress {
                 Some(p) => Some(p.frames.load(Ordering::Relaxed)),
-                None => self.rx.as_mut().and_then(|r| r.read().ok()).map(|c| c.1),
+                None => rx.map(|c| c.rx_packets),
             },
-            rx_bytes: progress.map(|p| p.bytes.load(Ordering::Relaxed)),
+            rx_bytes: match progress {
+                Some(p) => Some(p.bytes.load(Ordering::Relaxed)),
+                None => rx.map(|c| c.rx_bytes),
+            },
             stat: StatSnapshot::read().ok(),
         }
     }
@@ -233,6 +242,7 @@ impl State {
         let tx = b.tx.zip(a.tx).map(|(b, a)| b.saturating_sub(a));
         let rx = b.rx.zip(a.rx).map(|(b, a)| b.saturating_sub(a));
         let rx_bytes = b.rx_bytes.zip(a.rx_bytes).map(|(b, a)| b.saturating_sub(a));
+        let tx_bytes = b.tx_bytes.zip(a.tx_bytes).map(|(b, a)| b.saturating_sub(a));
         let moved = if self.receiver_only() { rx } else { tx }.unwrap_or(0);
         let pps = moved as f64 / dt;
         let done = match (self.count, self.base, self.counted(b)) {
@@ -255,7 +265,7 @@ impl State {
             interval_s: dt,
             tx_packets: tx,
             tx_pps: tx.map(|t| (t as f64 / dt) as u64),
-            tx_mbps: tx.map(|t| t as f64 * self.pkt_size as f64 * 8.0 / dt / 1e6),
+            tx_mbps: tx_bytes.map(|b| b as f64 * 8.0 / dt / 1e6),
             rx_packets: rx,
             rx_pps: rx.map(|r| (r as f64 / dt) as u64),
             rx_mbps: rx_bytes.map(|b| b as f64 * 8.0 / dt / 1e6),
@@ -311,7 +321,6 @@ impl Monitor {
             tx: cfg.tx.as_ref().map(DevReader::open).transpose()?,
             rx: cfg.rx.as_ref().map(DevReader::open).transpose()?,
             receiver: cfg.receiver,
-            pkt_size: cfg.pkt_size as u64,
             format: cfg.format,
             t0: Instant::now(),
             count: cfg.count,
@@ -406,7 +415,6 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
         tx: None,
         rx: None,
         receiver: Some(receiver),
-        pkt_size: 0,
         interval: a.interval,
         format,
         count: a.count,
@@ -419,7 +427,6 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
 /// being a terminal, unless `--no-live`); None when none is asked for.
 pub fn start_for_run(
     a: &crate::cli::RunArgs,
-    pkt_size: usize,
     count: u64,
     tx: Watched,
     rx: Option<Watched>,
@@ -432,7 +439,6 @@ pub fn start_for_run(
         tx: Some(tx),
         rx,
         receiver: lost,
-        pkt_size,
         interval: a.interval,
         format,
         count,
