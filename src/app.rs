@@ -285,9 +285,7 @@ impl NetDevReader {
 /// Refuses frames the device cannot carry: the largest frame, less its VLAN tags, must fit
 /// the MTU plus the Ethernet header.
 pub(crate) fn check_frame_fits(cfg: &DevConfig, mtu: u32, dev: &str) -> Result<()> {
-    let tags = 4
-        * (usize::from(cfg.vlan_id != crate::pg::NO_VLAN)
-            + usize::from(cfg.vlan_id != crate::pg::NO_VLAN && cfg.svlan_id != crate::pg::NO_VLAN));
+    let tags = cfg.vlan_tag_bytes();
     let max = cfg.max_frame_len();
     let room = mtu as usize + crate::wire::ETH_HLEN + tags;
     if max > room {

@@ -493,10 +493,7 @@ impl Layout {
     pub fn new(c: &DevConfig) -> Self {
         let vlan = (c.vlan_id != NO_VLAN).then_some((c.vlan_p, c.vlan_cfi));
         let svlan = (vlan.is_some() && c.svlan_id != NO_VLAN).then_some((c.svlan_p, c.svlan_cfi));
-        let l3 = 14
-            + 4 * c.mpls.len()
-            + if vlan.is_some() { 4 } else { 0 }
-            + if svlan.is_some() { 4 } else { 0 };
+        let l3 = 14 + 4 * c.mpls.len() + c.vlan_tag_bytes();
         Layout {
             ipv6: c.has(Flag::Ipv6),
             vlan,

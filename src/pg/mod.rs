@@ -790,14 +790,19 @@ impl DevConfig {
 
     /// Bytes of headers before the pktgen header: Ethernet, tags or labels, IP, UDP.
     pub fn header_len(&self) -> usize {
-        let mut n = 14 + 4 * self.mpls.len();
-        if self.vlan_id != NO_VLAN {
-            n += 4;
-            if self.svlan_id != NO_VLAN {
-                n += 4;
-            }
+        14 + 4 * self.mpls.len()
+            + self.vlan_tag_bytes()
+            + if self.has(Flag::Ipv6) { 40 } else { 20 }
+            + 8
+    }
+
+    /// Bytes of VLAN tags in each frame: 4 for a VLAN tag, 4 more for an SVLAN tag outside it.
+    pub fn vlan_tag_bytes(&self) -> usize {
+        match (self.vlan_id != NO_VLAN, self.svlan_id != NO_VLAN) {
+            (false, _) => 0,
+            (true, false) => 4,
+            (true, true) => 8,
         }
-        n + if self.has(Flag::Ipv6) { 40 } else { 20 } + 8
     }
 }
 
