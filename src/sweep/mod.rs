@@ -181,8 +181,13 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let src =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let spec = file::parse(&path.display().to_string(), &src)?;
+    // Size, names and values first (cheap), then the question, then the points.
+    let (n_points, total) = points::size(&spec)?;
+    points::check(&spec)?;
+    if !args.dry_run {
+        confirm(total, n_points, spec.repetitions, args.yes)?;
+    }
     let pts = points::expand(&spec)?;
-    let total = pts.len() * spec.repetitions as usize;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
         println!(
@@ -208,7 +213,6 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }
         return Ok(Exit::Done);
     }
-    confirm(total, pts.len(), spec.repetitions, args.yes)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
