@@ -217,8 +217,13 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
-    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |r| {
-        println!("{}", output::iteration_text(r));
+    let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
+    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |runs| {
+        // runs.json first: what the terminal shows is then already on disk.
+        checkpoint.save(&spec, &pts, runs);
+        if let Some(r) = runs.last() {
+            println!("{}", output::iteration_text(r));
+        }
         let _ = std::io::stdout().flush();
     })?;
     let f = RunsFile {
