@@ -616,6 +616,40 @@ fn a_sweep_killed_outright_leaves_the_runs_done_so_far() {
 }
 
 #[test]
+fn a_malformed_runs_json_is_an_error_not_a_panic() {
+    let d = tmp("malformed");
+    let f = write(
+        &d,
+        "s.toml",
+        "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 2000\n\
+         [[dimension]]\nname = \"ring\"\nvalues = [64, 256]\n\
+         [[dimension]]\nname = \"start_thresh\"\nvalues = [1, 16]\n\
+         [compare]\ndimension = \"start_thresh\"\nbaseline = 1\n",
+    );
+    let out = d.join("out");
+    let o = upktgen(&["sweep", &f, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut j = runs_json(&out);
+    j["points"][1]["values"].as_array_mut().unwrap().pop();
+    let rj = out.join("runs.json");
+    std::fs::write(&rj, j.to_string()).unwrap();
+    let want = "inconsistent runs.json: point 2 (ring=64, start_thresh=16) has values for [ring], \
+                the dimensions are [ring, start_thresh]\n";
+    for args in [
+        vec!["sweep", "--redraw", out.to_str().unwrap()],
+        vec!["compare", rj.to_str().unwrap()],
+    ] {
+        let o = upktgen(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("upktgen: ") && stderr(&o).ends_with(want),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn a_sweep_too_big_to_run_is_refused_with_its_file() {
     let d = tmp("huge");
     let mut src = "[sweep]\ncommand = \"sim\"\n".to_string();

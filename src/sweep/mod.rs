@@ -262,6 +262,8 @@ fn load(path: &Path) -> Result<Doc> {
     if v.get("runs").is_some() && v.get("spec").is_some() {
         let f: RunsFile = serde_json::from_value(v)
             .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+        output::validate(&f)
+            .map_err(|e| anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
         return Ok(Doc::Sweep(Box::new(f)));
     }
     let one = |x: &serde_json::Value| -> Option<Metrics> {
@@ -321,8 +323,8 @@ fn select<'a>(f: &'a RunsFile, sel: &str) -> Vec<&'a points::Point> {
                     || d.values
                         .iter()
                         .position(|x| x == pv)
-                        .map(|i| d.labels[i] == *v)
-                        == Some(true)
+                        .and_then(|i| d.labels.get(i))
+                        .is_some_and(|l| *l == *v)
             }),
             None => false,
         })

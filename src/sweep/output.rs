@@ -324,7 +324,9 @@ pub fn sweep_comparisons(f: &RunsFile) -> Vec<Comparison> {
                 .iter()
                 .enumerate()
                 .all(|(k, v)| k == di || base.values.get(k) == Some(v));
-            let v = &other.values[di].1;
+            let Some((_, v)) = other.values.get(di) else {
+                continue;
+            };
             if !same_rest || v == &c.baseline || c.variant.as_ref().is_some_and(|x| x != v) {
                 continue;
             }
@@ -462,7 +464,8 @@ pub fn plots(f: &RunsFile, s: &[PointSummary]) -> Vec<(String, String, String)> 
                         .values
                         .iter()
                         .position(|x| Some(x) == p.values.get(k).map(|y| &y.1));
-                    vi.map(|i| dd.labels[i].clone()).unwrap_or_default()
+                    vi.and_then(|i| dd.labels.get(i).cloned())
+                        .unwrap_or_default()
                 })
                 .collect();
             let name = if rest.is_empty() {
@@ -470,7 +473,11 @@ pub fn plots(f: &RunsFile, s: &[PointSummary]) -> Vec<(String, String, String)> 
             } else {
                 rest.join(", ")
             };
-            let x = p.values[di].1.as_f64().unwrap_or(f64::NAN);
+            let x = p
+                .values
+                .get(di)
+                .and_then(|v| v.1.as_f64())
+                .unwrap_or(f64::NAN);
             let m = sm.fig("pps");
             let pt = (x, m.median, Some((m.min, m.max)));
             match lines.iter_mut().find(|l| l.name == name) {
@@ -713,12 +720,57 @@ pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<Strin
     Ok(written)
 }
 
-/// Reads runs.json.
+/// Reads runs.json, checked with [`validate`].
 pub fn read_runs(path: &Path) -> Result<RunsFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))
+    let f: RunsFile = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+    validate(&f).map_err(|e| anyhow::anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
+    Ok(f)
+}
+
+/// Checks that a runs.json read back holds together as a sweep writes it (the tables, plots
+/// and comparisons index by it): every dimension has one label per value, every point is at
+/// its own index with one value per dimension, every run names a point.
+pub fn validate(f: &RunsFile) -> std::result::Result<(), String> {
+    for d in &f.spec.dimensions {
+        if d.labels.len() != d.values.len() {
+            return Err(format!(
+                "dimension {:?} has {} values but {} labels",
+                d.name,
+                d.values.len(),
+                d.labels.len()
+            ));
+        }
+    }
+    let names: Vec<&str> = f.spec.dimensions.iter().map(|d| d.name.as_str()).collect();
+    for (i, p) in f.points.iter().enumerate() {
+        if p.index != i {
+            return Err(format!("point {} says its index is {}", i + 1, p.index + 1));
+        }
+        let have: Vec<&str> = p.values.iter().map(|(n, _)| n.as_str()).collect();
+        if have != names {
+            return Err(format!(
+                "point {} ({}) has values for [{}], the dimensions are [{}]",
+                i + 1,
+                p.label,
+                have.join(", "),
+                names.join(", ")
+            ));
+        }
+    }
+    for r in &f.runs {
+        if r.point >= f.points.len() {
+            return Err(format!(
+                "run {} is of point {}, there are {} points",
+                r.iteration,
+                r.point + 1,
+                f.points.len()
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -780,6 +832,43 @@ mod tests {
         let r = read_runs(&p);
         std::fs::remove_dir_all(&d).unwrap();
         r
+    }
+
+    #[test]
+    fn inconsistent_runs_json_is_refused_not_a_panic() {
+        let f = sweep();
+        assert!(reread(&f, "ok", |_| {}).is_ok());
+        let e = reread(&f, "short", |v| {
+            v["points"][1]["values"].as_array_mut().unwrap().pop();
+        })
+        .unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.ends_with(
+                "runs.json: inconsistent runs.json: point 2 (ring=64, start_thresh=16) has values \
+                 for [ring], the dimensions are [ring, start_thresh]"
+            ),
+            "{e}"
+        );
+        let e = reread(&f, "run", |v| v["runs"][0]["point"] = 9.into()).unwrap_err();
+        assert!(format!("{e:#}").contains("run 0 is of point 10, there are 4 points"));
+        let e = reread(&f, "labels", |v| {
+            v["spec"]["dimensions"][0]["labels"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("\"ring\" has 2 values but 1 labels"));
+        let e = reread(&f, "index", |v| v["points"][3]["index"] = 0.into()).unwrap_err();
+        assert!(format!("{e:#}").contains("point 4 says its index is 1"));
+
+        // What reads the points directly copes with a short one too (it used to index).
+        let mut bad = f.clone();
+        bad.points[1].values.pop();
+        assert_eq!(sweep_comparisons(&bad).len(), 1);
+        let s = summarise(&bad);
+        assert_eq!(plots(&bad, &s).len(), 5);
     }
 
     #[test]
