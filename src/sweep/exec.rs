@@ -299,18 +299,6 @@ pub fn run_all(
     repetitions: u32,
     cpufreq: Option<&CpuFreq>,
     stop: &Arc<AtomicBool>,
-    done: impl FnMut(&[RunRecord]),
-) -> Result<Executed> {
-    run_all_with(exe, points, repetitions, cpufreq, stop, STOP_GRACE, done)
-}
-
-fn run_all_with(
-    exe: &Path,
-    points: &[Point],
-    repetitions: u32,
-    cpufreq: Option<&CpuFreq>,
-    stop: &Arc<AtomicBool>,
-    grace: Duration,
     mut done: impl FnMut(&[RunRecord]),
 ) -> Result<Executed> {
     // Saved before the first change, restored when this returns (any way it returns).
@@ -349,7 +337,7 @@ fn run_all_with(
             });
             let r = match set_up {
                 Ok(load) => {
-                    let end = run_child(exe, &rep_args(p, rep), stop, grace);
+                    let end = run_child(exe, &rep_args(p, rep), stop, STOP_GRACE);
                     drop(load);
                     record(n, p, rep, end)
                 }
