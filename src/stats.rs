@@ -58,9 +58,14 @@ pub fn median_min_max(xs: &[f64]) -> (f64, f64, f64) {
     (quantile_sorted(&s, 0.5), s[0], s[s.len() - 1])
 }
 
+/// Most observations (both samples together) for which [`mann_whitney_p`] counts the exact
+/// distribution (docs/sweep.md says so).
+pub const MANN_WHITNEY_EXACT_MAX: usize = 60;
+
 /// Two-sided p-value of the Mann-Whitney U test that `a` and `b` come from the same
-/// distribution. Exact (all rank arrangements counted) when there are no ties and the
-/// samples are small, else the normal approximation with tie and continuity corrections.
+/// distribution. Exact (all rank arrangements counted) when there are no ties and
+/// `a.len() + b.len() <= MANN_WHITNEY_EXACT_MAX`, else the normal approximation with tie and
+/// continuity corrections.
 pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
@@ -85,7 +90,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
         s.windows(2).any(|w| w[0] == w[1])
     };
     let mn = (n1 * n2) as f64;
-    if !any_tie && n1 + n2 <= 60 {
+    if !any_tie && n1 + n2 <= MANN_WHITNEY_EXACT_MAX {
         // counts[u] = arrangements with that U, built up one observation at a time:
         // f(i, j, u) = f(i-1, j, u-j) + f(i, j-1, u).
         let m = n1 * n2;
@@ -268,6 +273,19 @@ mod tests {
         (0..n)
             .map(|_| centre + spread * ((r.next_u64() % 10_001) as f64 / 5000.0 - 1.0))
             .collect()
+    }
+
+    #[test]
+    fn the_doc_states_when_the_rank_test_is_exact() {
+        // Complete separation of 3 against 3: exactly 2/20 = 0.1 (counted, not approximated).
+        assert!((mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
+        let doc = include_str!("../docs/sweep.md");
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let want = format!(
+            "exact when there are no ties and A and B together hold at most \
+             {MANN_WHITNEY_EXACT_MAX} runs"
+        );
+        assert!(doc.contains(&want), "docs/sweep.md must say: {want}");
     }
 
     #[test]

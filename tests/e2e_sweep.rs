@@ -568,3 +568,110 @@ fn ctrl_c_in_a_lab_sweep_stops_the_run_and_removes_its_lab() {
     assert_eq!(j["runs"][0]["status"], "interrupted");
     assert_eq!(j["runs"][0]["pid"], run_pid);
 }
+
+#[test]
+fn a_sweep_killed_outright_leaves_the_runs_done_so_far() {
+    let d = tmp("kill");
+    let values: Vec<String> = (1..=60).map(|s| s.to_string()).collect();
+    let f = write(
+        &d,
+        "s.toml",
+        &format!(
+            "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 200000\n[[dimension]]\nname = \"seed\"\nvalues = [{}]\n",
+            values.join(", ")
+        ),
+    );
+    let out = d.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["sweep", &f, "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first run's report is printed after runs.json holds it.
+    let mut so = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Interrupts: ") {
+        let n = so.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "sweep ended before its first run: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let j = runs_json(&out);
+    assert_eq!(j["interrupted"], true);
+    let runs = j["runs"].as_array().unwrap();
+    assert!(!runs.is_empty() && runs.len() < 60, "{} runs", runs.len());
+    assert_eq!(runs[0]["status"], "ok");
+    assert_eq!(j["points"].as_array().unwrap().len(), 60);
+    // What was saved redraws.
+    let o = upktgen(&["sweep", "--redraw", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Incomplete points:"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_malformed_runs_json_is_an_error_not_a_panic() {
+    let d = tmp("malformed");
+    let f = write(
+        &d,
+        "s.toml",
+        "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 2000\n\
+         [[dimension]]\nname = \"ring\"\nvalues = [64, 256]\n\
+         [[dimension]]\nname = \"start_thresh\"\nvalues = [1, 16]\n\
+         [compare]\ndimension = \"start_thresh\"\nbaseline = 1\n",
+    );
+    let out = d.join("out");
+    let o = upktgen(&["sweep", &f, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut j = runs_json(&out);
+    j["points"][1]["values"].as_array_mut().unwrap().pop();
+    let rj = out.join("runs.json");
+    std::fs::write(&rj, j.to_string()).unwrap();
+    let want = "inconsistent runs.json: point 2 (ring=64, start_thresh=16) has values for [ring], \
+                the dimensions are [ring, start_thresh]\n";
+    for args in [
+        vec!["sweep", "--redraw", out.to_str().unwrap()],
+        vec!["compare", rj.to_str().unwrap()],
+    ] {
+        let o = upktgen(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("upktgen: ") && stderr(&o).ends_with(want),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_sweep_too_big_to_run_is_refused_with_its_file() {
+    let d = tmp("huge");
+    let mut src = "[sweep]\ncommand = \"sim\"\n".to_string();
+    for k in 0..23 {
+        src +=
+            &format!("[[dimension]]\nname = \"d{k}\"\nvalues = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n");
+    }
+    write(&d, "s.toml", &src);
+    for extra in [&[][..], &["--yes"][..], &["--dry-run"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+            .current_dir(&*d)
+            .args(["sweep", "s.toml"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("upktgen: s.toml: the dimensions' values (10 x 10 x "),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty());
+    }
+}

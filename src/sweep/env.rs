@@ -115,14 +115,22 @@ pub struct FreqGuard {
 }
 
 impl FreqGuard {
-    /// Restores now, reporting failures.
+    /// Restores now, every CPU even when one fails; the error lists every failure.
     pub fn restore(&self) -> Result<()> {
+        let mut errors = Vec::new();
         for (d, floor, min, max) in &self.saved {
-            write(&d.join("scaling_min_freq"), &floor.to_string())?;
-            write(&d.join("scaling_max_freq"), &max.to_string())?;
-            write(&d.join("scaling_min_freq"), &min.to_string())?;
+            let one = write(&d.join("scaling_min_freq"), &floor.to_string())
+                .and_then(|()| write(&d.join("scaling_max_freq"), &max.to_string()))
+                .and_then(|()| write(&d.join("scaling_min_freq"), &min.to_string()));
+            if let Err(e) = one {
+                errors.push(format!("{e:#}"));
+            }
         }
-        Ok(())
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            bail!("{}", errors.join("; "))
+        }
     }
 }
 
@@ -262,6 +270,41 @@ mod tests {
             std::fs::read_to_string(d.join("scaling_min_freq")).unwrap(),
             "800000"
         );
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn restore_goes_on_past_a_cpu_that_fails() {
+        let root = fake_root("restore", 3);
+        let f = CpuFreq::open(&root).unwrap();
+        let g = f.save().unwrap();
+        f.set(1000.0).unwrap();
+        // cpu0 and cpu1 can no longer be written (a directory where a file was; root too).
+        for c in [0, 1] {
+            let p = root.join(format!("cpu{c}/cpufreq/scaling_min_freq"));
+            std::fs::remove_file(&p).unwrap();
+            std::fs::create_dir(&p).unwrap();
+        }
+        let e = format!("{:#}", g.restore().unwrap_err());
+        assert!(
+            e.contains("cpu0/cpufreq/scaling_min_freq") && e.contains("cpu1/cpufreq"),
+            "{e}"
+        );
+        let d = root.join("cpu2/cpufreq");
+        assert_eq!(
+            std::fs::read_to_string(d.join("scaling_max_freq")).unwrap(),
+            "2400000"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("scaling_min_freq")).unwrap(),
+            "800000"
+        );
+        for c in [0, 1] {
+            let p = root.join(format!("cpu{c}/cpufreq/scaling_min_freq"));
+            std::fs::remove_dir(&p).unwrap();
+            std::fs::write(&p, "1000000").unwrap();
+        }
+        drop(g);
         std::fs::remove_dir_all(root).unwrap();
     }
 

@@ -65,11 +65,24 @@ struct ChildEnd {
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     seconds: f64,
+    /// Killed with SIGKILL after it did not stop on SIGTERM.
+    killed: bool,
 }
 
+/// How long a child may take to stop after SIGTERM before it gets SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// Runs `exe args`, forwarding a stop request as SIGTERM (the child stops cleanly and prints
-/// its partial report; on a terminal it got the SIGINT too).
-fn run_child(exe: &Path, args: &[String], stop: &AtomicBool) -> std::io::Result<ChildEnd> {
+/// its partial report; on a terminal it got the SIGINT too). A child still running
+/// `grace` after that, or when a second stop request comes (a second Ctrl-C), gets SIGKILL,
+/// so a child stuck in its cleanup cannot hang the sweep. `stop` is true again on return
+/// when it was set during the run.
+fn run_child(
+    exe: &Path,
+    args: &[String],
+    stop: &AtomicBool,
+    grace: Duration,
+) -> std::io::Result<ChildEnd> {
     let t0 = Instant::now();
     let mut child = Command::new(exe)
         .args(args)
@@ -90,20 +103,62 @@ fn run_child(exe: &Path, args: &[String], stop: &AtomicBool) -> std::io::Result<
         let _ = err.read_to_end(&mut v);
         v
     });
-    let mut signalled = false;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
+    // When SIGTERM went to the child.
+    let mut signalled: Option<Instant> = None;
+    let mut killed = false;
+    let waited = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {}
+            Err(e) => break Err(e),
         }
-        if stop.load(Ordering::Relaxed) && !signalled {
-            // The child is ours and not yet reaped, so its pid is still its own.
-            let _ = crate::sys::proc::send_signal(child.id(), libc::SIGTERM);
-            signalled = true;
+        // The request is taken (set back to false) so that a second one can be told apart;
+        // it is put back below.
+        let asked = stop.swap(false, Ordering::Relaxed);
+        match signalled {
+            None if asked => {
+                // The child is ours and not yet reaped, so its pid is still its own.
+                let _ = crate::sys::proc::send_signal(pid, libc::SIGTERM);
+                signalled = Some(Instant::now());
+            }
+            Some(t) if !killed && (asked || t.elapsed() >= grace) => {
+                eprintln!(
+                    "upktgen sweep: the run (pid {pid}) did not stop {}; killing it",
+                    if asked {
+                        "before a second stop request".to_string()
+                    } else {
+                        format!("within {} s of SIGTERM", grace.as_secs_f64())
+                    }
+                );
+                let _ = child.kill();
+                killed = true;
+            }
+            _ => {}
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if signalled.is_some() {
+        stop.store(true, Ordering::Relaxed);
+    }
+    let status = match waited {
+        Ok(s) => s,
+        Err(e) => {
+            // Not left running behind the sweep: killed and reaped.
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = t_out.join();
+            let _ = t_err.join();
+            return Err(e);
+        }
+    };
     let stdout = t_out.join().unwrap_or_default();
     let stderr = t_err.join().unwrap_or_default();
+    if killed {
+        // Its lab (namespaces named after its pid) was not removed by the child itself.
+        for (ns, _) in crate::lab::sweep_stale() {
+            eprintln!("upktgen sweep: removed the killed run's namespace {ns}");
+        }
+    }
     use std::os::unix::process::ExitStatusExt;
     let code = status.code().or_else(|| status.signal().map(|s| 128 + s));
     Ok(ChildEnd {
@@ -112,6 +167,7 @@ fn run_child(exe: &Path, args: &[String], stop: &AtomicBool) -> std::io::Result<
         stdout,
         stderr,
         seconds: t0.elapsed().as_secs_f64(),
+        killed,
     })
 }
 
@@ -157,6 +213,11 @@ fn record(iteration: usize, p: &Point, rep: u32, end: std::io::Result<ChildEnd>)
     r.pid = Some(end.pid);
     r.seconds = end.seconds;
     let json: Option<serde_json::Value> = serde_json::from_slice(&end.stdout).ok();
+    if end.killed {
+        r.status = Status::Interrupted;
+        r.error = Some("interrupted; killed after it did not stop on SIGTERM".into());
+        return r;
+    }
     match end.code {
         Some(0) => match json {
             Some(j) if Metrics::from_json(&j).is_some() => {
@@ -212,15 +273,33 @@ fn fmt_dur(s: f64) -> String {
     }
 }
 
-/// Runs every repetition of every point, interleaved, calling `done` after each run.
-/// Progress goes to standard error.
+/// A run that could not be started because its surroundings could not be set up (the CPU
+/// clock, the load): a failed run with the reason, so the sweep goes on.
+fn not_started(iteration: usize, p: &Point, rep: u32, why: String) -> RunRecord {
+    RunRecord {
+        iteration,
+        point: p.index,
+        rep,
+        label: p.label.clone(),
+        status: Status::Failed,
+        error: Some(why),
+        exit_code: None,
+        pid: None,
+        seconds: 0.0,
+        json: None,
+    }
+}
+
+/// Runs every repetition of every point, interleaved, calling `done` with the runs so far
+/// after each run. A run whose CPU clock or load cannot be set up is recorded as failed and
+/// the sweep goes on. Progress goes to standard error.
 pub fn run_all(
     exe: &Path,
     points: &[Point],
     repetitions: u32,
     cpufreq: Option<&CpuFreq>,
     stop: &Arc<AtomicBool>,
-    mut done: impl FnMut(&RunRecord),
+    mut done: impl FnMut(&[RunRecord]),
 ) -> Result<Executed> {
     // Saved before the first change, restored when this returns (any way it returns).
     let _freq: Option<FreqGuard> = cpufreq.map(CpuFreq::save).transpose()?;
@@ -247,19 +326,28 @@ pub fn run_all(
                 points.len(),
                 p.label
             );
-            if let (Some(f), Some(mhz)) = (cpufreq, p.cpu_mhz) {
-                f.set(mhz)?;
+            let set_up = match (cpufreq, p.cpu_mhz) {
+                (Some(f), Some(mhz)) => f
+                    .set(mhz)
+                    .map_err(|e| format!("setting cpu_mhz = {mhz}: {e:#}")),
+                _ => Ok(()),
             }
-            let end = {
-                let _load = Load::start(p.load)?;
-                run_child(exe, &rep_args(p, rep), stop)
+            .and_then(|()| {
+                Load::start(p.load).map_err(|e| format!("starting load = {}: {e:#}", p.load))
+            });
+            let r = match set_up {
+                Ok(load) => {
+                    let end = run_child(exe, &rep_args(p, rep), stop, STOP_GRACE);
+                    drop(load);
+                    record(n, p, rep, end)
+                }
+                Err(why) => not_started(n, p, rep, why),
             };
-            let r = record(n, p, rep, end);
             if r.status == Status::Interrupted || stop.load(Ordering::Relaxed) {
                 interrupted = true;
             }
-            done(&r);
             records.push(r);
+            done(&records);
             if interrupted {
                 break 'reps;
             }
@@ -293,6 +381,7 @@ mod tests {
             stdout: out.as_bytes().to_vec(),
             stderr: err.as_bytes().to_vec(),
             seconds: 1.5,
+            killed: false,
         })
     }
 
@@ -330,6 +419,118 @@ mod tests {
         assert_eq!(rep_args(&p, 2), ["sim", "--json", "--seed=9"]);
         p.args = vec!["run".into()];
         assert_eq!(rep_args(&p, 2), ["run"]);
+    }
+
+    fn tmp_dir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("upktgen-exec-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// A child that ignores SIGTERM (its shell creates `ready` once the trap is set, then
+    /// becomes `sleep`, which keeps SIGTERM ignored), stopped while it runs; `second` asks a
+    /// second time once the first request was taken.
+    fn stubborn_child(tag: &str, grace: Duration, second: bool) -> (ChildEnd, bool) {
+        let d = tmp_dir(tag);
+        let ready = d.join("ready");
+        let script = format!("trap '' TERM; : > '{}'; exec sleep 30", ready.display());
+        let stop = Arc::new(AtomicBool::new(false));
+        let asker = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !ready.exists() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                stop.store(true, Ordering::Relaxed);
+                if second {
+                    while stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                }
+            })
+        };
+        let end = run_child(
+            Path::new("/bin/sh"),
+            &["-c".to_string(), script],
+            &stop,
+            grace,
+        )
+        .unwrap();
+        asker.join().unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        (end, stop.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
+        let (end, stop) = stubborn_child("grace", Duration::from_millis(200), false);
+        assert!(end.killed);
+        assert_eq!(end.code, Some(128 + libc::SIGKILL));
+        assert!(stop, "the stop request is kept for run_all");
+        let r = record(0, &point(), 1, Ok(end));
+        assert_eq!(r.status, Status::Interrupted);
+    }
+
+    #[test]
+    fn a_second_stop_request_kills_the_child_at_once() {
+        // The grace alone would wait ten minutes (longer than the child lives).
+        let (end, stop) = stubborn_child("second", Duration::from_secs(600), true);
+        assert!(end.killed);
+        assert_eq!(end.code, Some(128 + libc::SIGKILL));
+        assert!(stop);
+    }
+
+    #[test]
+    fn a_clock_that_cannot_be_set_fails_its_run_and_the_sweep_goes_on() {
+        let root = tmp_dir("mhz");
+        let c = root.join("cpu0/cpufreq");
+        std::fs::create_dir_all(&c).unwrap();
+        for (f, v) in [
+            ("cpuinfo_min_freq", "800000"),
+            ("cpuinfo_max_freq", "2400000"),
+            ("scaling_min_freq", "800000"),
+            ("scaling_max_freq", "2400000"),
+        ] {
+            std::fs::write(c.join(f), v).unwrap();
+        }
+        let f = CpuFreq::open(&root).unwrap();
+        let pts: Vec<Point> = [Some(1000.0), Some(5000.0), None]
+            .into_iter()
+            .enumerate()
+            .map(|(i, mhz)| Point {
+                index: i,
+                cpu_mhz: mhz,
+                ..point()
+            })
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut seen = Vec::new();
+        let done = run_all(Path::new("/bin/true"), &pts, 1, Some(&f), &stop, |runs| {
+            seen.push(runs.len())
+        })
+        .unwrap();
+        assert_eq!(seen, [1, 2, 3]);
+        assert!(!done.interrupted);
+        let r = &done.records;
+        assert_eq!(r.len(), 3);
+        assert!(r.iter().all(|x| x.status == Status::Failed));
+        // /bin/true ran (and printed no report); the 5000 MHz point never started.
+        assert!(r[0].pid.is_some() && r[2].pid.is_some());
+        assert_eq!(r[1].pid, None);
+        assert_eq!(
+            r[1].error.as_deref(),
+            Some(
+                "setting cpu_mhz = 5000: cpu_mhz = 5000: outside this CPU's range 800 to 2400 MHz"
+            )
+        );
+        // The guard put the clock back.
+        assert_eq!(
+            std::fs::read_to_string(c.join("scaling_max_freq")).unwrap(),
+            "2400000"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

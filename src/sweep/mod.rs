@@ -181,8 +181,13 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let src =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let spec = file::parse(&path.display().to_string(), &src)?;
+    // Size, names and values first (cheap), then the question, then the points.
+    let (n_points, total) = points::size(&spec)?;
+    points::check(&spec)?;
+    if !args.dry_run {
+        confirm(total, n_points, spec.repetitions, args.yes)?;
+    }
     let pts = points::expand(&spec)?;
-    let total = pts.len() * spec.repetitions as usize;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
         println!(
@@ -208,13 +213,17 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }
         return Ok(Exit::Done);
     }
-    confirm(total, pts.len(), spec.repetitions, args.yes)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
-    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |r| {
-        println!("{}", output::iteration_text(r));
+    let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
+    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |runs| {
+        // runs.json first: what the terminal shows is then already on disk.
+        checkpoint.save(&spec, &pts, runs);
+        if let Some(r) = runs.last() {
+            println!("{}", output::iteration_text(r));
+        }
         let _ = std::io::stdout().flush();
     })?;
     let f = RunsFile {
@@ -253,6 +262,8 @@ fn load(path: &Path) -> Result<Doc> {
     if v.get("runs").is_some() && v.get("spec").is_some() {
         let f: RunsFile = serde_json::from_value(v)
             .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+        output::validate(&f)
+            .map_err(|e| anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
         return Ok(Doc::Sweep(Box::new(f)));
     }
     let one = |x: &serde_json::Value| -> Option<Metrics> {
@@ -312,8 +323,8 @@ fn select<'a>(f: &'a RunsFile, sel: &str) -> Vec<&'a points::Point> {
                     || d.values
                         .iter()
                         .position(|x| x == pv)
-                        .map(|i| d.labels[i] == *v)
-                        == Some(true)
+                        .and_then(|i| d.labels.get(i))
+                        .is_some_and(|l| *l == *v)
             }),
             None => false,
         })

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// runs.json: everything needed to redraw without rerunning.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,6 +26,97 @@ pub struct RunsFile {
 }
 
 pub const FORMAT: u32 = 1;
+
+/// runs.json borrowed (same fields, same order as [`RunsFile`]), to write it without copying.
+#[derive(Serialize)]
+struct RunsView<'a> {
+    format: u32,
+    spec: &'a Spec,
+    points: &'a [Point],
+    interrupted: bool,
+    runs: &'a [RunRecord],
+}
+
+/// Writes `text` to `path` atomically: a temporary file next to it, synced, then renamed over
+/// it, so a reader (or a crash) sees the old file or the new one, never half of one.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res.with_context(|| format!("writing {}", path.display()))
+}
+
+fn runs_json_text(
+    spec: &Spec,
+    points: &[Point],
+    interrupted: bool,
+    runs: &[RunRecord],
+) -> Result<String> {
+    let v = RunsView {
+        format: FORMAT,
+        spec,
+        points,
+        interrupted,
+        runs,
+    };
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}
+
+/// Least time between two checkpoints of runs.json: each rewrites the whole file, so a sweep
+/// of many short runs would otherwise spend its time rewriting it.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+/// runs.json rewritten while the sweep goes (after a run, at most once per
+/// [`CHECKPOINT_EVERY`]), so a sweep killed outright (SIGKILL, a crash, power) leaves the runs
+/// done so far. A checkpoint says `interrupted: true`: the sweep had not finished; the final
+/// write replaces it.
+pub struct Checkpoint<'a> {
+    dir: Option<&'a Path>,
+    last: Option<Instant>,
+    warned: bool,
+}
+
+impl<'a> Checkpoint<'a> {
+    /// Checkpoints into `dir`; none without a directory.
+    pub fn new(dir: Option<&'a Path>) -> Self {
+        Checkpoint {
+            dir,
+            last: None,
+            warned: false,
+        }
+    }
+
+    /// Writes runs.json with `runs` unless the last write was less than
+    /// [`CHECKPOINT_EVERY`] ago. A failure is reported once and the sweep goes on (the final
+    /// write reports it again as an error).
+    pub fn save(&mut self, spec: &Spec, points: &[Point], runs: &[RunRecord]) {
+        let Some(dir) = self.dir else { return };
+        if self.last.is_some_and(|t| t.elapsed() < CHECKPOINT_EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        let res = runs_json_text(spec, points, true, runs)
+            .and_then(|text| write_atomic(&dir.join("runs.json"), &text));
+        if let Err(e) = res
+            && !self.warned
+        {
+            self.warned = true;
+            eprintln!("upktgen sweep: saving the runs so far: {e:#}");
+        }
+    }
+}
 
 /// `Iteration K (label):` and the run's seed lines (or why it failed).
 pub fn iteration_text(r: &RunRecord) -> String {
@@ -232,7 +324,9 @@ pub fn sweep_comparisons(f: &RunsFile) -> Vec<Comparison> {
                 .iter()
                 .enumerate()
                 .all(|(k, v)| k == di || base.values.get(k) == Some(v));
-            let v = &other.values[di].1;
+            let Some((_, v)) = other.values.get(di) else {
+                continue;
+            };
             if !same_rest || v == &c.baseline || c.variant.as_ref().is_some_and(|x| x != v) {
                 continue;
             }
@@ -370,7 +464,8 @@ pub fn plots(f: &RunsFile, s: &[PointSummary]) -> Vec<(String, String, String)> 
                         .values
                         .iter()
                         .position(|x| Some(x) == p.values.get(k).map(|y| &y.1));
-                    vi.map(|i| dd.labels[i].clone()).unwrap_or_default()
+                    vi.and_then(|i| dd.labels.get(i).cloned())
+                        .unwrap_or_default()
                 })
                 .collect();
             let name = if rest.is_empty() {
@@ -378,7 +473,11 @@ pub fn plots(f: &RunsFile, s: &[PointSummary]) -> Vec<(String, String, String)> 
             } else {
                 rest.join(", ")
             };
-            let x = p.values[di].1.as_f64().unwrap_or(f64::NAN);
+            let x = p
+                .values
+                .get(di)
+                .and_then(|v| v.1.as_f64())
+                .unwrap_or(f64::NAN);
             let m = sm.fig("pps");
             let pt = (x, m.median, Some((m.min, m.max)));
             match lines.iter_mut().find(|l| l.name == name) {
@@ -601,7 +700,10 @@ pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<Strin
     };
     let mut written = Vec::new();
     if write_runs {
-        put("runs.json", &(serde_json::to_string_pretty(f)? + "\n"))?;
+        write_atomic(
+            &dir.join("runs.json"),
+            &runs_json_text(&f.spec, &f.points, f.interrupted, &f.runs)?,
+        )?;
         written.push("runs.json".to_string());
     }
     let s = summarise(f);
@@ -618,10 +720,181 @@ pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<Strin
     Ok(written)
 }
 
-/// Reads runs.json.
+/// Reads runs.json, checked with [`validate`].
 pub fn read_runs(path: &Path) -> Result<RunsFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))
+    let f: RunsFile = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+    validate(&f).map_err(|e| anyhow::anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
+    Ok(f)
+}
+
+/// Checks that a runs.json read back holds together as a sweep writes it (the tables, plots
+/// and comparisons index by it): every dimension has one label per value, every point is at
+/// its own index with one value per dimension, every run names a point.
+pub fn validate(f: &RunsFile) -> std::result::Result<(), String> {
+    for d in &f.spec.dimensions {
+        if d.labels.len() != d.values.len() {
+            return Err(format!(
+                "dimension {:?} has {} values but {} labels",
+                d.name,
+                d.values.len(),
+                d.labels.len()
+            ));
+        }
+    }
+    let names: Vec<&str> = f.spec.dimensions.iter().map(|d| d.name.as_str()).collect();
+    for (i, p) in f.points.iter().enumerate() {
+        if p.index != i {
+            return Err(format!("point {} says its index is {}", i + 1, p.index + 1));
+        }
+        let have: Vec<&str> = p.values.iter().map(|(n, _)| n.as_str()).collect();
+        if have != names {
+            return Err(format!(
+                "point {} ({}) has values for [{}], the dimensions are [{}]",
+                i + 1,
+                p.label,
+                have.join(", "),
+                names.join(", ")
+            ));
+        }
+    }
+    for r in &f.runs {
+        if r.point >= f.points.len() {
+            return Err(format!(
+                "run {} is of point {}, there are {} points",
+                r.iteration,
+                r.point + 1,
+                f.points.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{file, points};
+    use super::*;
+
+    fn sweep() -> RunsFile {
+        let spec = file::parse(
+            "s.toml",
+            "[sweep]\ncommand = \"sim\"\nrepetitions = 2\n[[dimension]]\nname = \"ring\"\n\
+             values = [64, 256]\n[[dimension]]\nname = \"start_thresh\"\nvalues = [1, 16]\n\
+             [compare]\ndimension = \"start_thresh\"\nbaseline = 1\n",
+        )
+        .unwrap();
+        let points = points::expand(&spec).unwrap();
+        let runs = points
+            .iter()
+            .map(|p| RunRecord {
+                iteration: p.index,
+                point: p.index,
+                rep: 1,
+                label: p.label.clone(),
+                status: Status::Failed,
+                error: Some("x".into()),
+                exit_code: Some(1),
+                pid: None,
+                seconds: 0.1,
+                json: None,
+            })
+            .collect();
+        RunsFile {
+            format: FORMAT,
+            spec,
+            points,
+            interrupted: false,
+            runs,
+        }
+    }
+
+    fn tmp_dir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("upktgen-output-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// `f` as JSON, changed by `edit`, read back.
+    fn reread(
+        f: &RunsFile,
+        tag: &str,
+        edit: impl FnOnce(&mut serde_json::Value),
+    ) -> Result<RunsFile> {
+        let d = tmp_dir(tag);
+        let mut v = serde_json::to_value(f).unwrap();
+        edit(&mut v);
+        let p = d.join("runs.json");
+        std::fs::write(&p, v.to_string()).unwrap();
+        let r = read_runs(&p);
+        std::fs::remove_dir_all(&d).unwrap();
+        r
+    }
+
+    #[test]
+    fn inconsistent_runs_json_is_refused_not_a_panic() {
+        let f = sweep();
+        assert!(reread(&f, "ok", |_| {}).is_ok());
+        let e = reread(&f, "short", |v| {
+            v["points"][1]["values"].as_array_mut().unwrap().pop();
+        })
+        .unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.ends_with(
+                "runs.json: inconsistent runs.json: point 2 (ring=64, start_thresh=16) has values \
+                 for [ring], the dimensions are [ring, start_thresh]"
+            ),
+            "{e}"
+        );
+        let e = reread(&f, "run", |v| v["runs"][0]["point"] = 9.into()).unwrap_err();
+        assert!(format!("{e:#}").contains("run 0 is of point 10, there are 4 points"));
+        let e = reread(&f, "labels", |v| {
+            v["spec"]["dimensions"][0]["labels"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("\"ring\" has 2 values but 1 labels"));
+        let e = reread(&f, "index", |v| v["points"][3]["index"] = 0.into()).unwrap_err();
+        assert!(format!("{e:#}").contains("point 4 says its index is 1"));
+
+        // What reads the points directly copes with a short one too (it used to index).
+        let mut bad = f.clone();
+        bad.points[1].values.pop();
+        assert_eq!(sweep_comparisons(&bad).len(), 1);
+        let s = summarise(&bad);
+        assert_eq!(plots(&bad, &s).len(), 5);
+    }
+
+    #[test]
+    fn runs_json_is_replaced_whole_and_checkpoints_read_back() {
+        let f = sweep();
+        let d = tmp_dir("ckpt");
+        let mut c = Checkpoint::new(Some(&d));
+        c.save(&f.spec, &f.points, &f.runs[..1]);
+        let back = read_runs(&d.join("runs.json")).unwrap();
+        assert!(back.interrupted, "a checkpoint is of an unfinished sweep");
+        assert_eq!(back.runs.len(), 1);
+        assert_eq!(back.points.len(), 4);
+        // Within CHECKPOINT_EVERY of the last one: not rewritten.
+        c.save(&f.spec, &f.points, &f.runs[..2]);
+        assert_eq!(read_runs(&d.join("runs.json")).unwrap().runs.len(), 1);
+        write_dir(&d, &f, true).unwrap();
+        let back = read_runs(&d.join("runs.json")).unwrap();
+        assert!(!back.interrupted);
+        assert_eq!(back.runs.len(), 4);
+        // No temporary file is left.
+        let names: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("tmp"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

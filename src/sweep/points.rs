@@ -43,9 +43,42 @@ pub struct Point {
     pub cpu_mhz: Option<f64>,
 }
 
-/// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions).
-pub fn count(spec: &Spec) -> usize {
-    spec.dimensions.iter().map(|d| d.values.len()).product()
+/// Most runs (points x repetitions) one sweep may hold, `--yes` or not.
+pub const MAX_RUNS: usize = 100_000;
+
+/// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions), or
+/// `None` when that product overflows.
+pub fn count(spec: &Spec) -> Option<usize> {
+    spec.dimensions
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(d.values.len()))
+}
+
+/// Points and runs (points x repetitions) of `spec`, refused above [`MAX_RUNS`] with an
+/// error naming the file. Cheap: nothing is expanded.
+pub fn size(spec: &Spec) -> Result<(usize, usize)> {
+    let sizes = || {
+        spec.dimensions
+            .iter()
+            .map(|d| d.values.len().to_string())
+            .collect::<Vec<_>>()
+            .join(" x ")
+    };
+    let reps = spec.repetitions as usize;
+    match count(spec).and_then(|n| Some((n, n.checked_mul(reps)?))) {
+        Some((n, runs)) if runs <= MAX_RUNS => Ok((n, runs)),
+        Some((n, runs)) => bail!(
+            "{}: {runs} runs ({n} points x {reps} repetitions): more than {MAX_RUNS}, the most \
+             one sweep may run; use fewer values or dimensions",
+            spec.lines.file
+        ),
+        None => bail!(
+            "{}: the dimensions' values ({}) make too many points to count; one sweep may run \
+             at most {MAX_RUNS}",
+            spec.lines.file,
+            sizes()
+        ),
+    }
 }
 
 /// The subcommand's clap definition.
@@ -178,9 +211,19 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
     Ok(())
 }
 
-/// Expands `spec` into its points and checks every one with the command's real option
-/// parser. Errors name the line of the offending key or value.
-pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
+/// What every point shares, once its names and values are checked.
+pub struct Checked {
+    def: clap::Command,
+    base_args: Vec<String>,
+    base_load: u32,
+    base_mhz: Option<f64>,
+}
+
+/// Checks `spec`'s size ([`size`]), names and values (each alone) without building a point:
+/// cheap, so it runs before the sweep asks to be confirmed. Errors name the line of the
+/// offending key or value.
+pub fn check(spec: &Spec) -> Result<Checked> {
+    size(spec)?;
     let def = command_def(spec.command);
     let l = &spec.lines;
     // Names first: an unknown parameter is the commonest mistake.
@@ -227,8 +270,25 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
         }
         base_args.extend(a);
     }
+    Ok(Checked {
+        def,
+        base_args,
+        base_load,
+        base_mhz,
+    })
+}
 
-    let total = count(spec);
+/// Expands `spec` into its points and checks every one with the command's real option
+/// parser. Errors name the line of the offending key or value.
+pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
+    let Checked {
+        def,
+        base_args,
+        base_load,
+        base_mhz,
+    } = check(spec)?;
+    let l = &spec.lines;
+    let (total, _) = size(spec)?;
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
         // The first dimension varies slowest, the last fastest.
@@ -374,6 +434,45 @@ mod tests {
         assert!(e.starts_with("s.toml:4: load = -1"), "{e}");
         let e = err("[sweep]\n[[dimension]]\nname = \"cpu_mhz\"\nvalues = [0]\n");
         assert!(e.starts_with("s.toml:4: cpu_mhz = 0"), "{e}");
+    }
+
+    /// A file of `dims` dimensions of `k` values each, `reps` repetitions.
+    fn grid(dims: usize, k: usize, reps: u32) -> String {
+        let mut src = format!("[sweep]\ncommand = \"sim\"\nrepetitions = {reps}\n");
+        let vals: Vec<String> = (1..=k).map(|v| v.to_string()).collect();
+        for d in 0..dims {
+            src += &format!(
+                "[[dimension]]\nname = \"d{d}\"\nvalues = [{}]\n",
+                vals.join(", ")
+            );
+        }
+        src
+    }
+
+    #[test]
+    fn huge_grids_are_refused_before_anything_is_built() {
+        // 10^23 overflows usize (a panic in debug); 2^64 wraps to 0 points in release.
+        for (dims, k) in [(23, 10), (64, 2)] {
+            let spec = parse("big.toml", &grid(dims, k, 1)).unwrap();
+            assert_eq!(count(&spec), None);
+            let e = format!("{:#}", size(&spec).unwrap_err());
+            assert!(
+                e.starts_with("big.toml: the dimensions' values (") && e.contains("100000"),
+                "{e}"
+            );
+            // Refused before the names are even looked at (d0 is no option of sim).
+            let e = format!("{:#}", expand(&spec).unwrap_err());
+            assert!(e.contains("too many points"), "{e}");
+        }
+        let spec = parse("big.toml", &grid(5, 10, 1)).unwrap();
+        assert_eq!(size(&spec).unwrap(), (100_000, 100_000));
+        let spec = parse("big.toml", &grid(5, 10, 2)).unwrap();
+        let e = format!("{:#}", check(&spec).err().unwrap());
+        assert_eq!(
+            e,
+            "big.toml: 200000 runs (100000 points x 2 repetitions): more than 100000, the most \
+             one sweep may run; use fewer values or dimensions"
+        );
     }
 
     #[test]
