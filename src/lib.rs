@@ -16,6 +16,7 @@ pub mod pg;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod rng;
 pub mod rx;
 pub mod sample;
 pub mod script;

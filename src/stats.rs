@@ -2,29 +2,7 @@
 //! interval of the change in median, and the Mann-Whitney rank test. Deterministic: the
 //! bootstrap draws from a fixed-seed xorshift generator.
 
-/// xorshift64* (Vigna): a tiny, fast generator; plenty for resampling.
-#[derive(Debug, Clone)]
-pub struct XorShift(u64);
-
-impl XorShift {
-    pub fn new(seed: u64) -> Self {
-        XorShift(seed.max(1))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in 0..n (n > 0); the modulo bias is below 2^-50 for the n used here.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
+use crate::rng::Rng;
 
 /// Sorted copy without NaNs.
 pub fn sorted(xs: &[f64]) -> Vec<f64> {
@@ -231,16 +209,16 @@ pub fn compare(a: &[f64], b: &[f64]) -> Result<Change, TooFew> {
     let mb = quantile_sorted(&b, 0.5);
     let relative = ma != 0.0;
     let change = change_of(ma, mb, relative);
-    let mut rng = XorShift::new(0x5EED_0F5E_ED00);
+    let mut rng = Rng::from_state(0x5EED_0F5E_ED00);
     let mut draws = Vec::with_capacity(BOOTSTRAP);
     let mut ra = vec![0.0; a.len()];
     let mut rb = vec![0.0; b.len()];
     for _ in 0..BOOTSTRAP {
         for x in ra.iter_mut() {
-            *x = a[rng.below(a.len())];
+            *x = a[rng.index(a.len())];
         }
         for x in rb.iter_mut() {
-            *x = b[rng.below(b.len())];
+            *x = b[rng.index(b.len())];
         }
         let c = change_of(median(&ra), median(&rb), relative);
         if c.is_finite() {
@@ -269,7 +247,7 @@ mod tests {
     use super::*;
 
     fn noisy(n: usize, centre: f64, spread: f64, seed: u64) -> Vec<f64> {
-        let mut r = XorShift::new(seed);
+        let mut r = Rng::from_state(seed);
         (0..n)
             .map(|_| centre + spread * ((r.next_u64() % 10_001) as f64 / 5000.0 - 1.0))
             .collect()

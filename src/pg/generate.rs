@@ -26,43 +26,7 @@ use super::{DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, imix_di
 use crate::wire::{MacAddr, PKTGEN_HDR_LEN, PKTGEN_MAGIC, checksum};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// A small, fast, seedable generator (splitmix64): the draws need to be cheap and
-/// reproducible with `--seed`, not cryptographic.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    #[inline]
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    /// Uniform in `[0, n)` (n > 0), by multiply-shift (bias below 2^-32).
-    #[inline]
-    pub fn below(&mut self, n: u32) -> u32 {
-        ((u64::from(self.next_u32()) * u64::from(n)) >> 32) as u32
-    }
-
-    /// Uniform in `[lo, hi]` (lo <= hi).
-    #[inline]
-    pub fn inclusive(&mut self, lo: u32, hi: u32) -> u32 {
-        let span = u64::from(hi - lo) + 1;
-        lo + ((u64::from(self.next_u32()) * span) >> 32) as u32
-    }
-}
+pub use crate::rng::Rng;
 
 /// What is resolved from the device when a run starts (the kernel's setup_inject).
 #[derive(Debug, Clone)]

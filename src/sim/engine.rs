@@ -156,30 +156,7 @@ struct Soft {
     phase: SoftPhase,
 }
 
-/// xorshift64*: small, fast, deterministic.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        // splitmix64 of the seed, never zero.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Rng((z ^ (z >> 31)) | 1)
-    }
-
-    /// Uniform in [-1, 1).
-    fn signed_unit(&mut self) -> f64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11; // 53 bits
-        (v as f64) * (2.0 / (1u64 << 53) as f64) - 1.0
-    }
-}
+use crate::rng::Rng;
 
 struct Sim<'m> {
     m: &'m Model,
