@@ -157,9 +157,12 @@ pub fn fast_path_fits(c: &DevConfig) -> bool {
             .unwrap_or(0);
         b <= a
     };
-    // A random queue map or VLAN id changes nothing the fast path writes, but they are
-    // refused anyway so that "fast" always means "no random draws at all".
-    !crate::pg::RANDOM_FLAGS.iter().any(|&f| c.has(f))
+    // Of the random flags only those that would draw something here matter: with one size,
+    // fixed addresses and MACs, no tags or labels, only a UDP port range can be random (a
+    // random queue map changes no byte of the frame).
+    let rnd_ports = (c.has(Flag::UdpsrcRnd) && c.udp_src_min < c.udp_src_max)
+        || (c.has(Flag::UdpdstRnd) && c.udp_dst_min < c.udp_dst_max);
+    !rnd_ports
         && !c.has(Flag::Ipv6)
         && lo == hi
         && c.imix.is_empty()
@@ -309,6 +312,25 @@ mod tests {
             assert_eq!(fast.prefill().len(), slow.prefill().len());
             assert_eq!(frames(&mut fast, 9), frames(&mut slow, 9), "{cmds:?}");
         }
+    }
+
+    /// Random flags with nothing to draw keep the fast path; a random port range does not.
+    #[test]
+    fn only_draws_that_change_bytes_leave_the_fast_path() {
+        let mut c = DevConfig::new("veth0");
+        c.command("dst 10.99.0.2").unwrap();
+        for f in [
+            "QUEUE_MAP_RND",
+            "UDPSRC_RND",
+            "VID_RND",
+            "TXSIZE_RND",
+            "IPDST_RND",
+        ] {
+            c.command(&format!("flag {f}")).unwrap();
+        }
+        assert!(fast_path_fits(&c));
+        c.command("udp_src_max 100").unwrap();
+        assert!(!fast_path_fits(&c), "a random port range draws per packet");
     }
 
     #[test]
