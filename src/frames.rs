@@ -99,7 +99,6 @@ pub struct PgFrames {
     max_len: usize,
     len: usize,
     cpu: u16,
-    varying: bool,
 }
 
 impl FrameSource for PgFrames {
@@ -107,14 +106,15 @@ impl FrameSource for PgFrames {
         let mut g = self.walk.clone();
         g.advance(self.cpu);
         let mut buf = vec![0u8; self.max_len];
-        generate::write_frame(&self.layout, &g, (0, 0), &mut buf);
+        let len = self.layout.frame_len(&g);
+        generate::write_frame(&self.layout, &g, (0, 0), &mut buf[..len]);
         buf
     }
 
     #[inline]
     fn advance(&mut self) -> usize {
         self.walk.advance(self.cpu);
-        self.len = (self.walk.cur_pkt_size as usize).max(self.layout.min_frame());
+        self.len = self.layout.frame_len(&self.walk);
         self.len
     }
 
@@ -133,7 +133,8 @@ impl FrameSource for PgFrames {
     }
 
     fn imix_bytes(&self) -> Option<u64> {
-        self.varying.then_some(self.walk.bytes)
+        // IMIX keeps a count per entry; a walk without IMIX has none.
+        (!self.walk.imix_counts.is_empty()).then_some(self.walk.bytes)
     }
 
     fn generator(&self) -> Option<&Generator> {
@@ -255,7 +256,6 @@ pub fn for_config(c: &DevConfig, dev: &DeviceInfo, seed: u64, cpu: u16) -> Resul
         max_len,
         len: 0,
         cpu,
-        varying: !c.imix.is_empty(),
     })))
 }
 
@@ -307,7 +307,6 @@ mod tests {
                 max_len: c.max_frame_len(),
                 len: 0,
                 cpu: 0,
-                varying: false,
             };
             assert_eq!(fast.prefill().len(), slow.prefill().len());
             assert_eq!(frames(&mut fast, 9), frames(&mut slow, 9), "{cmds:?}");

@@ -522,29 +522,14 @@ fn has_xdp(ns: &str) -> bool {
             .any(|w| w == "xdp" || w == "xdpgeneric")
 }
 
-#[test]
-fn af_xdp_rx_stopped_by_sigint_leaves_no_program_and_no_namespace() {
-    if !root_or_skip() {
-        return;
-    }
-    let lab = Lab::create(RxMode::Stack).unwrap();
-    assert!(
-        !has_xdp(&lab.rx_ns),
-        "the stack lab has no program of its own"
-    );
+/// Starts `upktgen rx --dev veth-rx --rx-backend af_xdp EXTRA` in the lab's receiving
+/// namespace (output piped) and returns once its XDP program is attached.
+fn spawn_af_xdp_rx(lab: &Lab, extra: &[&str]) -> std::process::Child {
     let child = Command::new("ip")
         .args(["netns", "exec", &lab.rx_ns])
         .arg(env!("CARGO_BIN_EXE_upktgen"))
-        .args([
-            "rx",
-            "--dev",
-            lab::RX_IF,
-            "--rx-backend",
-            "af_xdp",
-            "--json",
-            "--expect-first",
-            "1",
-        ])
+        .args(["rx", "--dev", lab::RX_IF, "--rx-backend", "af_xdp"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -557,6 +542,20 @@ fn af_xdp_rx_stopped_by_sigint_leaves_no_program_and_no_namespace() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    child
+}
+
+#[test]
+fn af_xdp_rx_stopped_by_sigint_leaves_no_program_and_no_namespace() {
+    if !root_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    assert!(
+        !has_xdp(&lab.rx_ns),
+        "the stack lab has no program of its own"
+    );
+    let child = spawn_af_xdp_rx(&lab, &["--json", "--expect-first", "1"]);
     let count = 5_000;
     assert_eq!(send_paced(&lab, count, 20_000), count);
     std::thread::sleep(Duration::from_millis(300));
@@ -602,32 +601,7 @@ fn a_flooded_af_xdp_receiver_still_stops_at_its_duration() {
         return;
     }
     let lab = Lab::create(RxMode::Stack).unwrap();
-    let rx = Command::new("ip")
-        .args(["netns", "exec", &lab.rx_ns])
-        .arg(env!("CARGO_BIN_EXE_upktgen"))
-        .args([
-            "rx",
-            "--dev",
-            lab::RX_IF,
-            "--rx-backend",
-            "af_xdp",
-            "--duration",
-            "1s",
-            "--json",
-            "--no-live",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !has_xdp(&lab.rx_ns) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "the receiver did not attach"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let rx = spawn_af_xdp_rx(&lab, &["--duration", "1s", "--json", "--no-live"]);
     let tx = Command::new("ip")
         .args(["netns", "exec", &lab.tx_ns])
         .arg(env!("CARGO_BIN_EXE_upktgen"))

@@ -392,9 +392,11 @@ fn cpu_clock_without_cpufreq_or_out_of_range() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_after_the_current_run_and_writes_what_was_done() {
-    let d = tmp("int");
+/// A sim sweep of 60 points written to its own temporary directory, started with
+/// `--out DIR/out`; returns the directory (removed when dropped), the out directory and the
+/// running sweep (stdout piped).
+fn long_sim_sweep(tag: &str) -> (Tmp, std::path::PathBuf, std::process::Child) {
+    let d = tmp(tag);
     let values: Vec<String> = (1..=60).map(|s| s.to_string()).collect();
     let f = write(
         &d,
@@ -405,13 +407,18 @@ fn ctrl_c_stops_after_the_current_run_and_writes_what_was_done() {
         ),
     );
     let out = d.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
         .args(["sweep", &f, "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait for the first finished run, then interrupt.
+    (d, out, child)
+}
+
+/// Reads the sweep's standard output until its first run's report is complete; returns the
+/// stream and what was read so far.
+fn wait_for_first_run(child: &mut std::process::Child) -> (std::process::ChildStdout, Vec<u8>) {
     let mut so = child.stdout.take().unwrap();
     let mut seen = Vec::new();
     let mut buf = [0u8; 256];
@@ -424,6 +431,14 @@ fn ctrl_c_stops_after_the_current_run_and_writes_what_was_done() {
         );
         seen.extend_from_slice(&buf[..n]);
     }
+    (so, seen)
+}
+
+#[test]
+fn ctrl_c_stops_after_the_current_run_and_writes_what_was_done() {
+    let (_d, out, mut child) = long_sim_sweep("int");
+    // Wait for the first finished run, then interrupt.
+    let (mut so, mut seen) = wait_for_first_run(&mut child);
     let st = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -571,36 +586,9 @@ fn ctrl_c_in_a_lab_sweep_stops_the_run_and_removes_its_lab() {
 
 #[test]
 fn a_sweep_killed_outright_leaves_the_runs_done_so_far() {
-    let d = tmp("kill");
-    let values: Vec<String> = (1..=60).map(|s| s.to_string()).collect();
-    let f = write(
-        &d,
-        "s.toml",
-        &format!(
-            "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 200000\n[[dimension]]\nname = \"seed\"\nvalues = [{}]\n",
-            values.join(", ")
-        ),
-    );
-    let out = d.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["sweep", &f, "--out", out.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (_d, out, mut child) = long_sim_sweep("kill");
     // The first run's report is printed after runs.json holds it.
-    let mut so = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("Interrupts: ") {
-        let n = so.read(&mut buf).unwrap();
-        assert!(
-            n > 0,
-            "sweep ended before its first run: {}",
-            String::from_utf8_lossy(&seen)
-        );
-        seen.extend_from_slice(&buf[..n]);
-    }
+    wait_for_first_run(&mut child);
     child.kill().unwrap();
     child.wait().unwrap();
     let j = runs_json(&out);

@@ -479,17 +479,24 @@ impl Layout {
     pub fn min_frame(&self) -> usize {
         self.l4() + 8 + PKTGEN_HDR_LEN
     }
+
+    /// The length of the walk's current frame: its size, but never short of the headers
+    /// and pktgen's header (the kernel grows such frames too).
+    pub fn frame_len(&self, g: &Generator) -> usize {
+        (g.cur_pkt_size as usize).max(self.min_frame())
+    }
 }
 
 fn tci(id: u16, cfi: u8, prio: u8) -> [u8; 2] {
     (id | (u16::from(cfi) << 12) | (u16::from(prio) << 13)).to_be_bytes()
 }
 
-/// Writes the headers of the generator's current packet into `out` (a buffer whose bytes past
-/// the pktgen header are zero, at least [`Layout::min_frame`] and the current size long) and
-/// returns the frame length. Padding after the pktgen header is never written: it stays zero.
-pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) -> usize {
-    let len = (g.cur_pkt_size as usize).max(l.min_frame());
+/// Writes the headers of the generator's current packet into `out`, the frame: exactly
+/// [`Layout::frame_len`] bytes, zero past the pktgen header. Padding after the pktgen header
+/// is never written: it stays zero.
+pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
+    let len = out.len();
+    debug_assert_eq!(len, l.frame_len(g));
     out[0..6].copy_from_slice(&g.dst_mac);
     out[6..12].copy_from_slice(&g.src_mac);
     let inner: u16 = if l.ipv6 { 0x86dd } else { 0x0800 };
@@ -567,7 +574,6 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) ->
         pseudo = checksum::add(pseudo, checksum::sum(udp));
         udp[6..8].copy_from_slice(&checksum::finish_udp(pseudo).to_be_bytes());
     }
-    len
 }
 
 impl Generator {

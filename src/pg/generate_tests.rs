@@ -286,9 +286,8 @@ fn build(cmds: &[&str]) -> (Vec<u8>, Generator) {
     let l = Layout::new(&c);
     let mut g = Generator::new(&c, &info(), 1).unwrap();
     g.advance(0);
-    let mut buf = vec![0u8; c.max_frame_len()];
-    let n = write_frame(&l, &g, (1_700_000_000, 42), &mut buf);
-    buf.truncate(n);
+    let mut buf = vec![0u8; l.frame_len(&g)];
+    write_frame(&l, &g, (1_700_000_000, 42), &mut buf);
     (buf, g)
 }
 
