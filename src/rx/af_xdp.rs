@@ -1,37 +1,23 @@
-//! The AF_XDP receiver: one socket per RX queue of the device, an XSKMAP, and the redirect
-//! program of [`super::xsk_prog`] attached by BPF link (detached when this is dropped, or
-//! when the process dies: nothing is left on the device).
+//! The AF_XDP receive backend: one socket per RX queue of the device, an XSKMAP, and the
+//! redirect program of [`crate::bpf::prog::xsk_redirect`] attached by BPF link (detached
+//! when this is dropped, or when the process dies: nothing is left on the device).
 
-use super::xsk_prog;
+use super::backend::{
+    AttachMode, FrameSink, RecvBackend, RxKind, RxStats, XdpReport, XdpRxCounters,
+};
+use crate::bpf::prog::xsk_redirect;
 use crate::sys::bpf::{self, PerCpuCounter, XskMap};
+use crate::sys::rx_ring::{RingStats, RxMeta};
 use crate::sys::xsk::XdpMode;
 use crate::sys::xsk_rx::{self, XskRx, XskRxStats};
-use serde::Serialize;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
-/// How the program is attached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttachMode {
-    /// In the driver (XDP_FLAGS_DRV_MODE): needed for zero-copy.
-    Native,
-    /// Generic (skb) XDP: any device, always copy mode.
-    Generic,
-}
+/// UMEM frames (and RX/fill ring entries) per queue unless told otherwise.
+pub const DEFAULT_FRAMES: u32 = 16384;
 
-/// The AF_XDP receiver's own counters: the program's and the sockets' XDP_STATISTICS.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct XdpRxCounters {
-    /// IPv4/UDP frames the program redirected to a socket.
-    pub redirected: u64,
-    /// IPv4/UDP frames passed to the stack: their queue has no socket.
-    pub passed_no_socket: u64,
-    /// Other frames (not IPv4/UDP), passed to the stack.
-    pub passed_not_udp: u64,
-    /// The sockets' XDP_STATISTICS, summed over queues.
-    pub socket: XskRxStats,
-}
+/// Frames taken from one queue's RX ring per batch.
+const BATCH: u32 = 256;
 
 /// Sockets on every RX queue of one device, and the program that feeds them.
 pub struct XskReceiver {
@@ -84,10 +70,10 @@ impl XskReceiver {
         for s in &socks {
             map.set(s.queue(), s.raw_fd())?;
         }
-        let counters = PerCpuCounter::create_n("upktgen_xskcnt", xsk_prog::COUNTERS)?;
+        let counters = PerCpuCounter::create_n("upktgen_xskcnt", xsk_redirect::COUNTERS)?;
         let prog = bpf::load_xdp(
             "upktgen_xskrx",
-            &xsk_prog::program(map.raw_fd(), counters.raw_fd()),
+            &xsk_redirect::program(map.raw_fd(), counters.raw_fd()),
         )?;
         let (link, attach) = match bpf::attach_xdp_link(&prog, ifindex) {
             Ok(l) => (l, AttachMode::Native),
@@ -133,7 +119,7 @@ impl XskReceiver {
 
     /// Waits up to `timeout_ms` for frames on any queue; wakes the driver when it asks for
     /// the fill ring to be looked at. Returns whether frames are waiting.
-    pub fn wait(&self, timeout_ms: i32) -> io::Result<bool> {
+    fn wait_any(&self, timeout_ms: i32) -> io::Result<bool> {
         if self.socks.iter().any(|s| s.rx_ready() > 0) {
             return Ok(true);
         }
@@ -147,17 +133,24 @@ impl XskReceiver {
         Ok(self.socks.iter().any(|s| s.rx_ready() > 0))
     }
 
-    /// Takes the waiting frames of every queue (up to `max` per queue), passing each to `f`
-    /// with the time it stands for: AF_XDP has no receive timestamp, so CLOCK_REALTIME is
-    /// read once per queue *after* the frames taken were published (a frame is never
-    /// stamped as received before its sender stamped it).
-    pub fn drain(&mut self, max: u32, mut f: impl FnMut(&[u8], u64)) -> usize {
+    /// Takes the waiting frames of every queue (up to `max` per queue), passing each to
+    /// `sink` with the time it stands for: AF_XDP has no receive timestamp, so
+    /// CLOCK_REALTIME is read once per queue *after* the frames taken were published (a
+    /// frame is never stamped as received before its sender stamped it).
+    fn take(&mut self, max: u32, sink: &mut impl FrameSink) -> usize {
         let mut n = 0;
         for s in &mut self.socks {
             let ready = s.rx_ready().min(max);
             if ready > 0 {
-                let now = crate::sys::realtime_ns();
-                n += s.recv(ready, |d| f(d, now)) as usize;
+                let ts_ns = crate::sys::realtime_ns();
+                n += s.recv(ready, |d| {
+                    let meta = RxMeta {
+                        ts_ns,
+                        wire_len: d.len() as u32,
+                        vlan: None,
+                    };
+                    sink.frame(d, meta)
+                }) as usize;
             }
             if s.fill_needs_wakeup() {
                 s.wakeup();
@@ -173,10 +166,73 @@ impl XskReceiver {
             socket.add(&s.stats()?);
         }
         Ok(XdpRxCounters {
-            redirected: self.counters.sum_at(xsk_prog::REDIRECTED as u32)?,
-            passed_no_socket: self.counters.sum_at(xsk_prog::NO_SOCKET as u32)?,
-            passed_not_udp: self.counters.sum_at(xsk_prog::NOT_UDP as u32)?,
+            redirected: self.counters.sum_at(xsk_redirect::REDIRECTED as u32)?,
+            passed_no_socket: self.counters.sum_at(xsk_redirect::NO_SOCKET as u32)?,
+            passed_not_udp: self.counters.sum_at(xsk_redirect::NOT_UDP as u32)?,
             socket,
+        })
+    }
+}
+
+impl<S: FrameSink> RecvBackend<S> for XskReceiver {
+    fn kind(&self) -> RxKind {
+        RxKind::AfXdp
+    }
+
+    fn mode(&self) -> String {
+        let m = match self.mode {
+            XdpMode::ZeroCopy => "zero-copy",
+            XdpMode::Copy => "copy",
+        };
+        let a = match self.attach {
+            AttachMode::Native => "native XDP",
+            AttachMode::Generic => "generic XDP",
+        };
+        format!(
+            "af_xdp {m} mode, {a}, {} of {} RX queue(s) (IPv4/UDP, before tc/nftables ingress)",
+            self.queues(),
+            self.device_queues
+                .map_or("?".to_string(), |n| n.to_string())
+        )
+    }
+
+    fn buffer_bytes(&self) -> u64 {
+        self.umem_bytes()
+    }
+
+    fn wait(&self, timeout_ms: i32) -> io::Result<bool> {
+        self.wait_any(timeout_ms)
+    }
+
+    fn drain(&mut self, budget: usize, sink: &mut S) -> usize {
+        let mut total = 0;
+        loop {
+            let n = self.take(BATCH, sink);
+            total += n;
+            if n == 0 || total >= budget {
+                return total;
+            }
+        }
+    }
+
+    /// One reading of the counters serves both the ring figures (frames read, and the
+    /// sockets' drops in the shape of PACKET_STATISTICS) and the XDP report, so that they
+    /// describe the same moment and add up.
+    fn stats(&mut self, read: u64) -> io::Result<RxStats> {
+        let counters = self.counters()?;
+        Ok(RxStats {
+            ring: RingStats {
+                packets: read,
+                drops: counters.socket.dropped(),
+                freezes: 0,
+            },
+            xdp: Some(XdpReport {
+                zero_copy: self.mode == XdpMode::ZeroCopy,
+                attach: self.attach,
+                queues_watched: self.queues(),
+                device_queues: self.device_queues,
+                counters,
+            }),
         })
     }
 }
