@@ -20,7 +20,7 @@ pub const DEFAULT_FRAMES: u32 = 16384;
 const BATCH: u32 = 256;
 
 /// Sockets on every RX queue of one device, and the program that feeds them.
-pub struct XskReceiver {
+pub struct AfXdpRx {
     // Drop order: the link first (the program stops redirecting), then the rest.
     _link: OwnedFd,
     _prog: OwnedFd,
@@ -37,7 +37,7 @@ pub struct XskReceiver {
 /// Frames of 2 KiB: a standard frame fits; jumbo frames count as the socket's rx_dropped.
 const FRAME_SIZE: usize = 2048;
 
-impl XskReceiver {
+impl AfXdpRx {
     /// Opens a socket on each RX queue of `ifindex` (named `name`, in the calling thread's
     /// network namespace), `frames` UMEM frames each, and attaches the program: natively
     /// when the driver can, else in generic mode. `zerocopy` as for [`XskRx::new`].
@@ -46,7 +46,7 @@ impl XskReceiver {
         name: &str,
         frames: u32,
         zerocopy: Option<bool>,
-    ) -> io::Result<XskReceiver> {
+    ) -> io::Result<AfXdpRx> {
         let device_queues = xsk_rx::rx_queues(name).unwrap_or(None);
         let nq = device_queues.unwrap_or(1).clamp(1, 1024);
         let mut socks = Vec::with_capacity(nq as usize);
@@ -94,7 +94,7 @@ impl XskReceiver {
         } else {
             XdpMode::Copy
         };
-        Ok(XskReceiver {
+        Ok(AfXdpRx {
             _link: link,
             _prog: prog,
             _map: map,
@@ -115,22 +115,6 @@ impl XskReceiver {
     /// Bytes of UMEM, all queues.
     pub fn umem_bytes(&self) -> u64 {
         self.socks.len() as u64 * u64::from(self.frames) * FRAME_SIZE as u64
-    }
-
-    /// Waits up to `timeout_ms` for frames on any queue; wakes the driver when it asks for
-    /// the fill ring to be looked at. Returns whether frames are waiting.
-    fn wait_any(&self, timeout_ms: i32) -> io::Result<bool> {
-        if self.socks.iter().any(|s| s.rx_ready() > 0) {
-            return Ok(true);
-        }
-        for s in &self.socks {
-            if s.fill_needs_wakeup() {
-                s.wakeup();
-            }
-        }
-        let fds: Vec<_> = self.socks.iter().map(|s| s.as_fd()).collect();
-        xsk_rx::poll_any(&fds, timeout_ms)?;
-        Ok(self.socks.iter().any(|s| s.rx_ready() > 0))
     }
 
     /// Takes the waiting frames of every queue (up to `max` per queue), passing each to
@@ -174,7 +158,7 @@ impl XskReceiver {
     }
 }
 
-impl<S: FrameSink> RecvBackend<S> for XskReceiver {
+impl<S: FrameSink> RecvBackend<S> for AfXdpRx {
     fn kind(&self) -> RxKind {
         RxKind::AfXdp
     }
@@ -200,8 +184,20 @@ impl<S: FrameSink> RecvBackend<S> for XskReceiver {
         self.umem_bytes()
     }
 
+    /// Waits for frames on any queue; wakes the driver when it asks for the fill ring to
+    /// be looked at.
     fn wait(&self, timeout_ms: i32) -> io::Result<bool> {
-        self.wait_any(timeout_ms)
+        if self.socks.iter().any(|s| s.rx_ready() > 0) {
+            return Ok(true);
+        }
+        for s in &self.socks {
+            if s.fill_needs_wakeup() {
+                s.wakeup();
+            }
+        }
+        let fds: Vec<_> = self.socks.iter().map(|s| s.as_fd()).collect();
+        xsk_rx::poll_any(&fds, timeout_ms)?;
+        Ok(self.socks.iter().any(|s| s.rx_ready() > 0))
     }
 
     fn drain(&mut self, budget: usize, sink: &mut S) -> usize {

@@ -4,7 +4,7 @@
 //! `open_kind`) is the only place that names them all.
 
 use super::af_packet::AfPacketRx;
-use super::af_xdp::XskReceiver;
+use super::af_xdp::AfXdpRx;
 pub use super::backend::RxKind;
 use super::backend::{FrameSink, RecvBackend};
 use super::frame::{Class, FrameCounters, classify};
@@ -108,12 +108,7 @@ type Backend = Box<dyn RecvBackend<Intake>>;
 /// Opens a backend of `kind` on `ifindex` (named `name`).
 fn open_kind(kind: RxKind, ifindex: u32, name: &str, cfg: &RxConfig) -> io::Result<Backend> {
     Ok(match kind {
-        RxKind::AfXdp => Box::new(XskReceiver::open(
-            ifindex,
-            name,
-            cfg.xsk_frames,
-            cfg.zerocopy,
-        )?),
+        RxKind::AfXdp => Box::new(AfXdpRx::open(ifindex, name, cfg.xsk_frames, cfg.zerocopy)?),
         RxKind::AfPacket => Box::new(AfPacketRx::open(ifindex, cfg.ring)?),
     })
 }
