@@ -3,6 +3,7 @@
 //! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
 //! with samplers of /proc around it and reports after it.
 
+pub mod agent;
 pub mod app;
 pub mod backend;
 pub mod caps;

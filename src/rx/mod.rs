@@ -10,6 +10,7 @@
 //! ring of `crate::sys::rx_ring`, `lab` runs it inside the lab, `cli` is `upktgen rx`, and
 //! `xdp_count` is the lab's counting XDP drop sink.
 
+pub mod background;
 pub mod cli;
 pub mod frame;
 pub mod lab;
