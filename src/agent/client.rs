@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -22,6 +23,17 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of the far end's standard error kept for error messages.
 const STDERR_TAIL: usize = 20;
+
+/// How to reach a far end.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    pub uri: PeerUri,
+    /// The agent program at the far end (default: this binary on this host, `upktgen` on
+    /// the far end's PATH over SSH).
+    pub agent: Option<String>,
+    /// ssh -F FILE.
+    pub ssh_config: Option<PathBuf>,
+}
 
 /// A session with a far-end agent.
 pub struct Peer {
@@ -52,12 +64,12 @@ impl std::fmt::Display for RemoteError {
 impl std::error::Error for RemoteError {}
 
 impl Peer {
-    /// Starts `AGENT agent` at the far end (AGENT: `agent`, or the transport's default) and
-    /// checks that it runs this very version. Its standard error goes to ours, each line
-    /// prefixed with the peer's address.
-    pub fn connect(uri: &PeerUri, agent: Option<&str>) -> Result<Peer> {
-        let agent = agent.map_or_else(|| uri.default_agent(), str::to_string);
-        let mut cmd = uri.command(&agent, &[]);
+    /// Starts the agent at the far end and checks that it runs this very version. Its
+    /// standard error goes to ours, each line prefixed with the peer's address.
+    pub fn connect(t: &Transport) -> Result<Peer> {
+        let uri = &t.uri;
+        let agent = t.agent.clone().unwrap_or_else(|| uri.default_agent());
+        let mut cmd = uri.command(&agent, &[], t.ssh_config.as_deref());
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -139,7 +151,20 @@ impl Peer {
             version: proto::VERSION.into(),
             protocol: proto::PROTOCOL,
         };
-        peer.hello = peer.call_within("hello", &hello, CONNECT_TIMEOUT)?;
+        let reply: Value = peer.call_within("hello", &hello, CONNECT_TIMEOUT)?;
+        // Check the version before the shape: another release may answer differently.
+        let (v, p) = (reply["version"].as_str(), reply["protocol"].as_u64());
+        if v != Some(proto::VERSION) || p != Some(u64::from(proto::PROTOCOL)) {
+            bail!(
+                "peer {uri}: version mismatch: this controller runs upktgen {} (protocol {}), the far end runs upktgen {} (protocol {})",
+                proto::VERSION,
+                proto::PROTOCOL,
+                v.unwrap_or("?"),
+                p.map_or("?".into(), |p| p.to_string())
+            );
+        }
+        peer.hello = serde_json::from_value(reply)
+            .with_context(|| format!("peer {uri}: hello: unexpected answer"))?;
         Ok(peer)
     }
 

@@ -7,6 +7,7 @@
 //!   never stops at a password prompt.
 
 use std::fmt;
+use std::path::Path;
 use std::process::Command;
 use std::str::FromStr;
 
@@ -166,8 +167,14 @@ impl PeerUri {
         }
     }
 
-    /// The command that starts `AGENT agent` at the far end with its stdio as the channel.
-    pub fn command(&self, agent: &str, agent_args: &[String]) -> Command {
+    /// The command that starts `AGENT agent` at the far end with its stdio as the channel;
+    /// `ssh_config` is given to ssh as `-F FILE` (instead of ~/.ssh/config).
+    pub fn command(
+        &self,
+        agent: &str,
+        agent_args: &[String],
+        ssh_config: Option<&Path>,
+    ) -> Command {
         match self {
             PeerUri::Local => {
                 let mut c = Command::new(agent);
@@ -195,6 +202,9 @@ impl PeerUri {
                     "ServerAliveCountMax=3",
                     "-T",
                 ]);
+                if let Some(f) = ssh_config {
+                    c.arg("-F").arg(f);
+                }
                 if let Some(p) = port {
                     c.arg("-p").arg(p.to_string());
                 }
@@ -284,10 +294,11 @@ mod tests {
     #[test]
     fn ssh_never_prompts_and_quotes_the_remote_command() {
         let u: PeerUri = "ssh://me@h:2200".parse().unwrap();
-        let a = args(&u.command("/opt/up ktgen", &["--x".into()]));
+        let a = args(&u.command("/opt/up ktgen", &["--x".into()], Some(Path::new("/c"))));
         assert_eq!(a[0], "ssh");
         assert!(a.windows(2).any(|w| w == ["-o", "BatchMode=yes"]));
         assert!(a.windows(2).any(|w| w == ["-p", "2200"]));
+        assert!(a.windows(2).any(|w| w == ["-F", "/c"]));
         assert!(a.windows(2).any(|w| w == ["-l", "me"]));
         let dd = a.iter().position(|x| x == "--").unwrap();
         assert_eq!(a[dd + 1], "h");
@@ -299,10 +310,13 @@ mod tests {
     fn netns_and_local_commands() {
         let n: PeerUri = "netns:rx".parse().unwrap();
         assert_eq!(
-            args(&n.command("/bin/upktgen", &[])),
+            args(&n.command("/bin/upktgen", &[], None)),
             ["ip", "netns", "exec", "rx", "/bin/upktgen", "agent"]
         );
-        assert_eq!(args(&PeerUri::Local.command("u", &[])), ["u", "agent"]);
+        assert_eq!(
+            args(&PeerUri::Local.command("u", &[], None)),
+            ["u", "agent"]
+        );
         assert!(n.same_host() && PeerUri::Local.same_host());
         assert!(!"ssh://h".parse::<PeerUri>().unwrap().same_host());
     }
