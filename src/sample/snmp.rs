@@ -24,7 +24,11 @@ impl SnmpSnapshot {
     pub fn parse_paired(&mut self, text: &str) -> Result<(), ParseError> {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         if lines.len() % 2 != 0 {
-            return Err(ParseError::new(PAIRED, None, "a header line without its values"));
+            return Err(ParseError::new(
+                PAIRED,
+                None,
+                "a header line without its values",
+            ));
         }
         for (i, pair) in lines.chunks(2).enumerate() {
             let (h, v) = (pair[0], pair[1]);
@@ -49,7 +53,11 @@ impl SnmpSnapshot {
             }
             for (n, v) in names.iter().zip(values) {
                 let v: i64 = v.parse().map_err(|_| {
-                    ParseError::new(PAIRED, Some(2 * i + 2), format!("{hg}.{n}: not a number: {v}"))
+                    ParseError::new(
+                        PAIRED,
+                        Some(2 * i + 2),
+                        format!("{hg}.{n}: not a number: {v}"),
+                    )
                 })?;
                 self.counters.insert(format!("{hg}.{n}"), v);
             }
@@ -67,9 +75,9 @@ impl SnmpSnapshot {
                 }
                 return Err(ParseError::new(SNMP6, Some(i + 1), "not `Name value`"));
             };
-            let v: i64 = v
-                .parse()
-                .map_err(|_| ParseError::new(SNMP6, Some(i + 1), format!("{name}: not a number")))?;
+            let v: i64 = v.parse().map_err(|_| {
+                ParseError::new(SNMP6, Some(i + 1), format!("{name}: not a number"))
+            })?;
             // Ip6InReceives -> Ip6.InReceives, Icmp6InMsgs -> Icmp6.InMsgs, Udp6... -> Udp6.
             let split = name
                 .find('6')
@@ -139,8 +147,10 @@ Udp: 5 6\n";
     #[test]
     fn snmp6_names_split_after_the_6() {
         let mut s = SnmpSnapshot::default();
-        s.parse_snmp6("Ip6InReceives \t 12\nIp6OutForwDatagrams 7\nUdp6InErrors 1\nIcmp6InMsgs 2\n")
-            .unwrap();
+        s.parse_snmp6(
+            "Ip6InReceives \t 12\nIp6OutForwDatagrams 7\nUdp6InErrors 1\nIcmp6InMsgs 2\n",
+        )
+        .unwrap();
         assert_eq!(s.get("Ip6.InReceives"), 12);
         assert_eq!(s.get("Ip6.OutForwDatagrams"), 7);
         assert_eq!(s.get("Udp6.InErrors"), 1);
@@ -156,7 +166,10 @@ Udp: 5 6\n";
             "Ip: A\nIp: x\n",
             "nocolon\nnocolon\n",
         ] {
-            assert!(SnmpSnapshot::default().parse_paired(bad).is_err(), "{bad:?}");
+            assert!(
+                SnmpSnapshot::default().parse_paired(bad).is_err(),
+                "{bad:?}"
+            );
         }
         assert!(SnmpSnapshot::default().parse_snmp6("a b c\n").is_err());
         assert!(SnmpSnapshot::default().parse_snmp6("Ip6X y\n").is_err());
