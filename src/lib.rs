@@ -23,6 +23,7 @@ pub mod sample;
 pub mod script;
 pub mod sender;
 pub mod sim;
+pub mod start_at;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
