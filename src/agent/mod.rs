@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod clock;
+pub mod far;
 pub mod proto;
 pub mod server;
 pub mod transport;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// Why the receiver stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RxStop {
     Count,
@@ -20,7 +20,7 @@ pub enum RxStop {
 }
 
 /// The AF_XDP receiver's setup and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct XdpReport {
     pub zero_copy: bool,
     pub attach: AttachMode,
@@ -32,7 +32,7 @@ pub struct XdpReport {
 }
 
 /// Everything the receiver counted; `--json` prints it whole.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxReport {
     pub device: String,
     /// af_xdp or af_packet.
@@ -263,7 +263,7 @@ impl RxReport {
 }
 
 /// A lab run's path from sender to sink, with each difference named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SinkReconciliation {
     pub sent: u64,
     pub tx_packets: u64,
@@ -390,7 +390,7 @@ impl SinkReconciliation {
 }
 
 /// The receiver's part of a lab run's report (`upktgen run --rx-analyze`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxAnalysis {
     pub receiver: RxReport,
     pub path: SinkReconciliation,

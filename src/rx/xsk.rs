@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
 /// How the program is attached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttachMode {
     /// In the driver (XDP_FLAGS_DRV_MODE): needed for zero-copy.
@@ -21,7 +21,7 @@ pub enum AttachMode {
 }
 
 /// The AF_XDP receiver's own counters: the program's and the sockets' XDP_STATISTICS.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct XdpRxCounters {
     /// IPv4/UDP frames the program redirected to a socket.
     pub redirected: u64,
