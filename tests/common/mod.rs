@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod hosts;
+pub mod nft;
 
 use std::process::{Command, Output};
 
