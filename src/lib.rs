@@ -3,6 +3,7 @@
 //! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
 //! with samplers of /proc around it and reports after it.
 
+pub mod agent;
 pub mod app;
 pub mod backend;
 pub mod bpf;
@@ -23,6 +24,7 @@ pub mod sample;
 pub mod script;
 pub mod sender;
 pub mod sim;
+pub mod start_at;
 pub mod stats;
 pub mod stream;
 pub mod sweep;

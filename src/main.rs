@@ -13,6 +13,9 @@ fn main() -> ExitCode {
             print!("{}", upktgen::script::functions_sh());
             return ExitCode::SUCCESS;
         }
+        Some(Cmd::Agent) => app::stop_flag()
+            .and_then(|stop| upktgen::agent::server::main(&stop))
+            .map(|_| Exit::Done),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => app::stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
         Some(Cmd::Sweep(args)) => {

@@ -40,7 +40,7 @@ pub const TX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 1);
 pub const RX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 2);
 
 /// What receives the frames at the far end of the pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RxMode {
     /// An XDP program on veth-rx drops every frame (rx_packets still counts it): the

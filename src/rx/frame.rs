@@ -30,7 +30,9 @@ const ETH_P_8021AD: u16 = 0x88a8;
 const IPPROTO_UDP: u8 = 17;
 
 /// What identifies one pktgen frame's sender sequence (see [`crate::rx::sink`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 pub struct FlowAddr {
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
@@ -152,7 +154,7 @@ pub fn classify(frame: &[u8]) -> Class {
 }
 
 /// One counter per [`Class`], plus bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FrameCounters {
     /// Every frame seen.
     pub frames: u64,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// Why the receiver stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RxStop {
     Count,
@@ -19,7 +19,7 @@ pub enum RxStop {
 }
 
 /// Everything the receiver counted; `--json` prints it whole.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxReport {
     pub device: String,
     /// af_xdp or af_packet.
@@ -250,7 +250,7 @@ impl RxReport {
 }
 
 /// A lab run's path from sender to sink, with each difference named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SinkReconciliation {
     pub sent: u64,
     pub tx_packets: u64,
@@ -377,7 +377,7 @@ impl SinkReconciliation {
 }
 
 /// The receiver's part of a lab run's report (`upktgen run --rx-analyze`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxAnalysis {
     pub receiver: RxReport,
     pub path: SinkReconciliation,

@@ -1,0 +1,241 @@
+//! A device under test between sender and receiver: where the frames that went in came out,
+//! or where they were dropped, from the DUT's interface counters, its IP stack's counters
+//! (`/proc/net/snmp`, `snmp6`, `netstat`) and its egress qdisc's drops.
+
+use crate::sample::{IfaceCounters, SnmpSnapshot};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// IP-stack counters that name a drop before a packet is forwarded.
+pub const DROP_COUNTERS: &[&str] = &[
+    "Ip.InHdrErrors",
+    "Ip.InAddrErrors",
+    "Ip.InDiscards",
+    "Ip.InTruncatedPkts",
+    "Ip.OutNoRoutes",
+    "IpExt.InNoRoutes",
+    "IpExt.InCsumErrors",
+    "Ip6.InHdrErrors",
+    "Ip6.InAddrErrors",
+    "Ip6.InDiscards",
+    "Ip6.InNoRoutes",
+    "Ip6.InTooBigErrors",
+    "Ip6.InTruncatedPkts",
+];
+
+/// The DUT's counters at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DutSample {
+    pub ingress: IfaceCounters,
+    pub egress: IfaceCounters,
+    pub snmp: SnmpSnapshot,
+    /// Drops of the egress interface's qdiscs, summed (`tc -s qdisc`).
+    pub egress_qdisc_drops: u64,
+}
+
+/// From the frames offered to the DUT to the frames it transmitted, each difference named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DutPath {
+    pub ingress_if: String,
+    pub egress_if: String,
+    /// Frames the sender's interface transmitted towards the DUT.
+    pub offered: u64,
+    pub ingress_rx_packets: u64,
+    pub ingress_rx_dropped: u64,
+    /// IPv4 ForwDatagrams + IPv6 OutForwDatagrams.
+    pub forwarded: u64,
+    pub egress_tx_packets: u64,
+    pub egress_tx_dropped: u64,
+    pub egress_qdisc_drops: u64,
+    /// offered − ingress rx_packets.
+    pub lost_on_link_in: i64,
+    /// ingress rx_packets − forwarded.
+    pub dropped_in_dut: i64,
+    /// The stack counters of [`DROP_COUNTERS`] that moved (and the ingress rx_dropped).
+    pub drop_reasons: BTreeMap<String, i64>,
+    /// Dropped in the DUT with no stack counter for it: netfilter (nftables, iptables), a tc
+    /// ingress action, an XDP program.
+    pub dropped_uncounted: i64,
+    /// forwarded − egress tx_packets: the egress qdisc's drops and the driver's.
+    pub not_transmitted: i64,
+    /// Every stack counter that changed during the run.
+    pub stack_changes: BTreeMap<String, i64>,
+}
+
+impl DutPath {
+    pub fn new(
+        ingress_if: &str,
+        egress_if: &str,
+        offered: u64,
+        before: &DutSample,
+        after: &DutSample,
+    ) -> DutPath {
+        let i = before.ingress.delta(&after.ingress);
+        let e = before.egress.delta(&after.egress);
+        let changes = before.snmp.changed(&after.snmp);
+        let get = |k: &str| changes.get(k).copied().unwrap_or(0);
+        let forwarded = (get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams")).max(0) as u64;
+        let mut reasons: BTreeMap<String, i64> = DROP_COUNTERS
+            .iter()
+            .filter(|k| get(k) != 0)
+            .map(|k| (k.to_string(), get(k)))
+            .collect();
+        if i.rx_drop != 0 {
+            reasons.insert(format!("{ingress_if} rx_dropped"), i.rx_drop as i64);
+        }
+        let dropped = i.rx_packets as i64 - forwarded as i64;
+        let named: i64 = reasons.values().sum();
+        let qdisc = after
+            .egress_qdisc_drops
+            .saturating_sub(before.egress_qdisc_drops);
+        DutPath {
+            ingress_if: ingress_if.into(),
+            egress_if: egress_if.into(),
+            offered,
+            ingress_rx_packets: i.rx_packets,
+            ingress_rx_dropped: i.rx_drop,
+            forwarded,
+            egress_tx_packets: e.tx_packets,
+            egress_tx_dropped: e.tx_drop,
+            egress_qdisc_drops: qdisc,
+            lost_on_link_in: offered as i64 - i.rx_packets as i64,
+            dropped_in_dut: dropped,
+            dropped_uncounted: (dropped - named).max(0),
+            drop_reasons: reasons,
+            not_transmitted: forwarded as i64 - e.tx_packets as i64,
+            stack_changes: changes,
+        }
+    }
+
+    /// Frames lost anywhere between the sender's interface and the DUT's egress.
+    pub fn lost(&self) -> i64 {
+        self.lost_on_link_in + self.dropped_in_dut + self.not_transmitted
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "DUT:         {} rx_packets {} -> forwarded {} -> {} tx_packets {}",
+            self.ingress_if,
+            self.ingress_rx_packets,
+            self.forwarded,
+            self.egress_if,
+            self.egress_tx_packets
+        );
+        let mut why: Vec<String> = self
+            .drop_reasons
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        if self.dropped_uncounted > 0 {
+            why.push(format!(
+                "no stack counter (netfilter, tc or XDP in the DUT) {}",
+                self.dropped_uncounted
+            ));
+        }
+        let _ = writeln!(
+            s,
+            "DUT losses:  lost on the link into the DUT {}, dropped in the DUT {}{}, not transmitted by {} {} (egress qdisc drops {}, tx_dropped {})",
+            self.lost_on_link_in,
+            self.dropped_in_dut,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            },
+            self.egress_if,
+            self.not_transmitted,
+            self.egress_qdisc_drops,
+            self.egress_tx_dropped
+        );
+        s
+    }
+}
+
+/// The sum of `drops` over the qdiscs of `tc -s -j qdisc show dev IF`'s JSON.
+pub fn qdisc_drops(tc_json: &str) -> Result<u64, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(tc_json).map_err(|e| format!("tc -s -j qdisc: not JSON: {e}"))?;
+    let list = v.as_array().ok_or("tc -s -j qdisc: not a list of qdiscs")?;
+    Ok(list
+        .iter()
+        .filter_map(|q| q.get("drops").and_then(|d| d.as_u64()))
+        .sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(in_rx: u64, out_tx: u64, fwd: i64, discards: i64, qdisc: u64) -> DutSample {
+        let mut snmp = SnmpSnapshot::default();
+        snmp.counters.insert("Ip.ForwDatagrams".into(), fwd);
+        snmp.counters.insert("Ip.InDiscards".into(), discards);
+        snmp.counters.insert("Ip.InReceives".into(), in_rx as i64);
+        DutSample {
+            ingress: IfaceCounters {
+                rx_packets: in_rx,
+                ..Default::default()
+            },
+            egress: IfaceCounters {
+                tx_packets: out_tx,
+                ..Default::default()
+            },
+            snmp,
+            egress_qdisc_drops: qdisc,
+        }
+    }
+
+    #[test]
+    fn a_clean_pass_has_no_differences() {
+        let p = DutPath::new(
+            "dut-in",
+            "dut-out",
+            1000,
+            &sample(5, 5, 5, 0, 0),
+            &sample(1005, 1005, 1005, 0, 0),
+        );
+        assert_eq!((p.forwarded, p.lost(), p.dropped_uncounted), (1000, 0, 0));
+        assert!(p.drop_reasons.is_empty());
+        assert!(p.text().contains("dropped in the DUT 0,"), "{}", p.text());
+    }
+
+    #[test]
+    fn each_loss_is_named_where_it_happened() {
+        // 1000 offered, 990 arrive, 900 forwarded (10 InDiscards, 80 by a netfilter rule),
+        // 850 transmitted (50 dropped by the egress qdisc).
+        let p = DutPath::new(
+            "dut-in",
+            "dut-out",
+            1000,
+            &sample(0, 0, 0, 0, 7),
+            &sample(990, 850, 900, 10, 57),
+        );
+        assert_eq!(p.lost_on_link_in, 10);
+        assert_eq!(p.dropped_in_dut, 90);
+        assert_eq!(p.drop_reasons["Ip.InDiscards"], 10);
+        assert_eq!(p.dropped_uncounted, 80);
+        assert_eq!(p.not_transmitted, 50);
+        assert_eq!(p.egress_qdisc_drops, 50);
+        assert_eq!(p.lost(), 150);
+        assert_eq!(p.stack_changes["Ip.InReceives"], 990);
+        let t = p.text();
+        assert!(t.contains("dropped in the DUT 90 (Ip.InDiscards 10, no stack counter (netfilter, tc or XDP in the DUT) 80)"), "{t}");
+        assert!(
+            t.contains("not transmitted by dut-out 50 (egress qdisc drops 50"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn tc_json_drops_are_summed() {
+        let j =
+            r#"[{"kind":"tbf","handle":"1:","drops":12,"packets":5},{"kind":"pfifo","drops":3}]"#;
+        assert_eq!(qdisc_drops(j), Ok(15));
+        assert_eq!(qdisc_drops("[]"), Ok(0));
+        assert!(qdisc_drops("{").is_err());
+        assert!(qdisc_drops("{}").is_err());
+    }
+}
