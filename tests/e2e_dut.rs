@@ -40,12 +40,25 @@ fn a_forward_chain_drop_is_named_as_dut_loss() {
     }
     let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
                  nft add rule inet t f numgen inc mod 10 == 9 counter drop";
-    let o = upktgen(&["run", "--lab", "dut", "--count", "10000", "--dut-setup", setup]);
+    let o = upktgen(&[
+        "run",
+        "--lab",
+        "dut",
+        "--count",
+        "10000",
+        "--dut-setup",
+        setup,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = common::stdout(&o);
     // numgen counts every forwarded packet, and only the run's frames cross the DUT: the rule
     // drops exactly one in ten.
-    assert!(t.contains("dropped in the DUT 1000 (no stack counter (netfilter, tc or XDP in the DUT) 1000)"), "{t}");
+    assert!(
+        t.contains(
+            "dropped in the DUT 1000 (no stack counter (netfilter, tc or XDP in the DUT) 1000)"
+        ),
+        "{t}"
+    );
     let j = dut_run(&["--count", "10000", "--dut-setup", setup, "--rx-analyze"]);
     assert_eq!(j["dut"]["dropped_in_dut"], 1000);
     assert_eq!(j["dut"]["forwarded"], 9000);
@@ -77,7 +90,11 @@ fn a_rate_limit_in_the_dut_shows_its_drops_there() {
     );
     // A tbf on the DUT's egress: forwarded, then dropped by the qdisc.
     let j = dut_run(&[
-        "--count", "20000", "--ratep", "50000", "--dut-setup",
+        "--count",
+        "20000",
+        "--ratep",
+        "50000",
+        "--dut-setup",
         "tc qdisc add dev dut-out root tbf rate 5mbit burst 5kb limit 10kb",
     ]);
     let d = &j["dut"];
@@ -94,7 +111,15 @@ fn a_failing_setup_stops_the_run_with_its_message_and_leaves_nothing() {
         return;
     }
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["run", "--lab", "dut", "--count", "10", "--dut-setup", "echo broken >&2; exit 3"])
+        .args([
+            "run",
+            "--lab",
+            "dut",
+            "--count",
+            "10",
+            "--dut-setup",
+            "echo broken >&2; exit 3",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -103,12 +128,27 @@ fn a_failing_setup_stops_the_run_with_its_message_and_leaves_nothing() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(e.contains("--dut-setup") && e.contains("broken") && e.contains("status 3"), "{e}");
+    assert!(
+        e.contains("--dut-setup") && e.contains("broken") && e.contains("status 3"),
+        "{e}"
+    );
     // The run's own namespaces (its pid is in their names) are gone.
     assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
     let f = std::env::temp_dir().join(format!("upkt-dut-setup-{}.sh", std::process::id()));
-    std::fs::write(&f, "set -e\nip link show dut-in >/dev/null\nsysctl -n net.ipv4.ip_forward | grep -q 1\n").unwrap();
-    let o = upktgen(&["run", "--lab", "dut", "--count", "10", "--dut-setup-file", f.to_str().unwrap()]);
+    std::fs::write(
+        &f,
+        "set -e\nip link show dut-in >/dev/null\nsysctl -n net.ipv4.ip_forward | grep -q 1\n",
+    )
+    .unwrap();
+    let o = upktgen(&[
+        "run",
+        "--lab",
+        "dut",
+        "--count",
+        "10",
+        "--dut-setup-file",
+        f.to_str().unwrap(),
+    ]);
     let _ = std::fs::remove_file(&f);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = upktgen(&["run", "--count", "10", "--dut-setup", "true"]);

@@ -15,8 +15,20 @@ const BIN: &str = env!("CARGO_BIN_EXE_upktgen");
 fn run_from_a(h: &TwoHosts, count: u32, extra: &[&str]) -> Output {
     let c = count.to_string();
     let mut a = vec![
-        BIN, "run", "--dev", hosts::A_DATA, "--dst", &h.b_ip, "--src", &h.a_ip, "--dst-mac",
-        hosts::B_MAC, "--count", &c, "--ratep", "50000",
+        BIN,
+        "run",
+        "--dev",
+        hosts::A_DATA,
+        "--dst",
+        &h.b_ip,
+        "--src",
+        &h.a_ip,
+        "--dst-mac",
+        hosts::B_MAC,
+        "--count",
+        &c,
+        "--ratep",
+        "50000",
     ];
     a.extend_from_slice(extra);
     h.in_a(&a)
@@ -36,7 +48,9 @@ fn check_loss(j: &Value, dropped: u64, sent: u64) {
     assert_eq!(lost, dropped, "{path}");
     assert_eq!(path["sent"], sent);
     assert_eq!(
-        j["rx_analysis"]["receiver"]["sink"]["totals"]["received"].as_u64().unwrap(),
+        j["rx_analysis"]["receiver"]["sink"]["totals"]["received"]
+            .as_u64()
+            .unwrap(),
         sent - dropped
     );
     assert_eq!(j["rx_analysis"]["receiver"]["device"], hosts::B_DATA);
@@ -53,13 +67,32 @@ fn netns_peer_loss_equals_the_far_nftables_counter() {
     let o = run_from_a(
         &h,
         5000,
-        &["--peer", &peer, "--peer-dev", hosts::B_DATA, "--rx-backend", "af_packet", "--json"],
+        &[
+            "--peer",
+            &peer,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+            "--json",
+        ],
     );
     let j = json_of(&o);
     check_loss(&j, nft::dropped(&h.b), 5000);
     assert_eq!(j["peer"]["clock"]["same_clock"], true);
     // The text report of the same run names both ends.
-    let o = run_from_a(&h, 1000, &["--peer", &peer, "--peer-dev", hosts::B_DATA, "--rx-backend", "af_packet"]);
+    let o = run_from_a(
+        &h,
+        1000,
+        &[
+            "--peer",
+            &peer,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.contains("Result: OK: "), "{t}");
@@ -80,7 +113,15 @@ fn af_xdp_peer_counts_loss_made_on_the_sending_side() {
     let j = json_of(&run_from_a(
         &h,
         4000,
-        &["--peer", &peer, "--peer-dev", hosts::B_DATA, "--rx-backend", "af_xdp", "--json"],
+        &[
+            "--peer",
+            &peer,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_xdp",
+            "--json",
+        ],
     ));
     check_loss(&j, nft::dropped(&h.a), 4000);
     assert_eq!(j["rx_analysis"]["receiver"]["backend"], "af_xdp");
@@ -101,8 +142,17 @@ fn ssh_peer_loss_equals_the_far_nftables_counter() {
         &h,
         3000,
         &[
-            "--peer", "ssh://far", "--ssh-config", cfg.to_str().unwrap(), "--peer-agent", BIN,
-            "--peer-dev", hosts::B_DATA, "--rx-backend", "af_packet", "--json",
+            "--peer",
+            "ssh://far",
+            "--ssh-config",
+            cfg.to_str().unwrap(),
+            "--peer-agent",
+            BIN,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+            "--json",
         ],
     );
     let j = json_of(&o);
@@ -110,7 +160,11 @@ fn ssh_peer_loss_equals_the_far_nftables_counter() {
     let c = &j["peer"]["clock"];
     assert_eq!(c["same_clock"], false);
     // One machine underneath: the estimated offset is within its own bound of zero.
-    assert!(c["offset_ns"].as_i64().unwrap().unsigned_abs() <= c["uncertainty_ns"].as_u64().unwrap() + 1_000_000, "{c}");
+    assert!(
+        c["offset_ns"].as_i64().unwrap().unsigned_abs()
+            <= c["uncertainty_ns"].as_u64().unwrap() + 1_000_000,
+        "{c}"
+    );
     assert!(c["exchanges"].as_u64().unwrap() >= 8);
 }
 
@@ -124,8 +178,14 @@ fn ssh_peer_failures_are_one_line_and_send_nothing() {
     let cfg = cfg.to_str().unwrap().to_string();
     let refused = h.file("ssh_config_refused").to_str().unwrap().to_string();
     for (args, want) in [
-        (vec!["--ssh-config", &cfg, "--peer-agent", "/nonexistent/upktgen"], "no upktgen at the far end"),
-        (vec!["--ssh-config", &refused, "--peer-agent", BIN], "Permission denied"),
+        (
+            vec!["--ssh-config", &cfg, "--peer-agent", "/nonexistent/upktgen"],
+            "no upktgen at the far end",
+        ),
+        (
+            vec!["--ssh-config", &refused, "--peer-agent", BIN],
+            "Permission denied",
+        ),
     ] {
         let before = common::rx_packets_in(&h.b, hosts::B_DATA).unwrap();
         let mut a = vec!["--peer", "ssh://far", "--peer-dev", hosts::B_DATA];
@@ -134,9 +194,17 @@ fn ssh_peer_failures_are_one_line_and_send_nothing() {
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{e}");
         assert!(e.contains(want), "{e}");
-        assert_eq!(e.lines().filter(|l| l.starts_with("upktgen:")).count(), 1, "{e}");
+        assert_eq!(
+            e.lines().filter(|l| l.starts_with("upktgen:")).count(),
+            1,
+            "{e}"
+        );
         assert!(!e.contains("panicked"), "{e}");
-        assert_eq!(common::rx_packets_in(&h.b, hosts::B_DATA).unwrap(), before, "frames were sent");
+        assert_eq!(
+            common::rx_packets_in(&h.b, hosts::B_DATA).unwrap(),
+            before,
+            "frames were sent"
+        );
     }
 }
 
@@ -145,15 +213,35 @@ fn bad_peer_options_are_refused() {
     for (args, want) in [
         (vec!["--peer", "netns:x"], "--peer-dev"),
         (vec!["--peer-dev", "x"], "--peer"),
-        (vec!["--peer", "ssh://-oProxyCommand=x", "--peer-dev", "x"], "not a host name"),
-        (vec!["--peer", "telnet://h", "--peer-dev", "x"], "unknown kind of peer"),
-        (vec!["--peer", "local", "--peer-dev", "x", "--rx-analyze"], "--rx-analyze"),
+        (
+            vec!["--peer", "ssh://-oProxyCommand=x", "--peer-dev", "x"],
+            "not a host name",
+        ),
+        (
+            vec!["--peer", "telnet://h", "--peer-dev", "x"],
+            "unknown kind of peer",
+        ),
+        (
+            vec!["--peer", "local", "--peer-dev", "x", "--rx-analyze"],
+            "--rx-analyze",
+        ),
     ] {
-        let mut a = vec!["run", "--dev", "lo", "--dst", "127.0.0.1", "--dst-mac", "02:00:00:00:00:01"];
+        let mut a = vec![
+            "run",
+            "--dev",
+            "lo",
+            "--dst",
+            "127.0.0.1",
+            "--dst-mac",
+            "02:00:00:00:00:01",
+        ];
         a.extend(&args);
         let o = common::upktgen(&a);
         let e = common::stderr(&o);
-        assert!(matches!(o.status.code(), Some(1) | Some(2)), "{args:?}: {e}");
+        assert!(
+            matches!(o.status.code(), Some(1) | Some(2)),
+            "{args:?}: {e}"
+        );
         assert!(e.contains(want), "{args:?}: {e}");
     }
 }
@@ -168,9 +256,33 @@ fn kill_9_of_the_controller_leaves_nothing_at_the_far_end() {
     let h = TwoHosts::new();
     let peer = format!("netns:{}", h.b);
     let mut child = Command::new("ip")
-        .args(["netns", "exec", &h.a, BIN, "run", "--dev", hosts::A_DATA, "--dst", &h.b_ip])
-        .args(["--dst-mac", hosts::B_MAC, "--count", "0", "--ratep", "20000"])
-        .args(["--peer", &peer, "--peer-dev", hosts::B_DATA, "--rx-backend", "af_xdp"])
+        .args([
+            "netns",
+            "exec",
+            &h.a,
+            BIN,
+            "run",
+            "--dev",
+            hosts::A_DATA,
+            "--dst",
+            &h.b_ip,
+        ])
+        .args([
+            "--dst-mac",
+            hosts::B_MAC,
+            "--count",
+            "0",
+            "--ratep",
+            "20000",
+        ])
+        .args([
+            "--peer",
+            &peer,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_xdp",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -182,18 +294,27 @@ fn kill_9_of_the_controller_leaves_nothing_at_the_far_end() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let link = h.in_b(&["ip", "link", "show", hosts::B_DATA]);
-    assert!(String::from_utf8_lossy(&link.stdout).contains("xdp"), "the far receiver is not af_xdp");
+    assert!(
+        String::from_utf8_lossy(&link.stdout).contains("xdp"),
+        "the far receiver is not af_xdp"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let t0 = std::time::Instant::now();
     loop {
         let link = h.in_b(&["ip", "link", "show", hosts::B_DATA]);
         // The agent was the only process in b.
-        let pids = Command::new("ip").args(["netns", "pids", &h.b]).output().unwrap();
+        let pids = Command::new("ip")
+            .args(["netns", "pids", &h.b])
+            .output()
+            .unwrap();
         if !String::from_utf8_lossy(&link.stdout).contains("xdp") && pids.stdout.is_empty() {
             break;
         }
-        assert!(t0.elapsed().as_secs() < 10, "the far end outlived its controller");
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "the far end outlived its controller"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
