@@ -155,3 +155,53 @@ fn a_failing_setup_stops_the_run_with_its_message_and_leaves_nothing() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--lab dut"), "{}", stderr(&o));
 }
+
+/// The lab itself, driven through the library and `run --dev` inside its sending namespace:
+/// every frame crosses the DUT and reaches the drop receiver; the DUT's path says so.
+#[test]
+fn the_dut_lab_forwards_what_is_sent_into_it() {
+    if !root_or_skip() {
+        return;
+    }
+    use upktgen::lab::dut::{self, DutOptions};
+    use upktgen::lab::{Lab, RxMode};
+    use upktgen::report::dut::DutPath;
+    let lab = Lab::create_dut(RxMode::Drop, false, 1, &DutOptions::default()).unwrap();
+    let before = lab.dut_sample().unwrap().unwrap();
+    let o = common::in_ns(
+        &lab.tx_ns,
+        &[
+            "run",
+            "--dev",
+            "veth-tx",
+            "--dst",
+            &dut::DUT_RX_IP.to_string(),
+            "--dst-mac",
+            &dut::DUT_IN_MAC.to_string(),
+            "--count",
+            "5000",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = lab.dut_sample().unwrap().unwrap();
+    let p = DutPath::new(dut::DUT_IN_IF, dut::DUT_OUT_IF, 5000, &before, &after);
+    assert_eq!(
+        (p.ingress_rx_packets, p.forwarded, p.egress_tx_packets),
+        (5000, 5000, 5000),
+        "{p:?}"
+    );
+    assert_eq!(p.lost(), 0);
+    assert_eq!(lab.rx_sink_count(), Some(5000));
+    let names = [
+        lab.tx_ns.clone(),
+        lab.dut_ns.clone().unwrap(),
+        lab.rx_ns.clone(),
+    ];
+    drop(lab);
+    for n in names {
+        assert!(
+            !std::path::Path::new("/run/netns").join(&n).exists(),
+            "{n} left"
+        );
+    }
+}

@@ -79,6 +79,14 @@ fn neigh(ns: &str, addr: &str, mac: MacAddr, dev: &str) -> Result<()> {
     ])
 }
 
+/// A route via a gateway on `dev`; `onlink` because the links are still down, so their
+/// connected routes do not exist yet.
+fn route(ns: &str, net: &str, via: &str, dev: &str) -> Result<()> {
+    ip(&[
+        "-n", ns, "route", "add", net, "via", via, "dev", dev, "onlink",
+    ])
+}
+
 fn addr(ns: &str, a: &str, dev: &str) -> Result<()> {
     let mut args = vec!["-n", ns, "addr", "add", a, "dev", dev];
     if a.contains(':') {
@@ -159,24 +167,6 @@ impl Lab {
         addr(&dut, &format!("{DUT_IN_IP}/24"), DUT_IN_IF)?;
         addr(&dut, &format!("{DUT_OUT_IP}/24"), DUT_OUT_IF)?;
         addr(&rx, &format!("{DUT_RX_IP}/24"), RX_IF)?;
-        ip(&[
-            "-n",
-            &tx,
-            "route",
-            "add",
-            "10.99.1.0/24",
-            "via",
-            &DUT_IN_IP.to_string(),
-        ])?;
-        ip(&[
-            "-n",
-            &rx,
-            "route",
-            "add",
-            "10.99.0.0/24",
-            "via",
-            &DUT_OUT_IP.to_string(),
-        ])?;
         neigh(&tx, &DUT_IN_IP.to_string(), DUT_IN_MAC, TX_IF)?;
         neigh(&dut, &super::TX_IP.to_string(), TX_MAC, DUT_IN_IF)?;
         neigh(&dut, &DUT_RX_IP.to_string(), RX_MAC, DUT_OUT_IF)?;
@@ -187,26 +177,6 @@ impl Lab {
             addr(&dut, &format!("{DUT_IN_IP6}/64"), DUT_IN_IF)?;
             addr(&dut, &format!("{DUT_OUT_IP6}/64"), DUT_OUT_IF)?;
             addr(&rx, &format!("{DUT_RX_IP6}/64"), RX_IF)?;
-            ip(&[
-                "-n",
-                &tx,
-                "-6",
-                "route",
-                "add",
-                "fd00:99:1::/64",
-                "via",
-                &DUT_IN_IP6.to_string(),
-            ])?;
-            ip(&[
-                "-n",
-                &rx,
-                "-6",
-                "route",
-                "add",
-                "fd00:99::/64",
-                "via",
-                &DUT_OUT_IP6.to_string(),
-            ])?;
             neigh(&tx, &DUT_IN_IP6.to_string(), DUT_IN_MAC, TX_IF)?;
             neigh(&dut, &TX_IP6.to_string(), TX_MAC, DUT_IN_IF)?;
             neigh(&dut, &DUT_RX_IP6.to_string(), RX_MAC, DUT_OUT_IF)?;
@@ -231,6 +201,12 @@ impl Lab {
             (&rx, RX_IF),
         ] {
             ip(&["-n", ns, "link", "set", "dev", dev, "up"])?;
+        }
+        route(&tx, "10.99.1.0/24", &DUT_IN_IP.to_string(), TX_IF)?;
+        route(&rx, "10.99.0.0/24", &DUT_OUT_IP.to_string(), RX_IF)?;
+        if o.ipv6 {
+            route(&tx, "fd00:99:1::/64", &DUT_IN_IP6.to_string(), TX_IF)?;
+            route(&rx, "fd00:99::/64", &DUT_OUT_IP6.to_string(), RX_IF)?;
         }
         for (ns, dev) in [
             (&tx, TX_IF),
