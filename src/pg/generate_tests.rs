@@ -1,5 +1,6 @@
 use super::*;
 use crate::pg::DevConfig;
+use crate::wire::PKTGEN_MAGIC;
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 
 fn info() -> DeviceInfo {
