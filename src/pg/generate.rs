@@ -569,7 +569,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
             payload_len: udp_len,
         };
         ip.emit(&mut ipv6::Packet::new_unchecked(&mut out[l.l3..]));
-        ip.pseudo_header_sum()
+        l.udp_csum.then(|| ip.pseudo_header_sum())
     } else {
         let ip = ipv4::Repr {
             src_addr: g.cur_saddr.into(),
@@ -584,7 +584,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
             payload_len: udp_len,
         };
         ip.emit(&mut ipv4::Packet::new_unchecked(&mut out[l.l3..]));
-        ip.pseudo_header_sum()
+        l.udp_csum.then(|| ip.pseudo_header_sum())
     };
     let mut dgram = udp::Packet::new_unchecked(&mut out[l4..]);
     udp::Repr {
@@ -599,7 +599,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
         tv_usec: tv.1,
     }
     .emit(dgram.payload_mut());
-    if l.udp_csum {
+    if let Some(pseudo) = pseudo {
         // The UDP header and pktgen's header; the zero padding after it adds nothing.
         dgram.fill_checksum_prefix(pseudo, udp::HEADER_LEN + pktgen_hdr::HEADER_LEN);
     }

@@ -4,7 +4,7 @@
 //!  0 destination | 6 source | 12 EtherType | 14 payload
 //! ```
 
-use super::{Error, Field, MacAddr, Rest, Result, be16, put16};
+use super::{Field, MacAddr, Rest, Result, be16, put16};
 
 /// EtherType values upktgen writes or reads.
 pub mod ethertype {
@@ -31,38 +31,9 @@ pub mod field {
 /// Header length.
 pub const HEADER_LEN: usize = field::PAYLOAD.start;
 
-/// A view of an Ethernet frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(fixed "an Ethernet frame");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// A view of a buffer that holds the header.
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// [`Error::Truncated`] if the buffer is shorter than the header.
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     #[inline]
     pub fn dst_addr(&self) -> MacAddr {
         let mut m = [0u8; 6];
@@ -111,12 +82,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 }
 
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-}
-
 /// An Ethernet header's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repr {
@@ -150,6 +115,7 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Error;
 
     /// A broadcast ARP frame's header.
     const FRAME: [u8; 16] = [

@@ -41,28 +41,9 @@ pub fn pseudo_header_sum(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, len: u16) -
     checksum::add(s, u32::from(len))
 }
 
-/// A view of an IPv4 packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!("an IPv4 packet");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes, and the
-    /// header and total lengths it reads back are its own.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// A view of a buffer holding a whole IPv4 packet (see [`Self::check_len`]); the buffer
-    /// may be longer than the total length (Ethernet padding).
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// In the order a reader meets them: no byte at all is [`Error::Truncated`]; a version
     /// other than 4 or an IHL below 5 is [`Error::Malformed`]; a buffer shorter than the
     /// header is truncated; a total length below the header is malformed; a buffer shorter
@@ -88,10 +69,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Truncated);
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     #[inline]
@@ -248,12 +225,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 }
 
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-}
-
 /// An IPv4 header's fields (options are not represented: emit writes none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repr {
@@ -309,7 +280,10 @@ impl Repr {
         p.set_protocol(self.protocol);
         p.set_src_addr(self.src_addr);
         p.set_dst_addr(self.dst_addr);
-        p.fill_checksum();
+        // No options: the checksum covers exactly HEADER_LEN bytes.
+        p.set_checksum(0);
+        let c = checksum::finish(checksum::sum(&p.buffer.as_ref()[..HEADER_LEN]));
+        p.set_checksum(c);
     }
 
     /// The pseudo-header sum for the transport checksum of this packet.

@@ -36,27 +36,9 @@ pub fn pseudo_header_sum(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, len: u16
     checksum::add(s, u32::from(len))
 }
 
-/// A view of an IPv6 packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!("an IPv6 packet");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes, and the
-    /// payload length it reads back is its own.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// A view of a buffer holding a whole IPv6 packet; it may be longer (padding).
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// [`Error::Truncated`] if the buffer ends inside the header or inside the payload
     /// length; [`Error::Malformed`] if the version is not 6.
     pub fn check_len(&self) -> Result<()> {
@@ -71,10 +53,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Truncated);
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     #[inline]
@@ -170,12 +148,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let n = HEADER_LEN + usize::from(self.payload_len());
         &mut self.buffer.as_mut()[HEADER_LEN..n]
-    }
-}
-
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
     }
 }
 

@@ -16,6 +16,61 @@
 //! length. [`udp4`] is the fast path's template: built once from the `Repr`s, then patched
 //! per packet at the offsets named here.
 
+/// What every header module's `Packet` view shares: the struct, `new_unchecked`,
+/// `new_checked` (through the module's `check_len`), `into_inner` and `AsRef<[u8]>`. With
+/// `fixed`, also a `check_len` that only asks for `HEADER_LEN` bytes.
+macro_rules! packet_view {
+    ($what:literal) => {
+        #[doc = concat!("A zero-copy view of ", $what, ".")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Packet<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// A view without checks, for buffers the caller has sized itself (a frame
+            /// whose layout is fixed): at least `HEADER_LEN` bytes, and any length field it
+            /// reads back is one it wrote. Getters on a shorter buffer panic.
+            #[inline]
+            pub const fn new_unchecked(buffer: T) -> Self {
+                Packet { buffer }
+            }
+
+            /// A view of a buffer that `check_len` accepts: every getter then reads inside
+            /// the buffer.
+            pub fn new_checked(buffer: T) -> $crate::wire::Result<Self> {
+                let p = Self::new_unchecked(buffer);
+                p.check_len()?;
+                Ok(p)
+            }
+
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+
+        impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
+            fn as_ref(&self) -> &[u8] {
+                self.buffer.as_ref()
+            }
+        }
+    };
+    (fixed $what:literal) => {
+        packet_view!($what);
+
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// [`Error::Truncated`](crate::wire::Error::Truncated) if the buffer is shorter than
+            /// `HEADER_LEN`.
+            pub fn check_len(&self) -> $crate::wire::Result<()> {
+                if self.buffer.as_ref().len() < HEADER_LEN {
+                    return Err($crate::wire::Error::Truncated);
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
 pub mod checksum;
 pub mod ethernet;
 pub mod ipv4;

@@ -5,7 +5,7 @@
 //!  0 label (20 bits) | traffic class (3) | bottom of stack (1) | TTL (8) | 4 next entry
 //! ```
 
-use super::{Error, Field, Rest, Result, be32, put32};
+use super::{Field, Rest, Result, be32, put32};
 
 /// Byte ranges of the entry's fields.
 pub mod field {
@@ -22,37 +22,9 @@ pub const BOTTOM_OF_STACK: u32 = 0x100;
 /// The largest label.
 pub const LABEL_MAX: u32 = 0x000f_ffff;
 
-/// A view of a label stack entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(fixed "an MPLS label stack entry");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// [`Error::Truncated`] if the buffer is shorter than an entry.
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// The raw 32-bit entry.
     #[inline]
     pub fn entry(&self) -> u32 {
@@ -91,12 +63,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn set_entry(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::ENTRY, v);
-    }
-}
-
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
     }
 }
 
@@ -152,6 +118,7 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Error;
 
     #[test]
     fn known_entry() {

@@ -33,38 +33,9 @@ pub fn starts_with_magic(payload: &[u8]) -> bool {
     payload.get(field::MAGIC) == Some(&PKTGEN_MAGIC.to_be_bytes()[..])
 }
 
-/// A view of a pktgen header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(fixed "a pktgen header");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// [`Error::Truncated`] if the buffer is shorter than the header (the magic is checked
-    /// by [`PktgenHdr::parse`]).
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     #[inline]
     pub fn magic(&self) -> u32 {
         be32(self.buffer.as_ref(), field::MAGIC)
@@ -105,12 +76,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn set_tv_usec(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::TV_USEC, v);
-    }
-}
-
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
     }
 }
 

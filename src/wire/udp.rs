@@ -23,27 +23,9 @@ pub mod field {
 /// Header length.
 pub const HEADER_LEN: usize = field::PAYLOAD.start;
 
-/// A view of a UDP datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!("a UDP datagram");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes, and the
-    /// length it reads back is its own.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// A view of the IP payload holding a datagram (see [`Self::check_len`]).
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// The buffer is the IP payload: shorter than the header is [`Error::Truncated`]; a
     /// length below the header, or beyond the IP payload that carries it, contradicts the
     /// headers and is [`Error::Malformed`].
@@ -57,10 +39,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Malformed);
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     #[inline]
@@ -150,12 +128,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let n = usize::from(self.len());
         &mut self.buffer.as_mut()[HEADER_LEN..n]
-    }
-}
-
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
     }
 }
 

@@ -6,7 +6,7 @@
 //!  0 TCI: PCP (3 bits) | DEI/CFI (1) | VID (12) | 2 EtherType | 4 payload
 //! ```
 
-use super::{Error, Field, Rest, Result, be16, put16};
+use super::{Field, Rest, Result, be16, put16};
 
 /// Byte ranges of the tag's fields.
 pub mod field {
@@ -21,37 +21,9 @@ pub const HEADER_LEN: usize = field::PAYLOAD.start;
 /// The largest VLAN id.
 pub const VID_MAX: u16 = 0x0fff;
 
-/// A view of a VLAN tag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+packet_view!(fixed "a VLAN tag");
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: the caller guarantees at least [`HEADER_LEN`] bytes.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    pub fn new_checked(buffer: T) -> Result<Self> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
-    /// [`Error::Truncated`] if the buffer is shorter than the tag.
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     #[inline]
     pub fn tci(&self) -> u16 {
         be16(self.buffer.as_ref(), field::TCI)
@@ -95,12 +67,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     #[inline]
     pub fn set_ethertype(&mut self, t: u16) {
         put16(self.buffer.as_mut(), field::ETHERTYPE, t);
-    }
-}
-
-impl<T: AsRef<[u8]>> AsRef<[u8]> for Packet<T> {
-    fn as_ref(&self) -> &[u8] {
-        self.buffer.as_ref()
     }
 }
 
@@ -148,6 +114,7 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Error;
     use crate::wire::ethernet::ethertype;
 
     #[test]
