@@ -24,7 +24,7 @@
 
 use super::{DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, imix_distribution};
 use crate::wire::ethernet::{self, ethertype};
-use crate::wire::{MacAddr, ip_protocol, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
+use crate::wire::{MacAddr, PKTGEN_TTL, ip_protocol, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 pub use crate::rng::Rng;
@@ -454,9 +454,6 @@ pub struct Layout {
     pub l3: usize,
 }
 
-/// pktgen's IP TTL / hop limit.
-const TTL: u8 = 32;
-
 impl Layout {
     pub fn new(c: &DevConfig) -> Self {
         let vlan = (c.vlan_id != NO_VLAN).then_some((c.vlan_p, c.vlan_cfi));
@@ -563,7 +560,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
             src_addr: g.cur_saddr6,
             dst_addr: g.cur_daddr6,
             next_header: ip_protocol::UDP,
-            hop_limit: TTL,
+            hop_limit: PKTGEN_TTL,
             traffic_class: l.traffic_class,
             flow_label: 0,
             payload_len: udp_len,
@@ -580,7 +577,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
             dont_frag: false,
             more_frags: false,
             frag_offset: 0,
-            ttl: TTL,
+            ttl: PKTGEN_TTL,
             payload_len: udp_len,
         };
         ip.emit(&mut ipv4::Packet::new_unchecked(&mut out[l.l3..]));

@@ -73,22 +73,22 @@ pub fn classify(frame: &[u8]) -> Class {
 /// [`classify`], with a header that does not hold as the error.
 fn classify_checked(frame: &[u8]) -> Result<Class, Error> {
     let eth = ethernet::Packet::new_checked(frame)?;
-    let mut ethertype = eth.ethertype();
+    let mut next = eth.ethertype();
     let mut l3 = eth.payload();
     let mut vlan = None;
     // Up to two tags (802.1ad outer, 802.1Q inner); a third is "other".
     for _ in 0..2 {
-        if ethertype != ethertype::VLAN && ethertype != ethertype::QINQ {
+        if next != ethertype::VLAN && next != ethertype::QINQ {
             break;
         }
         let tag = vlan::Packet::new_checked(l3)?;
         if vlan.is_none() {
             vlan = Some(tag.vid());
         }
-        ethertype = tag.ethertype();
+        next = tag.ethertype();
         l3 = &l3[vlan::HEADER_LEN..];
     }
-    if ethertype != ethertype::IPV4 {
+    if next != ethertype::IPV4 {
         return Ok(Class::Other);
     }
     let ip = ipv4::Packet::new_checked(l3)?;

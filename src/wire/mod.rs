@@ -96,6 +96,8 @@ pub const IPV4_HLEN: usize = ipv4::HEADER_LEN;
 pub const IPV6_HLEN: usize = ipv6::HEADER_LEN;
 /// UDP header.
 pub const UDP_HLEN: usize = udp::HEADER_LEN;
+/// pktgen's IPv4 TTL and IPv6 hop limit.
+pub const PKTGEN_TTL: u8 = 32;
 /// Smallest Ethernet frame without FCS (ETH_ZLEN): shorter frames are padded by NICs.
 pub const ETH_ZLEN: usize = 60;
 /// Bytes a frame occupies on the wire beyond `pkt_size`: FCS 4 + preamble/SFD 8 + IFG 12.

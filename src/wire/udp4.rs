@@ -35,7 +35,7 @@ pub const OFF_TV_USEC: usize = OFF_PAYLOAD + pktgen_hdr::field::TV_USEC.start;
 /// Smallest frame that holds the headers and the whole pktgen header.
 pub const MIN_FRAME: usize = OFF_PAYLOAD + pktgen_hdr::HEADER_LEN;
 /// pktgen's IPv4 TTL.
-pub const TTL: u8 = 32;
+pub const TTL: u8 = super::PKTGEN_TTL;
 
 /// What stays the same in every frame of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
