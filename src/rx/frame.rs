@@ -152,7 +152,7 @@ impl FrameCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template, checksum};
+    use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template};
 
     fn frame(size: usize) -> Vec<u8> {
         let t = Udp4Template::new(&FrameSpec {
@@ -235,10 +235,7 @@ mod tests {
     }
 
     fn refix_ip_csum(f: &mut [u8]) {
-        f[24] = 0;
-        f[25] = 0;
-        let c = checksum::finish(checksum::sum(&f[14..34]));
-        f[24..26].copy_from_slice(&c.to_be_bytes());
+        ipv4::Packet::new_unchecked(&mut f[ethernet::HEADER_LEN..]).fill_checksum();
     }
 
     #[test]
