@@ -595,7 +595,7 @@ pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
         tv_sec: tv.0,
         tv_usec: tv.1,
     }
-    .emit(dgram.payload_mut());
+    .emit(&mut pktgen_hdr::Packet::new_unchecked(dgram.payload_mut()));
     if let Some(pseudo) = pseudo {
         // The UDP header and pktgen's header; the zero padding after it adds nothing.
         dgram.fill_checksum_prefix(pseudo, udp::HEADER_LEN + pktgen_hdr::HEADER_LEN);

@@ -110,15 +110,9 @@ impl PktgenHdr {
         HEADER_LEN
     }
 
-    /// Writes the header (magic included) into the first 16 bytes of `out`.
+    /// Writes the header (magic included).
     #[inline]
-    pub fn emit(&self, out: &mut [u8]) {
-        self.emit_packet(&mut Packet::new_unchecked(out));
-    }
-
-    /// Writes the header (magic included) into a view.
-    #[inline]
-    pub fn emit_packet<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         p.set_magic();
         p.set_seq(self.seq);
         p.set_tv_sec(self.tv_sec);
@@ -138,7 +132,7 @@ mod tests {
             tv_usec: 999_999,
         };
         let mut b = [0u8; 16];
-        h.emit(&mut b);
+        h.emit(&mut Packet::new_unchecked(&mut b[..]));
         assert_eq!(
             b,
             [

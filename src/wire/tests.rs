@@ -127,7 +127,7 @@ fn repr_emit_then_parse_is_the_identity() {
             tv_usec: r.next_u32(),
         };
         let mut b = [0u8; pktgen_hdr::HEADER_LEN];
-        h.emit(&mut b);
+        h.emit(&mut pktgen_hdr::Packet::new_unchecked(&mut b[..]));
         assert_eq!(PktgenHdr::parse(&b), Ok(h));
     }
 }
@@ -249,7 +249,7 @@ fn a_composed_frame_reads_back() {
         tv_sec: 1,
         tv_usec: 2,
     }
-    .emit(d.payload_mut());
+    .emit(&mut pktgen_hdr::Packet::new_unchecked(d.payload_mut()));
     d.fill_checksum_prefix(ip.pseudo_header_sum(), UDP_HLEN + PKTGEN_HDR_LEN);
 
     let e = ethernet::Packet::new_checked(&f[..]).unwrap();
