@@ -78,7 +78,9 @@ impl Lab {
     /// (one per sender thread, so `-t N` senders do not share one queue).
     pub fn create_opts(rx_mode: RxMode, rx_napi: bool, queues: u16) -> Result<Lab> {
         for (ns, owner) in sweep_stale() {
-            eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
+            crate::errln!(
+                "upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)"
+            );
         }
         let (pid, start) = self_identity()?;
         let n = LAB_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -246,7 +248,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         if let Err(e) = self.remove() {
-            eprintln!("upktgen: warning: {e:#}");
+            crate::errln!("upktgen: warning: {e:#}");
         }
     }
 }
