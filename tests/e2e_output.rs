@@ -38,7 +38,12 @@ fn run_into(sink: Sink, args: &[&str]) -> (u32, Output) {
         }
         Sink::Full => Command::new(exe)
             .args(args)
-            .stdout(std::fs::File::options().write(true).open("/dev/full").unwrap())
+            .stdout(
+                std::fs::File::options()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),

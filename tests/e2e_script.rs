@@ -446,3 +446,45 @@ fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
     assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
     assert!(dev.contains("\nResult: OK: "), "{dev}");
 }
+
+/// --check refuses what start would refuse before sending: 10,000 devices are more senders
+/// than the lab's veth has queues; a frame above the MTU. Its verbose answer names what only
+/// a start checks.
+#[test]
+fn check_refuses_what_start_would_refuse() {
+    let t = TempDir::new("check-start");
+    let mut text = String::from("pgctrl reset\n");
+    for i in 0..10_000 {
+        text += &format!("kpktgend_0 add_device eth0@{i}\neth0@{i} count 10\n");
+    }
+    text += "pgctrl start\n";
+    let big = t.write("big.pg", &text);
+    let o = upktgen(&["script", "--check", big.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("big.pg:20002: pgctrl: ERROR: start: 10000 senders")
+            && err.contains("at most 4096"),
+        "{err}"
+    );
+    let mtu = t.write(
+        "mtu.pg",
+        "kpktgend_0 add_device eth0\neth0 pkt_size 9000\npgctrl start\n",
+    );
+    let o = upktgen(&["script", "--check", mtu.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("do not fit veth-tx: 1500 MTU"),
+        "{}",
+        stderr(&o)
+    );
+    let ok = t.write("ok.pg", "kpktgend_0 add_device eth0\npgctrl start\n");
+    let o = upktgen(&["script", "--check", "-v", ok.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .contains("OK: start (checked without sending; only a start checks the privileges"),
+        "{}",
+        stdout(&o)
+    );
+}

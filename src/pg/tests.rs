@@ -317,7 +317,10 @@ fn show_has_the_kernels_layout() {
 fn a_value_is_one_word() {
     let mut d = dev();
     for (line, bad) in [
-        ("count 10 --dev nosuchdev0", "'10 --dev nosuchdev0' is more than one value"),
+        (
+            "count 10 --dev nosuchdev0",
+            "'10 --dev nosuchdev0' is more than one value",
+        ),
         ("count 10\t20", "is more than one value"),
         ("count 10abc", "'10abc' is not a non-negative whole number"),
         ("dst 10.0.0.1 10.0.0.2", "is more than one value"),

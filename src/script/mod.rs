@@ -91,7 +91,10 @@ pub struct ScriptArgs {
     pub strict: bool,
 
     /// Apply every command but do not send: `pgctrl start` only checks that the devices
-    /// could start.
+    /// could start: each device's settings, the number of senders (a lab gives each a veth
+    /// queue, at most 4096), each thread's CPU, each frame against the MTU. Only a start
+    /// checks the privileges, creating the lab, the backend's options and opening it
+    /// (sockets, rings, XDP programs), and with --real the device's address.
     #[arg(long)]
     pub check: bool,
 
@@ -249,6 +252,55 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
     Ok(out)
 }
 
+/// What a start would refuse before sending, checked from the settings alone for
+/// `--check`, beyond each device's own checks ([`start_specs`]): the number of senders the
+/// lab can give a queue, each thread's CPU, each frame against the device's MTU, and the
+/// walk each configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
+fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
+    if !a.real {
+        lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
+    }
+    let allowed = crate::sys::allowed_cpus();
+    for (i, (name, s)) in specs.iter().enumerate() {
+        let fail = |e: &dyn std::fmt::Display| format!("ERROR: start: {name}: {e}");
+        if let Some(cpu) = s.cpu
+            && !allowed.contains(&cpu)
+        {
+            return Err(fail(&format!(
+                "its thread's CPU {cpu} is not one this process may run on (allowed: {allowed:?})"
+            )));
+        }
+        let dev = s.cfg.device();
+        let (mtu, info) = if a.real {
+            let mtu = std::fs::read_to_string(format!("/sys/class/net/{dev}/mtu"))
+                .ok()
+                .and_then(|m| m.trim().parse().ok());
+            let info = crate::pg::generate::DeviceInfo {
+                mac: sys_mac(dev),
+                // The address is probed at start; a placeholder stands for it here.
+                ipv4: Some(std::net::Ipv4Addr::UNSPECIFIED),
+                tx_queues: 1,
+            };
+            (mtu, info)
+        } else {
+            let info = crate::pg::generate::DeviceInfo {
+                mac: lab::TX_MAC,
+                ipv4: Some(lab::TX_IP),
+                tx_queues: specs.len().max(1) as u16,
+            };
+            (Some(lab::MTU), info)
+        };
+        if let Some(mtu) = mtu {
+            app::check_frame_fits(&s.cfg, mtu, dev).map_err(|e| fail(&format!("{e:#}")))?;
+        }
+        crate::pg::generate::Generator::new(&s.cfg, &info, i as u64).map_err(|e| fail(&e))?;
+    }
+    Ok(())
+}
+
+/// What `--check` cannot check, for its help and its verbose answer.
+pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, the backend's options against the chosen backend and opening it (sockets, rings, XDP programs), and with --real the device's address";
+
 /// How one start ended.
 enum Started {
     Ok(String),
@@ -263,7 +315,10 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         Err(e) => return Started::Failed(e),
     };
     if a.check {
-        return Started::Ok(String::new());
+        return match check_start(a, &specs) {
+            Ok(()) => Started::Ok(String::new()),
+            Err(e) => Started::Failed(e),
+        };
     }
     if stop.load(Ordering::Relaxed) {
         return Started::Interrupted(String::new());
@@ -429,7 +484,17 @@ fn run_lines(
                         Started::Ok(report) => {
                             out::print(report)?;
                             if a.verbose {
-                                out::println(format_args!("{}OK: start", label(&target)))?;
+                                out::println(format_args!(
+                                    "{}OK: start{}",
+                                    label(&target),
+                                    if a.check {
+                                        format!(
+                                            " (checked without sending; only a start checks {CHECK_CANNOT})"
+                                        )
+                                    } else {
+                                        String::new()
+                                    }
+                                ))?;
                             }
                             true
                         }
