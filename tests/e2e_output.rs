@@ -162,3 +162,26 @@ fn script_in_the_lab_with_output_that_cannot_be_written() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sweep_output_that_cannot_be_written() {
+    let dir = std::env::temp_dir().join(format!("upktgen-e2e-output-w-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("s.toml");
+    std::fs::write(
+        &f,
+        "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 1000\n\
+         [[dimension]]\nname = \"ring\"\nvalues = [16, 64, 256]\n",
+    )
+    .unwrap();
+    let path = f.to_str().unwrap().to_string();
+    for sink in ALL {
+        // The listing, then a sweep whose first iteration line cannot be printed: it stops
+        // there as Ctrl-C would stop it, and says why once.
+        let (_, o) = run_into(sink, &["sweep", &path, "--dry-run"]);
+        assert_ends_well(sink, &o, 1);
+        let (_, o) = run_into(sink, &["sweep", &path]);
+        assert_ends_well(sink, &o, 1);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
