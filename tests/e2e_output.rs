@@ -111,6 +111,16 @@ fn functions_sh_output_that_cannot_be_written() {
 }
 
 #[test]
+fn help_and_version_that_cannot_be_written() {
+    for sink in ALL {
+        for args in [&["run", "--help"][..], &["--version"][..]] {
+            let (_, o) = run_into(sink, args);
+            assert_ends_well(sink, &o, 1);
+        }
+    }
+}
+
+#[test]
 fn nothing_to_print_needs_no_stdout() {
     // A script that prints nothing may run with standard output closed.
     let dir = std::env::temp_dir().join(format!("upktgen-e2e-output-{}", std::process::id()));
