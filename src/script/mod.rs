@@ -92,7 +92,7 @@ pub struct ScriptArgs {
 
     /// Apply every command but do not send: `pgctrl start` only checks that the devices
     /// could start: each device's settings, the number of senders (a lab gives each a veth
-    /// queue, at most 4096), each thread's CPU, each frame against the MTU. Only a start
+    /// queue, at most 4096), each frame against the MTU, the walk. Only a start
     /// checks the privileges, creating the lab, the backend's options and opening it
     /// (sockets, rings, XDP programs), and with --real the device's address.
     #[arg(long)]
@@ -254,22 +254,14 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
 
 /// What a start would refuse before sending, checked from the settings alone for
 /// `--check`, beyond each device's own checks ([`start_specs`]): the number of senders the
-/// lab can give a queue, each thread's CPU, each frame against the device's MTU, and the
-/// walk each configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
+/// lab can give a queue, each frame against the device's MTU, and the walk each
+/// configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
 fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
     if !a.real {
         lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
     }
-    let allowed = crate::sys::allowed_cpus();
     for (i, (name, s)) in specs.iter().enumerate() {
         let fail = |e: &dyn std::fmt::Display| format!("ERROR: start: {name}: {e}");
-        if let Some(cpu) = s.cpu
-            && !allowed.contains(&cpu)
-        {
-            return Err(fail(&format!(
-                "its thread's CPU {cpu} is not one this process may run on (allowed: {allowed:?})"
-            )));
-        }
         let dev = s.cfg.device();
         let (mtu, info) = if a.real {
             let mtu = std::fs::read_to_string(format!("/sys/class/net/{dev}/mtu"))
