@@ -118,7 +118,7 @@ impl Peer {
             .spawn(move || {
                 for line in BufReader::new(stderr_pipe).lines() {
                     let Ok(line) = line else { return };
-                    eprintln!("peer {name}: {line}");
+                    crate::errln!("peer {name}: {line}");
                     let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
                     if t.len() == STDERR_TAIL {
                         t.pop_front();
@@ -218,7 +218,7 @@ impl Peer {
                     super::short(&String::from_utf8_lossy(&line))
                 )
             })?;
-            if resp.id != Value::from(id) {
+            if resp.id != id {
                 continue; // an answer to an earlier call that timed out
             }
             if let Some(e) = resp.error {

@@ -273,7 +273,7 @@ fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     for l in text.lines() {
-        eprintln!("upktgen: dut-setup: {l}");
+        crate::errln!("upktgen: dut-setup: {l}");
     }
     if !out.status.success() {
         let last = text

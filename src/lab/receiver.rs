@@ -40,7 +40,7 @@ impl LabReceiver {
         let t = RxThread::start(Some(rx_ns.to_path_buf()), RX_IF, cfg)
             .context("setting up the receiver on veth-rx")?;
         if let Some(c) = &t.started().choice {
-            eprintln!("upktgen: {c}");
+            crate::errln!("upktgen: {c}");
         }
         Ok(LabReceiver(t))
     }

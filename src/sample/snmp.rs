@@ -23,7 +23,7 @@ impl SnmpSnapshot {
     /// Adds the paired-line format (`snmp`, `netstat`).
     pub fn parse_paired(&mut self, text: &str) -> Result<(), ParseError> {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if lines.len() % 2 != 0 {
+        if !lines.len().is_multiple_of(2) {
             return Err(ParseError::new(
                 PAIRED,
                 None,
