@@ -1,22 +1,23 @@
 //! upktgen: a userspace packet generator for Linux with the kernel pktgen's vocabulary.
 //!
-//! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
-//! with samplers of /proc around it and reports after it.
+//! Data flows one way: command line ([`cli`]) -> one plan ([`run::plan`]) -> frame stream
+//! -> transmit queue ([`txq`]) -> backend ([`backend`]) -> wire, with samplers of /proc
+//! around it ([`sample`]) and reports after it ([`report`]).
 
-pub mod app;
 pub mod backend;
 pub mod caps;
 pub mod cli;
+pub mod exit;
 pub mod frames;
 pub mod lab;
 pub mod live;
-pub mod params;
 pub mod pcap;
 pub mod pg;
 pub mod plot;
 pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod run;
 pub mod rx;
 pub mod sample;
 pub mod script;
@@ -27,4 +28,5 @@ pub mod stream;
 pub mod sweep;
 pub mod sys;
 pub mod txq;
+pub mod units;
 pub mod wire;

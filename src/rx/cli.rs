@@ -2,8 +2,8 @@
 
 use super::recv::{Receiver, RxBackend, RxConfig};
 use super::sink::FlowKeyMode;
-use crate::app::Exit;
 use crate::caps::{self, Cap};
+use crate::exit::Exit;
 use crate::sys::{self, rx_ring::RxRingConfig};
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
@@ -47,7 +47,7 @@ pub struct RxArgs {
     pub count: u64,
 
     /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m).
-    #[arg(long, value_parser = crate::params::parse_duration, value_name = "TIME")]
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
 
     /// Print one JSON document instead of the text report.
@@ -102,7 +102,7 @@ pub struct RxArgs {
     pub json_lines: bool,
 
     /// Interval of the live statistics (e.g. 1s, 500ms).
-    #[arg(long, value_parser = crate::params::parse_duration, default_value = "1s", value_name = "TIME")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "1s", value_name = "TIME")]
     pub interval: Duration,
 
     /// Blocks in the receive ring.
