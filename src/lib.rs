@@ -5,6 +5,7 @@
 //! around it ([`sample`]) and reports after it ([`report`]).
 
 pub mod backend;
+pub mod bpf;
 pub mod caps;
 pub mod cli;
 pub mod exit;

@@ -11,11 +11,11 @@ use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
 use crate::frames::{self, FrameSource, Frames};
+use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::pg::Flag;
 use crate::pg::generate::Generator;
 use crate::report::run::{Addressing, Flags, Reconciliation, RunReport, Target, ThreadReport};
-use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
 use crate::sender::{Limits, SendOutcome, StopReason};
@@ -161,7 +161,7 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
             &l.rx_path(),
             crate::rx::recv::RxConfig {
                 backend: rx.backend,
-                ..crate::rx::lab::config(rx.hist)
+                ..crate::lab::receiver::config(rx.hist)
             },
         )?),
         _ => None,
