@@ -126,7 +126,7 @@ they run unchanged, driving upktgen: pg_ctrl, pg_thread, pg_set, proc_cmd and pg
 commands in a session kept by `upktgen script --session` (each answers at once, as the kernel \
 would), `pg_ctrl start` sends and prints upktgen's report, and `cat /proc/net/pktgen/DEV` prints \
 the device in the kernel's layout. Environment: UPKTGEN (the binary; default: this one), \
-UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring` or `--real`), UPKTGEN_STATE \
+UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring --ring 256 --start-thresh 16` or `--real`), UPKTGEN_STATE \
 (a directory that keeps the session, for -a append runs). By default the scripts run in a \
 private lab, every device name standing for the lab's sending interface.
 
