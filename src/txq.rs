@@ -24,11 +24,11 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RingConfig {
     /// Descriptors in the ring.
-    pub size: u32,
+    size: u32,
     /// Stop the queue when fewer than this many descriptors are free after a post.
-    pub stop_thresh: u32,
+    stop_thresh: u32,
     /// Wake a stopped queue only when at least this many descriptors are free.
-    pub start_thresh: u32,
+    start_thresh: u32,
 }
 
 impl RingConfig {

@@ -114,7 +114,7 @@ struct XdpIo {
 
 impl AfXdp {
     pub fn new(ifindex: u32, template: &[u8], cfg: AfXdpConfig) -> io::Result<Self> {
-        let frames = cfg.ring.size;
+        let frames = cfg.ring.size();
         let frame_size = if template.len() <= 2048 { 2048 } else { 4096 };
         if template.len() > frame_size {
             return Err(io::Error::new(
@@ -190,7 +190,7 @@ impl TxBackend for AfXdp {
             ),
             queue: format!(
                 "TX ring of {} descriptors (UMEM frames); {}",
-                r.size,
+                r.size(),
                 r.thresholds()
             ),
         }

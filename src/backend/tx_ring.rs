@@ -94,7 +94,7 @@ struct RingIo {
 
 impl TxRing {
     pub fn new(sock: PacketSocket, template: &[u8], cfg: TxRingConfig) -> io::Result<Self> {
-        let frames = cfg.ring.size as usize;
+        let frames = cfg.ring.size() as usize;
         sock.set_tpacket_v2()?;
         sock.set_packet_loss(true)?;
         if cfg.qdisc_bypass {
@@ -178,7 +178,7 @@ impl TxBackend for TxRing {
                 self.cfg.batch,
                 if self.cfg.qdisc_bypass { "on" } else { "off" }
             ),
-            queue: format!("ring of {} frames; {}", r.size, r.thresholds()),
+            queue: format!("ring of {} frames; {}", r.size(), r.thresholds()),
         }
     }
 
