@@ -429,7 +429,7 @@ pub fn choose(
 }
 
 /// Starts the monitor `upktgen rx`'s options ask for: the receiver's own totals.
-pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<Option<Monitor>> {
+pub fn start_for_rx(a: &LiveOptions, count: u64, receiver: LostSource) -> Result<Option<Monitor>> {
     let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
         return Ok(None);
     };
@@ -439,7 +439,7 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
         receiver: Some(receiver),
         interval: a.interval,
         format,
-        count: a.count,
+        count,
         bar,
     })
     .map(Some)

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
-        Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
+        Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
         Some(Cmd::Compare(args)) => upktgen::sweep::compare_cli(args).map(|_| Exit::Done),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),

@@ -3,11 +3,12 @@
 //! Nothing below the run layer imports this module.
 //!
 //! - [`run`]: `upktgen run`'s options, in groups (`#[command(flatten)]`) that `script` shares.
-//! - [`script`], [`sweep`]: those subcommands' options. `sim` and `rx` keep theirs beside
-//!   their code ([`crate::sim::SimArgs`], [`crate::rx::cli::RxArgs`]); neither imports this
-//!   module.
+//! - [`rx`], [`script`], [`sweep`]: those subcommands' options (`rx` shares [`LiveArgs`]).
+//!   `sim` keeps its own beside its code ([`crate::sim::SimArgs`]), which does not import
+//!   this module.
 
 pub mod run;
+pub mod rx;
 pub mod script;
 pub mod sweep;
 
@@ -57,8 +58,8 @@ pub enum Cmd {
     /// Simulate the seed's machine: a NIC's TX ring, its driver and the CPU (no root needed).
     Sim(Box<crate::sim::SimArgs>),
     /// Receive on an interface and report loss, duplicates, reordering and latency.
-    #[command(long_about = crate::rx::cli::RX_ABOUT, after_help = crate::rx::cli::RX_HELP)]
-    Rx(crate::rx::cli::RxArgs),
+    #[command(long_about = rx::RX_ABOUT, after_help = rx::RX_HELP)]
+    Rx(rx::RxArgs),
     /// Run a sweep file: a matrix of runs (or simulations), repeated, with a summary, plots
     /// and A/B comparisons (docs/sweep.md).
     Sweep(SweepArgs),

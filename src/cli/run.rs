@@ -54,10 +54,11 @@ pub struct TxArgs {
 /// Live statistics on standard error.
 #[derive(Args, Debug, Clone)]
 pub struct LiveArgs {
-    /// Print live statistics on standard error every --interval (TX pps and Mb/s from the
-    /// sending interface, RX pps from the receiving one, the receiver's loss so far, CPU
-    /// busy), and a last line for the whole run. On by default when standard error is a
-    /// terminal.
+    /// Print live statistics on standard error every --interval (run: TX pps and Mb/s from
+    /// the sending interface, RX pps from the receiving one; rx: RX pps and Mb/s of the
+    /// frames read, the socket's drops; both: the receiver's loss so far, CPU busy), and a
+    /// last line for the whole run; on a terminal a counted run (--count) also gets a
+    /// progress bar with an ETA. On by default when standard error is a terminal.
     #[arg(long, conflicts_with = "no_live")]
     pub live: bool,
 

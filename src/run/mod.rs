@@ -5,6 +5,7 @@
 
 pub mod device;
 pub mod plan;
+pub mod rx;
 pub mod threads;
 
 use crate::caps::{self, Cap};

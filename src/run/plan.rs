@@ -351,7 +351,8 @@ fn fresh_seed() -> u64 {
     crate::sys::realtime_ns() ^ u64::from(std::process::id())
 }
 
-fn live_options(l: &LiveArgs) -> LiveOptions {
+/// The live statistics the options ask for.
+pub fn live_options(l: &LiveArgs) -> LiveOptions {
     LiveOptions {
         live: l.live,
         no_live: l.no_live,
