@@ -3,6 +3,11 @@
 //! Data flows one way: command line ([`cli`]) -> one plan ([`run::plan`]) -> frame stream
 //! -> transmit queue ([`txq`]) -> backend ([`backend`]) -> wire, with samplers of /proc
 //! around it ([`sample`]) and reports after it ([`report`]).
+//!
+//! `unsafe` lives only in [`sys`]; all output goes through [`out`].
+
+#![deny(unsafe_code)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod backend;
 pub mod bpf;
@@ -12,6 +17,7 @@ pub mod exit;
 pub mod frames;
 pub mod lab;
 pub mod live;
+pub mod out;
 pub mod pcap;
 pub mod pg;
 pub mod plot;
@@ -27,6 +33,7 @@ pub mod sim;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod txq;
 pub mod units;

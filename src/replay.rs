@@ -259,7 +259,7 @@ pub fn write_pcap(
 ) -> Result<Exit> {
     let n = count;
     for note in &cfg.notes {
-        eprintln!("upktgen: note: {note}");
+        crate::errln!("upktgen: note: {note}");
     }
     let file = std::fs::File::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
@@ -308,7 +308,7 @@ pub fn write_pcap(
             cfg.burst.max(1)
         )
     };
-    eprintln!(
+    crate::errln!(
         "upktgen: wrote {written} frames ({bytes} bytes) to {} (pcap, ns timestamps {spacing}){}",
         path.display(),
         if interrupted { "; interrupted" } else { "" }

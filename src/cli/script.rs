@@ -70,7 +70,11 @@ pub struct ScriptArgs {
     pub strict: bool,
 
     /// Apply every command but do not send: `pgctrl start` only checks that the devices
-    /// could start.
+    /// could start: each device's settings, the number of senders (a lab gives each a veth
+    /// queue, at most 4096), the backend's options (ring, thresholds, batch, ...), each
+    /// frame against the MTU, the walk. Only a start checks the privileges, creating the
+    /// lab, opening the backend (sockets, rings, XDP programs), and with --real the
+    /// device's address.
     #[arg(long)]
     pub check: bool,
 

@@ -13,9 +13,6 @@ use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
-/// The MTU of the lab's veth pair (the kernel's default).
-pub const LAB_MTU: u32 = 1500;
-
 /// The sending interface, probed in its namespace.
 #[derive(Debug, Clone)]
 pub struct Device {
@@ -80,16 +77,16 @@ impl Device {
     pub fn unprivileged(dev: Option<&str>, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
         let lab_info = super::plan::lab_sender();
         let Some(name) = dev else {
-            return (lab_info, LAB_MTU, crate::lab::TX_IF.to_string());
+            return (lab_info, crate::lab::MTU, crate::lab::TX_IF.to_string());
         };
         let mtu = sysfs(name, "mtu").and_then(|s| s.trim().parse::<u32>().ok());
         let (Some(mac), Some(mtu)) = (sysfs_mac(name), mtu) else {
-            eprintln!(
+            crate::errln!(
                 "upktgen: note: --dev {name}: no such interface here; the source MAC and IPv4 address default to the lab's ({}, {}) unless --src-mac/--src give them",
                 crate::lab::TX_MAC,
                 crate::lab::TX_IP
             );
-            return (lab_info, LAB_MTU, name.to_string());
+            return (lab_info, crate::lab::MTU, name.to_string());
         };
         let ipv4 = sys::if_nametoindex(name)
             .and_then(PacketSocket::open)
@@ -97,7 +94,7 @@ impl Device {
             .ok()
             .flatten();
         if ipv4.is_none() && cfg.src_min.is_empty() && !cfg.has(Flag::Ipv6) {
-            eprintln!(
+            crate::errln!(
                 "upktgen: note: --dev {name}: its IPv4 address is unknown (none, or reading it needs CAP_NET_RAW): the source address is 0.0.0.0 unless --src gives one"
             );
         }

@@ -60,9 +60,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return Ok(Exit::Interrupted);
     };
     if output.json {
-        println!("{}", serde_json::to_string_pretty(&r.report)?);
+        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
-        print!("{}", r.report.text(output.per_cpu));
+        crate::out::print(r.report.text(output.per_cpu))?;
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -341,7 +341,7 @@ fn print_notes(s: &SenderPlan) {
         );
     }
     for n in cfg.notes.iter().chain(&notes) {
-        eprintln!("upktgen: note: {n}");
+        crate::errln!("upktgen: note: {n}");
     }
 }
 

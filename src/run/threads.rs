@@ -279,7 +279,7 @@ fn send(mut job: SendJob, gate: &Gate, stop: &AtomicBool) -> Result<SenderRun> {
                     } else {
                         skipped.join("; ")
                     };
-                    eprintln!(
+                    crate::errln!(
                         "upktgen: --backend auto chose {} ({why})",
                         plan.kind().name()
                     );
