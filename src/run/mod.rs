@@ -212,16 +212,7 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let first = &senders[0].spec.cfg;
     let report = RunReport {
-        target: Target {
-            device: devices
-                .iter()
-                .map(|d| d.name.as_str())
-                .collect::<Vec<_>>()
-                .join("+"),
-            netns: lab.map(|l| l.tx_ns.clone()),
-            lab_rx: lab.map(|l| l.rx_mode),
-            rx_netns: lab.map(|l| l.rx_ns.clone()),
-        },
+        target: report_target(&devices, lab),
         backend: senders[0].info.clone(),
         addressing: addressing(first, &device_of(&devices, first.device())?.info),
         flags: Flags {
@@ -246,6 +237,20 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
         senders,
         interrupted,
     }))
+}
+
+/// Where the frames went, for the report: every device (`a+b`), and the lab's namespaces.
+fn report_target(devices: &[Device], lab: Option<&Lab>) -> Target {
+    Target {
+        device: devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join("+"),
+        netns: lab.map(|l| l.tx_ns.clone()),
+        lab_rx: lab.map(|l| l.rx_mode),
+        rx_netns: lab.map(|l| l.rx_ns.clone()),
+    }
 }
 
 fn done(spec: SenderSpec, r: SenderRun) -> SenderDone {
