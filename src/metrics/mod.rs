@@ -598,11 +598,13 @@ impl Metrics {
         for t in &r.threads {
             self.observe_thread(&t.device, &ThreadTotals::from_outcome(&t.outcome));
         }
-        let ns = r.target.netns.as_deref().unwrap_or("");
-        self.observe_iface(&r.target.device, ns, Direction::Tx, &r.tx_iface);
+        // The same netns label as the live probes give (the process's own when None).
+        let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| netns_name(None));
+        let tx_ns = ns(&r.target.netns);
+        self.observe_iface(&r.target.device, &tx_ns, Direction::Tx, &r.tx_iface);
         if let Some(rx) = &r.rx_iface {
-            let ns = r.target.rx_netns.as_deref().unwrap_or("");
-            self.observe_iface(crate::lab::RX_IF, ns, Direction::Rx, rx);
+            let rx_ns = ns(&r.target.rx_netns);
+            self.observe_iface(crate::lab::RX_IF, &rx_ns, Direction::Rx, rx);
         }
         if let Some(a) = &r.rx_analysis {
             self.observe_rx_report(&a.receiver);
