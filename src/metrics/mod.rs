@@ -345,15 +345,16 @@ pub struct Metrics {
     iface_packets: CounterFamily,
     iface_bytes: CounterFamily,
     iface_drops: CounterFamily,
-    rx_frames: Counter,
-    rx_bytes: Counter,
-    rx_drops: Counter,
-    rx_lost: Gauge,
+    // Families with one empty label set: shown only once observed (no receiver, no rx_*).
+    rx_frames: CounterFamily,
+    rx_bytes: CounterFamily,
+    rx_drops: CounterFamily,
+    rx_lost: Family<Labels, Gauge>,
     flow_received: CounterFamily,
     flow_lost: Family<Labels, Gauge>,
     flow_duplicates: CounterFamily,
     flow_reordered: CounterFamily,
-    cpu_busy: GaugeF64,
+    cpu_busy: Family<Labels, GaugeF64>,
     state: Family<Labels, Gauge>,
 }
 
@@ -378,15 +379,15 @@ impl Metrics {
             iface_packets: CounterFamily::default(),
             iface_bytes: CounterFamily::default(),
             iface_drops: CounterFamily::default(),
-            rx_frames: Counter::default(),
-            rx_bytes: Counter::default(),
-            rx_drops: Counter::default(),
-            rx_lost: Gauge::default(),
+            rx_frames: CounterFamily::default(),
+            rx_bytes: CounterFamily::default(),
+            rx_drops: CounterFamily::default(),
+            rx_lost: Family::default(),
             flow_received: CounterFamily::default(),
             flow_lost: Family::default(),
             flow_duplicates: CounterFamily::default(),
             flow_reordered: CounterFamily::default(),
-            cpu_busy: GaugeF64::default(),
+            cpu_busy: Family::default(),
             state: Family::default(),
         };
         let at_end = "; set from the run's report when it ends";
@@ -397,7 +398,7 @@ impl Metrics {
         );
         reg.register_with_unit(
             "upktgen_thread_sent",
-            format!("Bytes of the frames each sending thread sent, without FCS{at_end}"),
+            format!("Bytes each sending thread sent, without FCS, in pktgen's Result arithmetic (packets x pkt_size, IMIX: every frame's bytes; a size walk counts the last size){at_end}"),
             Unit::Bytes,
             m.thread_bytes.clone(),
         );
@@ -522,10 +523,13 @@ impl Metrics {
     /// The receiver's totals (absolute, since it started).
     pub fn observe_rx(&self, t: &RxTotals) {
         let _g = self.lock();
-        advance(&self.rx_frames, t.frames);
-        advance(&self.rx_bytes, t.bytes);
-        advance(&self.rx_drops, t.drops);
-        self.rx_lost.set(i64::try_from(t.lost).unwrap_or(i64::MAX));
+        let none = Labels::new();
+        advance_in(&self.rx_frames, &none, t.frames);
+        advance_in(&self.rx_bytes, &none, t.bytes);
+        advance_in(&self.rx_drops, &none, t.drops);
+        self.rx_lost
+            .get_or_create(&none)
+            .set(i64::try_from(t.lost).unwrap_or(i64::MAX));
     }
 
     /// One interface's counters in one direction since the run started (absolute).
@@ -548,7 +552,9 @@ impl Metrics {
     /// The CPUs' busy share, 0 to 1.
     pub fn observe_cpu_busy(&self, ratio: f64) {
         let _g = self.lock();
-        self.cpu_busy.set(ratio.clamp(0.0, 1.0));
+        self.cpu_busy
+            .get_or_create(&Labels::new())
+            .set(ratio.clamp(0.0, 1.0));
     }
 
     /// One sending thread's totals (absolute). `thread`: pktgen's device name (`veth-tx@0`,

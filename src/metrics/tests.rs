@@ -206,6 +206,25 @@ fn exposition_has_every_family_and_ends_with_eof() {
 }
 
 #[test]
+fn families_nobody_fed_are_not_shown() {
+    let m = Metrics::new();
+    m.observe_thread("veth-tx", &ThreadTotals::default());
+    let text = m.encode(Format::OpenMetrics);
+    assert!(text.contains("upktgen_thread_sent_packets_total{thread=\"veth-tx\"} 0\n"));
+    // A run without a receiver has no receiver figures (not zeros), and no CPU figure until
+    // one is read; the state and build info are always there.
+    for absent in [
+        "upktgen_rx_",
+        "upktgen_cpu_busy_ratio ",
+        "pacing_late_p50_seconds{",
+    ] {
+        assert!(!text.contains(absent), "{absent} in\n{text}");
+    }
+    assert!(text.contains("upktgen_state{state=\"starting\"} 1\n"));
+    assert!(text.contains("upktgen_build_info{version="));
+}
+
+#[test]
 fn readme_lists_every_family() {
     let readme = include_str!("../../README.md");
     for f in FAMILIES {
