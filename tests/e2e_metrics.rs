@@ -271,3 +271,65 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     // The endpoint closed with the process.
     assert!(scrape_ok(&lab.rx_ns, false).is_none());
 }
+
+#[test]
+fn run_metrics_final_scrape_sees_every_frame_sent() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let count = 5_000u64;
+    let mac = lab::RX_MAC.to_string();
+    let listen = format!("127.0.0.1:{PORT}");
+    let sender = Command::new("ip")
+        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
+        .args([
+            "run",
+            "--dev",
+            lab::TX_IF,
+            "--dst",
+            "10.99.0.2",
+            "--dst-mac",
+            &mac,
+        ])
+        .args(["--count", &count.to_string(), "--no-live"])
+        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let body = loop {
+        if let Some((_, body)) = scrape_ok(&lab.tx_ns, false)
+            && state(&body) == Some("finished")
+        {
+            break body;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        value(
+            &body,
+            "upktgen_thread_sent_packets_total{thread=\"veth-tx\"}"
+        ),
+        Some(count as f64),
+        "{body}"
+    );
+    let iface = format!(
+        "upktgen_iface_packets_total{{iface=\"{}\",netns=\"{}\",direction=\"tx\"}}",
+        lab::TX_IF,
+        lab.tx_ns
+    );
+    assert!(
+        value(&body, &iface).is_some_and(|v| v >= count as f64),
+        "{iface} in\n{body}"
+    );
+    // No receiver in this run: no receiver figures.
+    assert!(!body.contains("upktgen_rx_frames_total"), "{body}");
+    let (_, text) = scrape_ok(&lab.tx_ns, true).unwrap();
+    promtool_ok(&text);
+    let o = sender.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Result: OK:"), "{}", stdout(&o));
+}
