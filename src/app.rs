@@ -460,7 +460,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         print!("{}", r.report.text(a.per_cpu));
     }
     if let Some(m) = &metrics {
-        m.linger();
+        m.linger(stop);
     }
     Ok(if r.interrupted {
         Exit::Interrupted

@@ -189,12 +189,23 @@ impl Endpoint {
     }
 
     /// Keeps serving the final values for `--metrics-linger` (call after the report is
-    /// printed); returns at once without it.
-    pub fn linger(&self) {
-        if !self.linger.is_zero() {
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            std::thread::sleep(self.linger);
+    /// printed); returns at once without it. `stop` is the command's stop flag: it is
+    /// cleared first (a Ctrl-C may have ended the run), and a signal during the linger
+    /// ends it early.
+    pub fn linger(&self, stop: &AtomicBool) {
+        if self.linger.is_zero() {
+            return;
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        stop.store(false, Ordering::Relaxed);
+        let end = std::time::Instant::now() + self.linger;
+        while !stop.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
         }
     }
 }

@@ -327,3 +327,25 @@ fn a_port_in_use_is_one_clear_error() {
 }
 
 use std::sync::Arc;
+
+#[test]
+fn a_signal_during_the_linger_ends_it() {
+    use std::sync::atomic::AtomicBool;
+    let e = Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::from_secs(3600)).unwrap();
+    let addr = e.addr();
+    // The run was ended by a Ctrl-C: the flag is already set when the linger begins.
+    let stop = Arc::new(AtomicBool::new(true));
+    let s2 = Arc::clone(&stop);
+    let signal = std::thread::spawn(move || {
+        // The linger clears the old signal; it still serves while it lingers; a new
+        // signal ends it.
+        while s2.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = http(addr, "GET", "/metrics");
+        s2.store(true, Ordering::Relaxed);
+        r
+    });
+    e.linger(&stop);
+    assert_eq!(status(&signal.join().unwrap()), "200");
+}

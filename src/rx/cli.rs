@@ -211,7 +211,7 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         print!("{}", report.text(a.hist));
     }
     if let Some(m) = &metrics {
-        m.linger();
+        m.linger(stop);
     }
     // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
     Ok(Exit::Done)
