@@ -89,16 +89,57 @@ fn promtool_ok(text: &str) {
     );
 }
 
-/// `upktgen rx ARGS` in the lab's receiving namespace, its output piped.
-fn rx(lab: &Lab, args: &[&str]) -> Child {
+/// `upktgen ARGS` inside `ns`, its output piped.
+fn spawn_in(ns: &str, args: &[&str]) -> Child {
     Command::new("ip")
-        .args(["netns", "exec", &lab.rx_ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args(["rx", "--dev", lab::RX_IF, "--rx-backend", "af_packet"])
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen")])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// `upktgen rx ARGS` on veth-rx (af_packet) in the lab's receiving namespace.
+fn rx(lab: &Lab, args: &[&str]) -> Child {
+    let mut a = vec!["rx", "--dev", lab::RX_IF, "--rx-backend", "af_packet"];
+    a.extend_from_slice(args);
+    spawn_in(&lab.rx_ns, &a)
+}
+
+/// `upktgen run --dev veth-tx ARGS`, at veth-rx, in the lab's sending namespace.
+fn run(lab: &Lab, args: &[&str]) -> Child {
+    let mac = lab::RX_MAC.to_string();
+    let mut a = vec![
+        "run",
+        "--dev",
+        lab::TX_IF,
+        "--dst",
+        "10.99.0.2",
+        "--dst-mac",
+        &mac,
+    ];
+    a.extend_from_slice(args);
+    spawn_in(&lab.tx_ns, &a)
+}
+
+/// Scrapes the endpoint in `ns` until `upktgen_state` says `want`, while `child` runs; the
+/// body of that scrape.
+fn wait_for_state(ns: &str, want: &str, child: &mut Child) -> String {
+    let t0 = Instant::now();
+    loop {
+        if let Some((_, body)) = scrape_ok(ns, false)
+            && state(&body) == Some(want)
+        {
+            return body;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "upktgen ended before its state was {want}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(30), "never {want}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -108,12 +149,13 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     }
     let lab = Lab::create(RxMode::Stack).unwrap();
     let count = 20_000u64;
+    let n = count.to_string();
     let listen = format!("127.0.0.1:{PORT}");
     let mut receiver = rx(
         &lab,
         &[
             "--count",
-            &count.to_string(),
+            &n,
             "--duration",
             "60s",
             "--json",
@@ -124,20 +166,7 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
         ],
     );
     // Up and receiving once the state says running (set after the receiver is open).
-    let t0 = Instant::now();
-    loop {
-        if let Some((_, body)) = scrape_ok(&lab.rx_ns, false)
-            && state(&body) == Some("running")
-        {
-            break;
-        }
-        assert!(
-            receiver.try_wait().unwrap().is_none(),
-            "upktgen rx ended early"
-        );
-        assert!(t0.elapsed() < Duration::from_secs(20), "no endpoint");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_state(&lab.rx_ns, "running", &mut receiver);
     // Nothing listens on the host's own loopback.
     let host = Command::new("curl")
         .args(["-s", "--max-time", "2", &format!("http://{listen}/metrics")])
@@ -146,29 +175,7 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     assert!(!host.status.success(), "the endpoint is on the host");
 
     // 20,000 frames at 5,000 pps: about four seconds to scrape in.
-    let mac = lab::RX_MAC.to_string();
-    let mut sender = Command::new("ip")
-        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args([
-            "run",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-            "--dst-mac",
-            &mac,
-        ])
-        .args([
-            "--count",
-            &count.to_string(),
-            "--ratep",
-            "5000",
-            "--no-live",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
     let mut during: Vec<f64> = Vec::new();
     let mut checked_during = false;
     while sender.try_wait().unwrap().is_none() {
@@ -204,16 +211,7 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     );
 
     // After the report: the final figures, while --metrics-linger keeps the endpoint up.
-    let t0 = Instant::now();
-    let body = loop {
-        if let Some((_, body)) = scrape_ok(&lab.rx_ns, false)
-            && state(&body) == Some("finished")
-        {
-            break body;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20), "never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let body = wait_for_state(&lab.rx_ns, "finished", &mut receiver);
     assert_eq!(value(&body, "upktgen_rx_frames_total"), Some(count as f64));
     assert_eq!(value(&body, "upktgen_rx_lost_packets"), Some(0.0));
     assert_eq!(
@@ -279,35 +277,21 @@ fn run_metrics_final_scrape_sees_every_frame_sent() {
     }
     let lab = Lab::create(RxMode::Drop).unwrap();
     let count = 5_000u64;
-    let mac = lab::RX_MAC.to_string();
+    let n = count.to_string();
     let listen = format!("127.0.0.1:{PORT}");
-    let sender = Command::new("ip")
-        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
-        .args([
-            "run",
-            "--dev",
-            lab::TX_IF,
-            "--dst",
-            "10.99.0.2",
-            "--dst-mac",
-            &mac,
-        ])
-        .args(["--count", &count.to_string(), "--no-live"])
-        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let body = loop {
-        if let Some((_, body)) = scrape_ok(&lab.tx_ns, false)
-            && state(&body) == Some("finished")
-        {
-            break body;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut sender = run(
+        &lab,
+        &[
+            "--count",
+            &n,
+            "--no-live",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "5s",
+        ],
+    );
+    let body = wait_for_state(&lab.tx_ns, "finished", &mut sender);
     assert_eq!(
         value(
             &body,
