@@ -22,6 +22,18 @@
 //!   for `--metrics-linger` after the report was printed; the server thread ends when the
 //!   [`Endpoint`] is dropped.
 //!
+//! # Call sequence (`rx` and `run` do this; `agent` does the same for each run)
+//!
+//! 1. `let ep = args.metrics.start()?` ([`MetricsArgs::start`]) before anything is sent or
+//!    received: it binds, and a bad address is one error naming it.
+//! 2. Once the receiver / senders are set up (where the live monitor starts):
+//!    [`watch_rx`]`(&ep, dev, rx.progress())` or [`watch_run`]`(&ep, &tx, rx.as_ref(),
+//!    receiver)` (the monitor's [`crate::live::Watched`] interfaces): state `running`. A new
+//!    run counts on from the previous runs' totals ([`Metrics::begin_run`]).
+//! 3. With the report, before printing it: [`Endpoint::finish_rx`] / [`Endpoint::finish_run`].
+//! 4. Print the report, then [`Endpoint::linger`]`(&stop)`; drop `ep` when the process is
+//!    done serving (the server thread ends; an agent keeps one endpoint for all its runs).
+//!
 //! # Families
 //!
 //! See [`FAMILIES`] (and the README): per sending thread (final), per interface (live),
@@ -47,6 +59,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -209,16 +222,22 @@ impl Direction {
     }
 }
 
-/// Advances `c` to the absolute value `abs` (never backwards).
-fn advance(c: &Counter, abs: u64) {
-    let now = c.get();
-    if abs > now {
-        c.inc_by(abs - now);
-    }
-}
+/// Each counter series' value when the current run first touched it: a run's totals count
+/// from there, so that a process that runs several times (`agent`) keeps adding up.
+type Bases = HashMap<(&'static str, Labels), u64>;
 
-fn advance_in(f: &CounterFamily, labels: &Labels, abs: u64) {
-    advance(&f.get_or_create(labels), abs);
+/// Advances the series `labels` of `f` (named `name`) to `abs` counted from the current
+/// run's base; never backwards.
+fn advance_in(bases: &mut Bases, name: &'static str, f: &CounterFamily, labels: &Labels, abs: u64) {
+    let c = f.get_or_create(labels);
+    let base = *bases
+        .entry((name, labels.clone()))
+        .or_insert_with(|| c.get());
+    let target = base.saturating_add(abs);
+    let now = c.get();
+    if target > now {
+        c.inc_by(target - now);
+    }
 }
 
 fn thread_labels(thread: &str) -> Labels {
@@ -335,7 +354,7 @@ impl ThreadTotals {
 /// that each counter's difference is taken once.
 pub struct Metrics {
     registry: Registry,
-    update: Mutex<()>,
+    update: Mutex<Bases>,
     thread_packets: CounterFamily,
     thread_bytes: CounterFamily,
     thread_errors: CounterFamily,
@@ -369,7 +388,7 @@ impl Metrics {
         let mut reg = Registry::default();
         let m = Metrics {
             registry: Registry::default(),
-            update: Mutex::new(()),
+            update: Mutex::new(Bases::new()),
             thread_packets: CounterFamily::default(),
             thread_bytes: CounterFamily::default(),
             thread_errors: CounterFamily::default(),
@@ -506,8 +525,14 @@ impl Metrics {
         m
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Bases> {
         self.update.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new run begins: its totals count on from what the previous runs left (an `agent`
+    /// runs several times in one process). [`watch_rx`] and [`watch_run`] call it.
+    pub fn begin_run(&self) {
+        self.lock().clear();
     }
 
     /// Sets the run state (one gauge per state, 1 for `s`).
@@ -522,11 +547,11 @@ impl Metrics {
 
     /// The receiver's totals (absolute, since it started).
     pub fn observe_rx(&self, t: &RxTotals) {
-        let _g = self.lock();
+        let mut g = self.lock();
         let none = Labels::new();
-        advance_in(&self.rx_frames, &none, t.frames);
-        advance_in(&self.rx_bytes, &none, t.bytes);
-        advance_in(&self.rx_drops, &none, t.drops);
+        advance_in(&mut g, "rx_frames", &self.rx_frames, &none, t.frames);
+        advance_in(&mut g, "rx_bytes", &self.rx_bytes, &none, t.bytes);
+        advance_in(&mut g, "rx_drops", &self.rx_drops, &none, t.drops);
         self.rx_lost
             .get_or_create(&none)
             .set(i64::try_from(t.lost).unwrap_or(i64::MAX));
@@ -543,10 +568,10 @@ impl Metrics {
             ("netns", netns.to_string()),
             ("direction", dir.name().to_string()),
         ];
-        let _g = self.lock();
-        advance_in(&self.iface_packets, &l, packets);
-        advance_in(&self.iface_bytes, &l, bytes);
-        advance_in(&self.iface_drops, &l, drops);
+        let mut g = self.lock();
+        advance_in(&mut g, "iface_packets", &self.iface_packets, &l, packets);
+        advance_in(&mut g, "iface_bytes", &self.iface_bytes, &l, bytes);
+        advance_in(&mut g, "iface_drops", &self.iface_drops, &l, drops);
     }
 
     /// The CPUs' busy share, 0 to 1.
@@ -561,12 +586,18 @@ impl Metrics {
     /// or the device itself for a one-thread run).
     pub fn observe_thread(&self, thread: &str, t: &ThreadTotals) {
         let l = thread_labels(thread);
-        let _g = self.lock();
-        advance_in(&self.thread_packets, &l, t.packets);
-        advance_in(&self.thread_bytes, &l, t.bytes);
-        advance_in(&self.thread_errors, &l, t.errors);
-        advance_in(&self.queue_stops, &l, t.queue_stops);
-        advance_in(&self.queue_wakes, &l, t.queue_wakes);
+        let mut g = self.lock();
+        advance_in(
+            &mut g,
+            "thread_packets",
+            &self.thread_packets,
+            &l,
+            t.packets,
+        );
+        advance_in(&mut g, "thread_bytes", &self.thread_bytes, &l, t.bytes);
+        advance_in(&mut g, "thread_errors", &self.thread_errors, &l, t.errors);
+        advance_in(&mut g, "queue_stops", &self.queue_stops, &l, t.queue_stops);
+        advance_in(&mut g, "queue_wakes", &self.queue_wakes, &l, t.queue_wakes);
         if let Some(late) = t.late_ns {
             for (g, ns) in self.late.iter().zip(late) {
                 g.get_or_create(&l).set(ns as f64 / 1e9);
@@ -577,12 +608,24 @@ impl Metrics {
     /// Per-flow sequence counters (absolute), bounded by [`bounded_flows`].
     pub fn observe_flows(&self, flows: &[FlowReport]) {
         let flows = bounded_flows(flows);
-        let _g = self.lock();
+        let mut g = self.lock();
         for (name, c) in flows {
             let l = flow_labels(&name);
-            advance_in(&self.flow_received, &l, c.received);
-            advance_in(&self.flow_duplicates, &l, c.duplicates);
-            advance_in(&self.flow_reordered, &l, c.reordered);
+            advance_in(&mut g, "flow_received", &self.flow_received, &l, c.received);
+            advance_in(
+                &mut g,
+                "flow_duplicates",
+                &self.flow_duplicates,
+                &l,
+                c.duplicates,
+            );
+            advance_in(
+                &mut g,
+                "flow_reordered",
+                &self.flow_reordered,
+                &l,
+                c.reordered,
+            );
             self.flow_lost
                 .get_or_create(&l)
                 .set(i64::try_from(c.lost).unwrap_or(i64::MAX));

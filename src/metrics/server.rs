@@ -159,8 +159,9 @@ impl Endpoint {
             .push(p);
     }
 
-    /// Sending or receiving has begun.
+    /// A run begins (its totals count on from the previous runs'): state `running`.
     pub fn running(&self) {
+        self.metrics().begin_run();
         self.metrics().set_state(RunState::Running);
     }
 
@@ -309,10 +310,10 @@ pub fn watch_rx(e: &Endpoint, dev: &str, progress: Arc<RxProgress>) -> Result<()
         iface: dev.to_string(),
         netns: None,
     };
+    e.running();
     e.add_probe(rx_probe(progress));
     e.add_probe(IfaceProbe::new(&w, Direction::Rx)?.into_probe());
     e.add_probe(CpuProbe::new()?.into_probe());
-    e.running();
     Ok(())
 }
 
@@ -326,6 +327,7 @@ pub fn watch_run(
     rx: Option<&Watched>,
     receiver: Option<Arc<RxProgress>>,
 ) -> Result<()> {
+    e.running();
     e.add_probe(IfaceProbe::new(tx, Direction::Tx)?.into_probe());
     if let Some(w) = rx {
         e.add_probe(IfaceProbe::new(w, Direction::Rx)?.into_probe());
@@ -334,6 +336,5 @@ pub fn watch_run(
         e.add_probe(rx_probe(p));
     }
     e.add_probe(CpuProbe::new()?.into_probe());
-    e.running();
     Ok(())
 }

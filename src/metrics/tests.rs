@@ -130,6 +130,26 @@ fn counters_follow_snapshots_and_never_go_back() {
     assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "140");
 }
 
+#[test]
+fn a_second_run_adds_to_the_first() {
+    // An agent runs several times in one process; each run's totals start at 0.
+    let m = Metrics::new();
+    let thread = |packets| ThreadTotals {
+        packets,
+        ..ThreadTotals::default()
+    };
+    let key = "upktgen_thread_sent_packets_total{thread=\"veth-tx\"}";
+    m.begin_run();
+    m.observe_thread("veth-tx", &thread(1000));
+    m.begin_run();
+    m.observe_thread("veth-tx", &thread(300));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1300");
+    m.observe_thread("veth-tx", &thread(200));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1300");
+    m.observe_thread("veth-tx", &thread(500));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1500");
+}
+
 /// Every family observed once.
 fn full() -> Metrics {
     let m = Metrics::new();
