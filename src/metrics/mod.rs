@@ -133,7 +133,7 @@ pub const FAMILIES: &[&str] = &[
 #[derive(Args, Debug, Clone, Default)]
 pub struct MetricsArgs {
     /// Serve live counters in the OpenMetrics text format at http://ADDR:PORT/metrics
-    /// (a bare PORT means 127.0.0.1:PORT; IPv6 as [::1]:PORT). Default: nothing listens.
+    /// (a bare PORT means 127.0.0.1:PORT; IPv6 as `[::1]:PORT`). Default: nothing listens.
     /// Checked before anything is received or sent: an address in use or not on this host
     /// is an error.
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
