@@ -455,9 +455,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish_run(&r.report);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r.report)?);
+        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
-        print!("{}", r.report.text(a.per_cpu));
+        crate::out::print(r.report.text(a.per_cpu))?;
     }
     if let Some(m) = &metrics {
         m.linger(stop);
@@ -611,7 +611,7 @@ fn run_senders_with(
                 );
             }
             for n in s.cfg.notes.iter().chain(&notes) {
-                eprintln!("upktgen: note: {n}");
+                crate::errln!("upktgen: note: {n}");
             }
         }
         jobs.push(SendJob {
@@ -991,7 +991,7 @@ fn send(mut job: SendJob, gate: &Gate) -> Result<JobDone> {
                     } else {
                         skipped.join("; ")
                     };
-                    eprintln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
+                    crate::errln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
                 }
                 return r;
             }

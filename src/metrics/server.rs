@@ -197,8 +197,6 @@ impl Endpoint {
         if self.linger.is_zero() {
             return;
         }
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
         stop.store(false, Ordering::Relaxed);
         let end = std::time::Instant::now() + self.linger;
         while !stop.load(Ordering::Relaxed) {

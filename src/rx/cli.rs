@@ -191,7 +191,7 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let mut rx = Receiver::open(ifindex, &a.dev, cfg)
         .map_err(|e| anyhow!("--dev {}: cannot set up the receiver: {e}", a.dev))?;
     if let Some(c) = &rx.choice {
-        eprintln!("upktgen: {c}");
+        crate::errln!("upktgen: {c}");
     }
     if let Some(m) = &metrics {
         crate::metrics::watch_rx(m, &a.dev, rx.progress())?;
@@ -206,9 +206,9 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish_rx(&report);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::out::println(serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", report.text(a.hist));
+        crate::out::print(report.text(a.hist))?;
     }
     if let Some(m) = &metrics {
         m.linger(stop);
