@@ -16,6 +16,7 @@ pub mod cli;
 pub mod frames;
 pub mod lab;
 pub mod live;
+pub mod metrics;
 pub mod out;
 pub mod params;
 pub mod pcap;
