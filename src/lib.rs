@@ -17,6 +17,7 @@ pub mod exit;
 pub mod frames;
 pub mod lab;
 pub mod live;
+pub mod metrics;
 pub mod out;
 pub mod pcap;
 pub mod pg;

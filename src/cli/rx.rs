@@ -89,6 +89,9 @@ pub struct RxArgs {
     /// Bytes per ring block (a power of two, at least 4096).
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     pub block_size: usize,
+
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 /// `--xdp-mode`.

@@ -56,13 +56,20 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return write_pcap(&plan, p, stop);
     }
     let output = plan.output;
-    let Some(r) = execute(plan, stop)? else {
+    let metrics = plan.metrics.start()?;
+    let Some(r) = execute_with(plan, stop, metrics.as_ref())? else {
         return Ok(Exit::Interrupted);
     };
+    if let Some(m) = &metrics {
+        m.finish_run(&r.report);
+    }
     if output.json {
         crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
         crate::out::print(r.report.text(output.per_cpu))?;
+    }
+    if let Some(m) = &metrics {
+        m.linger(stop);
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -141,6 +148,15 @@ fn device_of<'a>(devices: &'a [Device], name: &str) -> Result<&'a Device> {
 /// then the system is sampled and all start together; the report adds them up. None when
 /// stopped before anything was sent.
 pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult>> {
+    execute_with(plan, stop, None)
+}
+
+/// [`execute`], feeding a metrics endpoint while it runs.
+fn execute_with(
+    plan: RunPlan,
+    stop: &Arc<AtomicBool>,
+    metrics: Option<&crate::metrics::Endpoint>,
+) -> Result<Option<RunResult>> {
     let site = Site::open(&plan)?;
     let devices = site.probe(&plan.senders)?;
     if stop.load(Ordering::Relaxed) {
@@ -169,17 +185,23 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
     };
     let before = counters.read()?;
     let first = &plan.senders[0].spec.cfg;
+    let tx_watch = crate::live::Watched {
+        iface: devices[0].name.clone(),
+        netns: site.ns.clone(),
+    };
+    let rx_watch = lab.map(|l| crate::live::Watched {
+        iface: lab::RX_IF.to_string(),
+        netns: Some(l.rx_path()),
+    });
+    if let Some(m) = metrics {
+        let rx_progress = rx_sink.as_ref().map(LabReceiver::progress);
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), rx_progress)?;
+    }
     let live = crate::live::start_for_run(
         &plan.live,
         first.count.saturating_mul(plan.senders.len() as u64),
-        crate::live::Watched {
-            iface: devices[0].name.clone(),
-            netns: site.ns.clone(),
-        },
-        lab.map(|l| crate::live::Watched {
-            iface: lab::RX_IF.to_string(),
-            netns: Some(l.rx_path()),
-        }),
+        tx_watch,
+        rx_watch,
         rx_sink.as_ref().map(LabReceiver::progress),
     )?;
     let ran = threads::run_jobs(site.ns.clone(), jobs, stop)?;

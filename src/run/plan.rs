@@ -107,6 +107,8 @@ pub struct RunPlan {
     pub rx: Option<RxPlan>,
     /// Some: write a pcap file instead of sending (then `senders` holds one, unsent).
     pub pcap: Option<PcapPlan>,
+    /// --metrics-listen / --metrics-linger (`run` only).
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 impl RunPlan {
@@ -173,6 +175,7 @@ impl RunPlan {
             live: live_options(&a.live),
             rx: knobs.rx,
             pcap,
+            metrics: a.metrics.clone(),
         })
     }
 
@@ -216,6 +219,7 @@ impl RunPlan {
             },
             rx: None,
             pcap: None,
+            metrics: crate::metrics::MetricsArgs::default(),
         })
     }
 
