@@ -35,6 +35,28 @@ pub enum LiveFormat {
     JsonLines,
 }
 
+/// What the user asked of the live statistics (`--live`, `--no-live`, `--json-lines`,
+/// `--interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveOptions {
+    pub live: bool,
+    pub no_live: bool,
+    pub json_lines: bool,
+    pub interval: Duration,
+}
+
+impl Default for LiveOptions {
+    /// On a terminal only, every second.
+    fn default() -> Self {
+        LiveOptions {
+            live: false,
+            no_live: false,
+            json_lines: false,
+            interval: Duration::from_secs(1),
+        }
+    }
+}
+
 /// One interface to watch: its name and the namespace whose /proc/net/dev lists it.
 #[derive(Debug, Clone)]
 pub struct Watched {
@@ -408,7 +430,7 @@ pub fn choose(
 }
 
 /// Starts the monitor `upktgen rx`'s options ask for: the receiver's own totals.
-pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<Option<Monitor>> {
+pub fn start_for_rx(a: &LiveOptions, count: u64, receiver: LostSource) -> Result<Option<Monitor>> {
     let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
         return Ok(None);
     };
@@ -418,7 +440,7 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
         receiver: Some(receiver),
         interval: a.interval,
         format,
-        count: a.count,
+        count,
         bar,
     })
     .map(Some)
@@ -427,7 +449,7 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
 /// Starts the monitor a run's options ask for (`--live`, `--json-lines`, or standard error
 /// being a terminal, unless `--no-live`); None when none is asked for.
 pub fn start_for_run(
-    a: &crate::cli::RunArgs,
+    a: &LiveOptions,
     count: u64,
     tx: Watched,
     rx: Option<Watched>,

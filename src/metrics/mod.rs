@@ -142,7 +142,7 @@ pub struct MetricsArgs {
     /// Keep serving the final counters this long after the report is printed (e.g. 30s).
     /// Prometheus sees the last values only if this is longer than its scrape interval.
     /// Default: the endpoint closes once the report is printed.
-    #[arg(long, value_parser = crate::params::parse_duration, value_name = "TIME", requires = "metrics_listen")]
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME", requires = "metrics_listen")]
     pub metrics_linger: Option<Duration>,
 }
 
