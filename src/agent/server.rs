@@ -9,7 +9,7 @@ use super::proto::{
     RxStart, RxStarted, RxStats, RxStop, code,
 };
 use crate::rx::background::{RxThread, Settle};
-use crate::rx::cli::RxArgs;
+use crate::cli::rx::RxArgs;
 use crate::sample::NetDevSnapshot;
 use clap::Parser;
 use serde::Serialize;
@@ -165,7 +165,7 @@ impl Agent {
                 .trim_start_matches("error: ");
             Failure(code::INVALID_PARAMS, format!("rx options: {first}"))
         })?;
-        let cfg = words.rx.config().map_err(|e| failed(format!("{e:#}")))?;
+        let cfg = crate::run::rx::config(&words.rx).map_err(|e| failed(format!("{e:#}")))?;
         let rx = RxThread::start(None, &words.rx.dev, cfg).map_err(|e| failed(format!("{e:#}")))?;
         self.next_id += 1;
         let started = rx.started().clone();

@@ -8,179 +8,21 @@ pub mod parse;
 #[cfg(test)]
 mod tests;
 
-use crate::app::{self, SenderSpec};
-use crate::backend::BackendKind;
-use crate::cli::RunArgs;
-use crate::lab::{self, RxMode};
+use crate::cli::ScriptArgs;
+use crate::lab;
 use crate::out::{self, OutputError};
-use crate::params;
 use crate::pg::Flag;
 use crate::pg::show::{Current, show};
+use crate::run::plan::{RunPlan, SenderSpec};
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
 use interp::{Effect, Interp};
 use parse::{Line, Target};
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-pub const SCRIPT_ABOUT: &str =
-    "Run a file of pktgen control commands, one per line, as the kernel's \
-/proc/net/pktgen takes them.
-
-A line is `TARGET COMMAND...` (what `echo \"COMMAND\" > /proc/net/pktgen/TARGET` does; that \
-spelling is accepted too, and TARGET may be written /proc/net/pktgen/TARGET), `show TARGET` or \
-`cat /proc/net/pktgen/TARGET` (prints the file), or a `#` comment. Targets:
-  pgctrl       start (run every added device at once and wait for the end; Ctrl-C stops it),
-               stop, reset (remove every device)
-  kpktgend_N   the thread on CPU N: add_device DEV[@TAG], rem_device_all, max_before_softirq
-  DEV[@TAG]    a device as added: count 1000, pkt_size 60, dst 10.0.0.2, flag UDPCSUM, ...
-               (every pktgen parameter; see `upktgen run --help`)
-
-Every command answers as pktgen does (`OK: ...` or `ERROR: ...`). ERROR answers go to standard \
-error with the line number; OK answers to standard output with --verbose. A failed command does \
-not stop the script (as a failed echo does not), unless --strict; the exit status is 1 when any \
-command failed, 130 after Ctrl-C.
-
-Where it runs: by default in a private lab (two network namespaces joined by a veth pair, \
-created for each start and removed after it) where every device name of the script stands for \
-the lab's sending interface, so a script written for eth0 runs unchanged. --real sends on the \
-interfaces the script names, in the current network namespace.";
-
-pub const SCRIPT_HELP: &str = "Example:
-  # two threads, one flow each
-  pgctrl reset
-  kpktgend_0 add_device eth0@0
-  kpktgend_1 add_device eth0@1
-  eth0@0 count 100000
-  eth0@0 src_min 198.18.1.1
-  eth0@1 count 100000
-  echo \"src_min 198.18.2.1\" > /proc/net/pktgen/eth0@1
-  pgctrl start
-  cat /proc/net/pktgen/eth0@0
-  show eth0@1
-
-To run the kernel's samples/pktgen scripts: `upktgen functions-sh > functions.sh` beside them.";
-
-/// `upktgen script`.
-#[derive(Args, Debug, Clone)]
-pub struct ScriptArgs {
-    /// The script (`-` for standard input).
-    #[arg(value_name = "FILE", required_unless_present = "write")]
-    pub file: Option<PathBuf>,
-
-    /// Run in a private lab: every device name stands for the lab's sending interface
-    /// (the default).
-    #[arg(long, conflicts_with = "real")]
-    pub lab: bool,
-
-    /// Send on the interfaces the script names, in the current network namespace.
-    #[arg(long)]
-    pub real: bool,
-
-    /// Also print OK answers.
-    #[arg(short, long)]
-    pub verbose: bool,
-
-    /// Stop at the first command that fails.
-    #[arg(long)]
-    pub strict: bool,
-
-    /// Apply every command but do not send: `pgctrl start` only checks that the devices
-    /// could start: each device's settings, the number of senders (a lab gives each a veth
-    /// queue, at most 4096), each frame against the MTU, the walk. Only a start
-    /// checks the privileges, creating the lab, the backend's options and opening it
-    /// (sockets, rings, XDP programs), and with --real the device's address.
-    #[arg(long)]
-    pub check: bool,
-
-    /// Keep the state between invocations in DIR (used by functions-sh): replay DIR/log,
-    /// run the commands, append them to the log, and write each file's text to DIR/proc/.
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub session: Option<PathBuf>,
-
-    /// With --session: one command for TARGET (the text after --write TARGET --line).
-    #[arg(long, value_name = "TARGET", requires_all = ["session", "line"], hide = true)]
-    pub write: Option<String>,
-
-    /// With --write: the command, as echo would write it.
-    #[arg(
-        long,
-        value_name = "COMMAND",
-        requires = "write",
-        allow_hyphen_values = true,
-        hide = true
-    )]
-    pub line: Option<String>,
-
-    /// Transmit path of every device.
-    #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
-    pub backend: BackendKind,
-
-    /// Ring backends: descriptors in the TX ring.
-    #[arg(long, value_name = "N")]
-    pub ring: Option<u32>,
-
-    /// Frames handed to the kernel per syscall at most.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
-    pub batch: Option<u16>,
-
-    /// SO_SNDBUF of the sending sockets in bytes.
-    #[arg(long, value_name = "BYTES")]
-    pub sndbuf: Option<u32>,
-
-    /// PACKET_QDISC_BYPASS (a device's xmit_mode also chooses it).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
-    pub qdisc_bypass: Option<bool>,
-
-    /// The lab's receiver: drop (XDP drops every frame) or stack [drop].
-    #[arg(long, value_enum, value_name = "MODE", conflicts_with = "real")]
-    pub lab_rx: Option<RxMode>,
-
-    /// Stop every start after this long (count 0 runs until then), e.g. 2s, 500ms.
-    #[arg(long, value_parser = params::parse_duration, value_name = "TIME")]
-    pub duration: Option<Duration>,
-
-    /// Seed of the random draws, for a reproducible walk.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Print each start's report as JSON.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No live statistics during a start, even on a terminal.
-    #[arg(long)]
-    pub no_live: bool,
-}
-
-/// The options `upktgen run` would take for one start.
-fn run_args(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<RunArgs> {
-    use clap::Parser as _;
-    let mut r = crate::cli::Cli::try_parse_from(["upktgen"])?.run;
-    r.dev = if a.real {
-        specs.first().map(|(_, s)| s.cfg.device().to_string())
-    } else {
-        None
-    };
-    r.backend = a.backend;
-    r.ring = a.ring;
-    r.batch = a.batch;
-    r.sndbuf = a.sndbuf;
-    r.qdisc_bypass = a.qdisc_bypass;
-    r.lab_rx = a.lab_rx;
-    r.duration = a.duration;
-    r.seed = a.seed;
-    r.json = a.json;
-    r.no_live = a.no_live;
-    // The lab's veth gets a queue per sender.
-    r.threads = u16::try_from(specs.len()).unwrap_or(u16::MAX);
-    Ok(r)
-}
 
 /// Online CPUs (kpktgend_N exists for each).
 pub fn online_cpus() -> Vec<usize> {
@@ -227,12 +69,7 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
                 Some((_, tag)) => format!("{}@{tag}", lab::TX_IF),
                 None => lab::TX_IF.to_string(),
             };
-            if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
-                cfg.dst_min = lab::RX_IP.to_string();
-            }
-            if cfg.dst_mac == MacAddr::default() {
-                cfg.dst_mac = lab::RX_MAC;
-            }
+            crate::run::plan::fill_lab_destination(&mut cfg);
         } else if cfg.dst_mac == MacAddr::default() {
             return Err(format!(
                 "ERROR: start: {name}: dst_mac is 00:00:00:00:00:00, which every receiver drops: set dst_mac"
@@ -254,9 +91,13 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
 
 /// What a start would refuse before sending, checked from the settings alone for
 /// `--check`, beyond each device's own checks ([`start_specs`]): the number of senders the
-/// lab can give a queue, each frame against the device's MTU, and the walk each
+/// lab can give a queue, the start's plan (the backend's options, as a start refuses
+/// them), each frame against the device's MTU, and the walk each
 /// configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
 fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
+    // The start's plan: the backend's options, and the target's.
+    RunPlan::from_script(a, specs.iter().map(|(_, s)| s.clone()).collect())
+        .map_err(|e| format!("ERROR: start: {e:#}"))?;
     if !a.real {
         lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
     }
@@ -283,7 +124,8 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
             (Some(lab::MTU), info)
         };
         if let Some(mtu) = mtu {
-            app::check_frame_fits(&s.cfg, mtu, dev).map_err(|e| fail(&format!("{e:#}")))?;
+            crate::run::device::check_frame_fits(&s.cfg, mtu, dev)
+                .map_err(|e| fail(&format!("{e:#}")))?;
         }
         crate::pg::generate::Generator::new(&s.cfg, &info, i as u64).map_err(|e| fail(&e))?;
     }
@@ -291,7 +133,7 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
 }
 
 /// What `--check` cannot check, for its help and its verbose answer.
-pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, the backend's options against the chosen backend and opening it (sockets, rings, XDP programs), and with --real the device's address";
+pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, opening the backend (sockets, rings, XDP programs), and with --real the device's address";
 
 /// How one start ended.
 enum Started {
@@ -315,12 +157,12 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
     if stop.load(Ordering::Relaxed) {
         return Started::Interrupted(String::new());
     }
-    let ra = match run_args(a, &specs) {
-        Ok(r) => r,
+    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
+    let plan = match RunPlan::from_script(a, specs.into_iter().map(|(_, s)| s).collect()) {
+        Ok(p) => p,
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
     };
-    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
-    let mut r = match app::run_senders(&ra, specs.into_iter().map(|(_, s)| s).collect(), stop) {
+    let mut r = match crate::run::execute(plan, stop) {
         Ok(Some(r)) => r,
         Ok(None) => return Started::Interrupted(String::new()),
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
@@ -653,7 +495,7 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
 /// Ctrl-C, 2 when the script could not be read or its output could not be written (141,
 /// quietly, when standard output's reader went away).
 pub fn main(a: &ScriptArgs) -> ExitCode {
-    let stop = match app::stop_flag() {
+    let stop = match crate::exit::stop_flag() {
         Ok(s) => s,
         Err(e) => return out::fail(&e, 2),
     };
@@ -690,18 +532,3 @@ pub fn functions_sh() -> String {
 fn sh_single_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
-
-pub const FUNCTIONS_SH_ABOUT: &str =
-    "Print a bash replacement for the kernel's samples/pktgen/functions.sh.
-
-Save it as functions.sh beside the kernel's sample scripts (pktgen_sample01_simple.sh ...) and \
-they run unchanged, driving upktgen: pg_ctrl, pg_thread, pg_set, proc_cmd and pgset record the \
-commands in a session kept by `upktgen script --session` (each answers at once, as the kernel \
-would), `pg_ctrl start` sends and prints upktgen's report, and `cat /proc/net/pktgen/DEV` prints \
-the device in the kernel's layout. Environment: UPKTGEN (the binary; default: this one), \
-UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring` or `--real`), UPKTGEN_STATE \
-(a directory that keeps the session, for -a append runs). By default the scripts run in a \
-private lab, every device name standing for the lab's sending interface.
-
-Example: upktgen functions-sh > samples/pktgen/functions.sh && \
-samples/pktgen/pktgen_sample01_simple.sh -i eth0 -m 02:00:00:00:00:02 -n 1000";

@@ -204,9 +204,7 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
         Cli::try_parse_from(std::iter::once("upktgen".to_string()).chain(args.iter().cloned()))
             .map_err(Refused::Clap)?;
     if let Some(crate::cli::Cmd::Run(r)) = &cli.cmd {
-        let ifname = r.dev.as_deref().unwrap_or(crate::lab::TX_IF);
-        r.dev_config(ifname, r.dev.is_none())
-            .map_err(Refused::Pktgen)?;
+        crate::run::plan::check_pktgen_params(r).map_err(Refused::Pktgen)?;
     }
     Ok(())
 }
