@@ -382,7 +382,9 @@ pub fn write_pcap(
     for note in &cfg.notes {
         eprintln!("upktgen: note: {note}");
     }
-    let file = std::fs::File::create(path)
+    // A regular file is written beside its name and renamed over it when whole
+    // (crate::outfile): a link at the name is replaced, never followed.
+    let file = crate::outfile::OutFile::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
     let stamps = !cfg.has(Flag::NoTimestamp);
     let write_all = || -> std::io::Result<(u64, u64, bool)> {
@@ -404,20 +406,22 @@ pub fn write_pcap(
             bytes += len as u64;
         }
         let written = w.records();
-        w.finish()?;
+        w.finish()?
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .commit()?;
         Ok((written, bytes, interrupted))
     };
-    // A regular file cut short by an error is removed (not a device or a pipe given as
-    // FILE); one cut short by Ctrl-C is whole up to there and kept.
+    // A file cut short by an error never replaces the name (its temporary file is removed);
+    // one cut short by Ctrl-C is whole up to there and kept.
     let (written, bytes, interrupted) = write_all().map_err(|e| {
-        let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-        if regular && std::fs::remove_file(path).is_ok() {
+        if crate::outfile::is_stream(path) {
+            anyhow!("writing {}: {e}", path.display())
+        } else {
             anyhow!(
-                "writing {}: {e} (the partial file is removed)",
+                "writing {}: {e} (the file is not written; what was at that name is kept)",
                 path.display()
             )
-        } else {
-            anyhow!("writing {}: {e}", path.display())
         }
     })?;
     let spacing = if cfg.delay == 0 {

@@ -170,7 +170,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(dir) = &args.redraw {
         let f = output::read_runs(&dir.join("runs.json"))?;
         print_report(&f);
-        let w = output::write_dir(dir, &f, false)?;
+        let w = output::write_dir(dir, "--redraw", &f, false)?;
         eprintln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
         return Ok(Exit::Done);
     }
@@ -214,7 +214,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return Ok(Exit::Done);
     }
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::outfile::out_dir(dir, "--out")?;
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
@@ -238,7 +238,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     print_report(&f);
     if let Some(dir) = &args.out {
-        let w = output::write_dir(dir, &f, true)?;
+        let w = output::write_dir(dir, "--out", &f, true)?;
         eprintln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
     }
     Ok(if f.interrupted {
