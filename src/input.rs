@@ -197,7 +197,8 @@ pub fn read_lines(
     }
 }
 
-/// A JSON document from `path`, read as a stream of at most `cap` bytes.
+/// A JSON document from `path`, read as a stream of at most `cap` bytes; `what` says what
+/// it should be ("a sweep's runs.json"), for messages.
 pub fn read_json<T: serde::de::DeserializeOwned>(
     path: &Path,
     cap: u64,
@@ -209,6 +210,8 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
         if e.is_io() {
             let io: io::Error = e.into();
             anyhow::anyhow!("reading {name}: {}", ReadError::from(io))
+        } else if e.is_data() {
+            anyhow::anyhow!("{name}: not {what}: {e}")
         } else {
             anyhow::anyhow!("{name}: not JSON: {e}")
         }

@@ -75,55 +75,69 @@ fn vlan_tags(f: &[u8]) -> usize {
     }
 }
 
-impl ReplayFrames {
-    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
-    /// length and frames shorter than an Ethernet header, naming the record (1-based).
-    pub fn new(records: &[Record]) -> Result<Self, String> {
-        if records.is_empty() {
+/// [`ReplayFrames`] built record by record, each checked as it comes.
+#[derive(Default)]
+struct Builder {
+    data: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    t0: Option<u64>,
+    last: u64,
+    times: Vec<u64>,
+}
+
+impl Builder {
+    fn push(&mut self, r: &Record) -> Result<(), String> {
+        let n = self.spans.len() + 1;
+        if r.is_cut() {
+            return Err(format!(
+                "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
+                r.data.len(),
+                r.orig_len
+            ));
+        }
+        if r.data.len() < crate::wire::ETH_HLEN {
+            return Err(format!(
+                "record {n} is {} bytes, shorter than an Ethernet header (14)",
+                r.data.len()
+            ));
+        }
+        self.spans.push((self.data.len(), r.data.len()));
+        self.data.extend_from_slice(&r.data);
+        let t0 = *self.t0.get_or_insert(r.ts_ns);
+        self.last = self.last.max(r.ts_ns.saturating_sub(t0));
+        self.times.push(self.last);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ReplayFrames, String> {
+        if self.spans.is_empty() {
             return Err("no frames in the file".into());
         }
-        let mut data = Vec::with_capacity(records.iter().map(|r| r.data.len()).sum());
-        let mut spans = Vec::with_capacity(records.len());
-        for (i, r) in records.iter().enumerate() {
-            let n = i + 1;
-            if r.is_cut() {
-                return Err(format!(
-                    "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
-                    r.data.len(),
-                    r.orig_len
-                ));
-            }
-            if r.data.len() < crate::wire::ETH_HLEN {
-                return Err(format!(
-                    "record {n} is {} bytes, shorter than an Ethernet header (14)",
-                    r.data.len()
-                ));
-            }
-            spans.push((data.len(), r.data.len()));
-            data.extend_from_slice(&r.data);
-        }
-        let max_len = spans.iter().map(|s| s.1).max().unwrap_or(0);
-        let varying = spans.iter().any(|s| s.1 != spans[0].1);
-        let t0 = records[0].ts_ns;
-        let mut last = 0;
-        let times = records
-            .iter()
-            .map(|r| {
-                last = last.max(r.ts_ns.saturating_sub(t0));
-                last
-            })
-            .collect();
+        let max_len = self.spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let varying = self.spans.iter().any(|s| s.1 != self.spans[0].1);
         Ok(ReplayFrames {
-            data,
-            spans,
+            data: self.data,
+            spans: self.spans,
             next: 0,
             cur: (0, 0),
             max_len,
             bytes: 0,
             varying,
-            times,
+            times: self.times,
             timing: None,
         })
+    }
+}
+
+impl ReplayFrames {
+    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
+    /// length and frames shorter than an Ethernet header, naming the record (1-based).
+    pub fn new(records: &[Record]) -> Result<Self, String> {
+        let mut b = Builder::default();
+        for r in records {
+            b.push(r)?;
+        }
+        b.finish()
     }
 
     /// Paces the frames by the file's timestamps: record i is due (t_i - t_0) / speed after
@@ -146,9 +160,19 @@ impl ReplayFrames {
     }
 
     /// Reads and checks a pcap file; errors start with its name.
+    /// The file is read as a stream (at most [`pcap::MAX_REPLAY`] bytes), each record
+    /// checked as it comes.
     pub fn load(path: &Path) -> Result<Self> {
-        let p = pcap::read_file(path).map_err(|e| anyhow!(e))?;
-        ReplayFrames::new(&p.records).map_err(|e| anyhow!("{}: {e}", path.display()))
+        let mut r = pcap::open(path).map_err(|e| anyhow!(e))?;
+        let mut b = Builder::default();
+        while let Some(rec) = r
+            .next_record()
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        {
+            b.push(&rec)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        }
+        b.finish().map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 
     /// Frames in the file.

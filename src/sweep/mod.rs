@@ -255,10 +255,8 @@ enum Doc {
 }
 
 fn load(path: &Path) -> Result<Doc> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        crate::input::read_json(path, crate::input::MAX_JSON, "a JSON document")?;
     if v.get("runs").is_some() && v.get("spec").is_some() {
         let f: RunsFile = serde_json::from_value(v)
             .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;

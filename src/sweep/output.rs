@@ -707,10 +707,7 @@ pub fn write_dir(dir: &Path, what: &str, f: &RunsFile, write_runs: bool) -> Resu
 
 /// Reads runs.json, checked with [`validate`].
 pub fn read_runs(path: &Path) -> Result<RunsFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let f: RunsFile = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+    let f: RunsFile = crate::input::read_json(path, crate::input::MAX_JSON, "a sweep's runs.json")?;
     validate(&f).map_err(|e| anyhow::anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
     Ok(f)
 }
