@@ -19,7 +19,7 @@ pub const MAX_SCRIPT: u64 = 16 << 20;
 /// The largest file of a `--session` directory (its log, a proc file, its manifest).
 pub const MAX_SESSION_FILE: u64 = 16 << 20;
 /// The largest sweep file.
-pub const MAX_SWEEP_FILE: u64 = 16 << 20;
+pub const MAX_SWEEP_FILE: u64 = 4 << 20;
 /// The largest JSON document (`compare`, `sweep --redraw`).
 pub const MAX_JSON: u64 = 256 << 20;
 
@@ -218,15 +218,6 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// At most `max` characters of `s` for a message that echoes input: a longer text is cut
-/// there and followed by `...` and its length.
-pub fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some((at, _)) => format!("{}... ({} bytes)", &s[..at], s.len()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,13 +303,5 @@ mod tests {
             "{e:#}"
         );
         std::fs::remove_file(&p).unwrap();
-    }
-
-    #[test]
-    fn clip_keeps_a_short_prefix() {
-        assert_eq!(clip("short", 80), "short");
-        let long = "é".repeat(1000);
-        let c = clip(&long, 80);
-        assert_eq!(c, format!("{}... (2000 bytes)", "é".repeat(80)));
     }
 }

@@ -28,5 +28,6 @@ pub mod stats;
 pub mod stream;
 pub mod sweep;
 pub mod sys;
+pub mod text;
 pub mod txq;
 pub mod wire;

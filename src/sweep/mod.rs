@@ -26,7 +26,7 @@ use output::RunsFile;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// More runs than this need `--yes` (or a "y" on a terminal).
 pub const MAX_RUNS_UNASKED: usize = 200;
@@ -178,16 +178,50 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         .file
         .as_ref()
         .ok_or_else(|| anyhow!("a sweep file is needed"))?;
-    let src =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let spec = file::parse(&path.display().to_string(), &src)?;
-    // Size, names and values first (cheap), then the question, then the points.
+    match prepare(args, path, stop) {
+        Err(e) if e.is::<points::Interrupted>() => {
+            eprintln!("upktgen sweep: interrupted before running anything");
+            Ok(Exit::Interrupted)
+        }
+        r => r,
+    }
+}
+
+/// Parses `src` on a thread of its own, so that Ctrl-C ends the wait (the parse, bounded by
+/// the file's cap, is left to end with the process).
+fn parse_until(name: String, src: String, stop: &AtomicBool) -> Result<file::Spec> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(file::parse(&name, &src));
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    bail!(points::Interrupted);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("parsing the sweep file failed")
+            }
+        }
+    }
+}
+
+/// Reads, checks and runs the sweep file at `path`.
+fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let src = crate::input::read_text(path, crate::input::MAX_SWEEP_FILE, "a sweep file")
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    // The size from the dimensions' sizes first (refused before any value is looked at),
+    // then names and values, then the question, then the points; Ctrl-C ends each.
+    let spec = parse_until(path.display().to_string(), src, stop)?;
     let (n_points, total) = points::size(&spec)?;
-    points::check(&spec)?;
+    points::check_until(&spec, stop)?;
     if !args.dry_run {
         confirm(total, n_points, spec.repetitions, args.yes)?;
     }
-    let pts = points::expand(&spec)?;
+    let pts = points::expand_until(&spec, stop)?;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
         println!(
@@ -197,6 +231,9 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             spec.command.name()
         );
         for p in &pts {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(Exit::Interrupted);
+            }
             let mut extra = String::new();
             if p.load > 0 {
                 extra += &format!(" with {} busy threads", p.load);
@@ -208,7 +245,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 "{:>3}  {}: upktgen {}{extra}",
                 p.index + 1,
                 p.label,
-                p.args.join(" ")
+                crate::text::shell_line(&p.args)
             );
         }
         return Ok(Exit::Done);
@@ -401,10 +438,7 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
                         args.a.display()
                     );
                 }
-                for c in &cmp {
-                    print_comparison(c);
-                }
-                return Ok(());
+                return print_comparisons(&cmp);
             }
             if args.sel_a.is_none() || args.sel_b.is_none() {
                 bail!("one file: give both --a and --b");
@@ -414,6 +448,28 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     };
     let a = sample(&args.a, &da, args.sel_a.as_deref(), "a")?;
     let b = sample(&pb, &db, args.sel_b.as_deref(), "b")?;
-    print_comparison(&compare::compare(&a, &b));
-    Ok(())
+    print_comparisons(&[compare::compare(&a, &b)])
+}
+
+/// Prints the comparisons that could be made; an error (a non-zero exit) naming those that
+/// could not (too few runs).
+fn print_comparisons(cs: &[compare::Comparison]) -> Result<()> {
+    let mut failed = Vec::new();
+    for c in cs {
+        if c.result.is_ok() {
+            print_comparison(c);
+        } else {
+            failed.push(c.sentence());
+        }
+    }
+    match failed.as_slice() {
+        [] => Ok(()),
+        [one] if cs.len() == 1 => bail!("{one}"),
+        _ => bail!(
+            "{} of {} comparisons could not be made: {}",
+            failed.len(),
+            cs.len(),
+            failed.join("; ")
+        ),
+    }
 }
