@@ -429,6 +429,46 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_is_read_record_by_record_within_its_cap() {
+        // A good header then endless zeros: record 1 comes back (0 bytes) without the rest
+        // being read; an endless stream of zeros is refused at its header.
+        let head = write(&[]);
+        let mut r = Reader::new(head.as_slice().chain(io::repeat(0))).unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap().data.len(), 0);
+        assert_eq!(
+            Reader::new(io::repeat(0)).err(),
+            Some(PcapError::BadMagic(0))
+        );
+        // 60-byte records without end, through a capped reader: refused at the cap, named.
+        let rec = write(&[(1, vec![7; 60])])[24..].to_vec();
+        let endless = head
+            .as_slice()
+            .chain(rec.as_slice())
+            .chain(io::repeat(0x41));
+        let capped = crate::input::Capped::new(endless, 24 + 76 + 100, "a test capture");
+        let mut r = Reader::new(capped).unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap().data, vec![7; 60]);
+        // The next "record" claims 0x41414141 bytes: refused before allocating.
+        assert_eq!(r.next_record(), Err(PcapError::HugeRecord(2, 0x4141_4141)));
+        // Good records without end: the cap ends the stream, named.
+        let one = write(&[(1, vec![7; 60])])[24..].to_vec();
+        let body: Vec<u8> = one.iter().copied().cycle().take(76 * 100).collect();
+        let capped = crate::input::Capped::new(
+            head.as_slice().chain(body.as_slice()),
+            24 + 76 * 10,
+            "a test capture",
+        );
+        let mut r = Reader::new(capped).unwrap();
+        for _ in 0..10 {
+            assert!(r.next_record().unwrap().is_some());
+        }
+        assert_eq!(
+            r.next_record().unwrap_err().to_string(),
+            "more than 784 bytes, the most a test capture may hold"
+        );
+    }
+
+    #[test]
     fn cut_frames_are_seen() {
         let b = handmade(MAGIC_US, false, 1, &[(1, 0, &[0; 96], 1514)]);
         let r = &parse(&b).unwrap().records[0];
