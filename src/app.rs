@@ -9,13 +9,13 @@ use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::frames::{self, FrameSource, Frames};
+use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::pg::generate::{DeviceInfo, Generator};
 use crate::pg::{DevConfig, Flag, XmitMode};
 use crate::replay::ReplayFrames;
 use crate::report::run::{Reconciliation, RunReport, Target, ThreadReport};
-use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
 use crate::sender::{self, Limits, SendOutcome, StopReason};
@@ -647,7 +647,7 @@ fn run_senders_with(
             &l.rx_path(),
             crate::rx::recv::RxConfig {
                 backend: a.rx_backend,
-                ..crate::rx::lab::config(a.hist)
+                ..crate::lab::receiver::config(a.hist)
             },
         )?),
         None => None,

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod bpf;
 pub mod caps;
 pub mod cli;
 pub mod frames;

@@ -22,7 +22,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 pub const KERNEL_DEFAULT_COUNT: u64 = 1000;
 /// The smallest `pkt_size` the kernel accepts: Ethernet 14 + IPv4 20 + UDP 8 (smaller values
 /// are raised to it). A frame is never shorter than its headers plus pktgen's 16-byte header.
-pub const MIN_PKT_SIZE_SETTING: u32 = 14 + 20 + 8;
+pub const MIN_PKT_SIZE_SETTING: u32 =
+    (crate::wire::ETH_HLEN + crate::wire::IPV4_HLEN + crate::wire::UDP_HLEN) as u32;
 /// At most this many IMIX entries.
 pub const MAX_IMIX_ENTRIES: usize = 20;
 /// IMIX sizes are drawn from a table of this many slots.
@@ -785,23 +786,20 @@ impl DevConfig {
     pub fn max_frame_len(&self) -> usize {
         let imix_max = self.imix.iter().map(|e| e.size).max().unwrap_or(0);
         let (_, max) = self.size_bounds();
-        (max.max(imix_max) as usize).max(self.header_len() + crate::wire::PKTGEN_HDR_LEN)
+        (max.max(imix_max) as usize).max(generate::Layout::new(self).min_frame())
     }
 
     /// Bytes of headers before the pktgen header: Ethernet, tags or labels, IP, UDP.
     pub fn header_len(&self) -> usize {
-        14 + 4 * self.mpls.len()
-            + self.vlan_tag_bytes()
-            + if self.has(Flag::Ipv6) { 40 } else { 20 }
-            + 8
+        generate::Layout::new(self).header_len()
     }
 
     /// Bytes of VLAN tags in each frame: 4 for a VLAN tag, 4 more for an SVLAN tag outside it.
     pub fn vlan_tag_bytes(&self) -> usize {
         match (self.vlan_id != NO_VLAN, self.svlan_id != NO_VLAN) {
             (false, _) => 0,
-            (true, false) => 4,
-            (true, true) => 8,
+            (true, false) => crate::wire::vlan::HEADER_LEN,
+            (true, true) => 2 * crate::wire::vlan::HEADER_LEN,
         }
     }
 }

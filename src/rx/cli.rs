@@ -21,7 +21,7 @@ has it, else copy mode) and af_packet (TPACKET_V3 ring); auto takes af_xdp where
 CAP_BPF or CAP_SYS_ADMIN).";
 
 /// UMEM frames per queue of the AF_XDP receiver.
-pub const DEFAULT_XSK_FRAMES: u32 = 16384;
+pub const DEFAULT_XSK_FRAMES: u32 = super::af_xdp::DEFAULT_FRAMES;
 
 pub const RX_HELP: &str = "Flows: one sequence per sender. By default a flow is (source IP, destination IP, VLAN id): \
 upktgen and pktgen number packets per sender while walking UDP ports. --flow-key addr-ports adds both ports.

@@ -11,8 +11,15 @@
 //! disabled in both namespaces and the neighbours are static, so the only traffic on the
 //! pair is upktgen's. Dropping a [`Lab`] removes both namespaces (which destroys the veth
 //! pair and detaches any XDP program on it).
+//!
+//! `receiver` runs the receive side's [`crate::rx::Receiver`] on veth-rx for
+//! `upktgen run --rx-analyze`; `xdp` attaches the lab's own receivers (the counting drop
+//! sink, XDP_PASS), whose programs are in [`crate::bpf::prog`].
 
-use crate::sys::{self, bpf, netns};
+pub mod receiver;
+mod xdp;
+
+use crate::sys::{self, netns};
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, bail};
 use std::net::Ipv4Addr;
@@ -20,6 +27,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+use xdp::{RxVerdict, XdpCounter, attach_rx_program};
 
 /// Prefix of every namespace upktgen creates.
 pub const NS_PREFIX: &str = "upktgen-";
@@ -56,7 +64,7 @@ pub struct Lab {
     /// Keeps the receive-side XDP program attached (a BPF link detaches on close).
     _xdp_link: Option<OwnedFd>,
     /// With the drop receiver: the per-CPU counter its program bumps for every frame.
-    rx_counter: Option<crate::rx::xdp_count::XdpCounter>,
+    rx_counter: Option<XdpCounter>,
     removed: bool,
     /// TX/RX queues on each end of the veth pair.
     pub queues: u16,
@@ -178,13 +186,13 @@ impl Lab {
             "permanent",
         ])?;
         if self.rx_mode == RxMode::Drop {
-            let counter = crate::rx::xdp_count::XdpCounter::new()
-                .context("creating the drop receiver's per-CPU counter map")?;
+            let counter =
+                XdpCounter::new().context("creating the drop receiver's per-CPU counter map")?;
             self._xdp_link = Some(attach_rx_program(
                 &netns_path(&rx),
                 RX_IF,
                 RxVerdict::Drop,
-                Some(counter.prog.clone()),
+                Some(counter.program()),
             )?);
             self.rx_counter = Some(counter);
         } else if self.rx_napi {
@@ -311,41 +319,6 @@ fn disable_ipv6(ns: &Path) -> Result<()> {
         Ok(())
     })
     .with_context(|| format!("disabling IPv6 in {}", ns.display()))
-}
-
-/// The receiver programs the lab attaches to veth-rx: `r0 = verdict; exit`.
-#[derive(Debug, Clone, Copy)]
-enum RxVerdict {
-    /// XDP_DROP: count the frame at the interface, go no further.
-    Drop = 1,
-    /// XDP_PASS: hand it to the stack; the program's presence gives veth-rx the NAPI that
-    /// frames redirected by XDP into veth-tx need.
-    Pass = 2,
-}
-
-/// Attaches `r0 = verdict; exit`, or `insns` when given (the drop receiver's counter).
-fn attach_rx_program(
-    ns: &Path,
-    ifname: &'static str,
-    verdict: RxVerdict,
-    insns: Option<Vec<bpf::Insn>>,
-) -> Result<OwnedFd> {
-    netns::in_netns(ns, move || {
-        let idx = sys::if_nametoindex(ifname)?;
-        let prog =
-            insns.unwrap_or_else(|| vec![bpf::Insn::mov64_imm(0, verdict as i32), bpf::Insn::exit()]);
-        let name = match verdict {
-            RxVerdict::Drop => "upktgen_drop",
-            RxVerdict::Pass => "upktgen_pass",
-        };
-        let prog = bpf::load_xdp(name, &prog)?;
-        bpf::attach_xdp_link(&prog, idx)
-    })
-    .with_context(|| {
-        format!(
-            "attaching the lab's XDP {verdict:?} program to veth-rx (needs a kernel with BPF links, 5.9+)"
-        )
-    })
 }
 
 fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {
