@@ -5,33 +5,14 @@
 
 mod common;
 
-use common::{stderr, stdout, upktgen};
+use common::{Tmp, stderr, stdout, tmp_dir, upktgen};
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A fresh directory for one test, removed when dropped.
-struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("upktgen-e2e-safe-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
+    tmp_dir("safe", tag)
 }
 
 fn s(p: &Path) -> &str {
