@@ -19,7 +19,7 @@ pub const MAX_SCRIPT: u64 = 16 << 20;
 /// The largest file of a `--session` directory (its log, a proc file, its manifest).
 pub const MAX_SESSION_FILE: u64 = 16 << 20;
 /// The largest sweep file.
-pub const MAX_SWEEP_FILE: u64 = 4 << 20;
+pub const MAX_SWEEP_FILE: u64 = 1 << 20;
 /// The largest JSON document (`compare`, `sweep --redraw`).
 pub const MAX_JSON: u64 = 256 << 20;
 

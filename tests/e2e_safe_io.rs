@@ -310,6 +310,7 @@ fn one_dimension(name: &str, n: usize, value: impl Fn(usize) -> String) -> Strin
 fn a_dimension_of_a_million_values_is_refused_at_once() {
     let d = tmp("million");
     let f = d.join("s.toml");
+    // A million values: more than a sweep file may hold, refused from the file's size.
     std::fs::write(&f, one_dimension("count", 1_000_000, |_| "1".into())).unwrap();
     for extra in [&[][..], &["--dry-run"][..]] {
         let mut args = vec!["sweep", s(&f)];
@@ -319,13 +320,38 @@ fn a_dimension_of_a_million_values_is_refused_at_once() {
         assert_eq!(
             stderr(&o),
             format!(
-                "upktgen: {}: 1000000 runs (1000000 points x 1 repetitions): more than 100000, \
-                 the most one sweep may run; use fewer values or dimensions\n",
+                "upktgen: reading {}: more than 1 MiB, the most a sweep file may hold\n",
                 s(&f)
             )
         );
         assert!(stdout(&o).is_empty());
     }
+    // 200,000 values in a file under the cap, and a million points from two dimensions of
+    // 1000: refused from the dimensions' sizes, before any value is checked.
+    std::fs::write(&f, one_dimension("count", 200_000, |_| "1".into())).unwrap();
+    let o = bounded(&["sweep", s(&f), "--dry-run"]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "upktgen: {}: 200000 runs (200000 points x 1 repetitions): more than 100000, \
+             the most one sweep may run; use fewer values or dimensions\n",
+            s(&f)
+        )
+    );
+    let vals: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+    let src = format!(
+        "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[[dimension]]\nname = \"count\"\nvalues = [{v}]\n\
+         [[dimension]]\nname = \"ring\"\nvalues = [{v}]\n",
+        v = vals.join(", ")
+    );
+    std::fs::write(&f, src).unwrap();
+    let o = bounded(&["sweep", s(&f)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(": 1000000 runs (1000000 points x 1 repetitions): more than 100000"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
