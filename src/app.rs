@@ -451,9 +451,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return Ok(Exit::Interrupted);
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r.report)?);
+        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
-        print!("{}", r.report.text(a.per_cpu));
+        crate::out::print(r.report.text(a.per_cpu))?;
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -603,7 +603,7 @@ fn run_senders_with(
                 );
             }
             for n in s.cfg.notes.iter().chain(&notes) {
-                eprintln!("upktgen: note: {n}");
+                crate::errln!("upktgen: note: {n}");
             }
         }
         jobs.push(SendJob {
@@ -977,7 +977,7 @@ fn send(mut job: SendJob, gate: &Gate) -> Result<JobDone> {
                     } else {
                         skipped.join("; ")
                     };
-                    eprintln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
+                    crate::errln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
                 }
                 return r;
             }

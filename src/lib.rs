@@ -2,6 +2,11 @@
 //!
 //! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
 //! with samplers of /proc around it and reports after it.
+//!
+//! `unsafe` lives only in [`sys`]; all output goes through [`out`].
+
+#![deny(unsafe_code)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod backend;
@@ -12,6 +17,7 @@ pub mod frames;
 pub mod input;
 pub mod lab;
 pub mod live;
+pub mod out;
 pub mod outfile;
 pub mod params;
 pub mod pcap;
@@ -28,6 +34,7 @@ pub mod sim;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod text;
 pub mod txq;

@@ -348,7 +348,7 @@ fn pcap_device(a: &RunArgs, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
         .and_then(|s| s.trim().parse::<MacAddr>().ok());
     let mtu = sys("mtu").ok().and_then(|s| s.trim().parse::<u32>().ok());
     let (Some(mac), Some(mtu)) = (mac, mtu) else {
-        eprintln!(
+        crate::errln!(
             "upktgen: note: --dev {name}: no such interface here; the source MAC and IPv4 address default to the lab's ({}, {}) unless --src-mac/--src give them",
             lab::TX_MAC,
             lab::TX_IP
@@ -361,7 +361,7 @@ fn pcap_device(a: &RunArgs, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
         .ok()
         .flatten();
     if ipv4.is_none() && cfg.src_min.is_empty() && !cfg.has(Flag::Ipv6) {
-        eprintln!(
+        crate::errln!(
             "upktgen: note: --dev {name}: its IPv4 address is unknown (none, or reading it needs CAP_NET_RAW): the source address is 0.0.0.0 unless --src gives one"
         );
     }
@@ -404,7 +404,7 @@ pub fn write_pcap(
     let mut frames = crate::frames::for_config(cfg, &info, seed, a.cpu.unwrap_or(0) as u16)
         .map_err(|e| anyhow!(e))?;
     for note in &cfg.notes {
-        eprintln!("upktgen: note: {note}");
+        crate::errln!("upktgen: note: {note}");
     }
     // A regular file is written beside its name and renamed over it when whole
     // (crate::outfile): a link at the name is replaced, never followed.
@@ -457,7 +457,7 @@ pub fn write_pcap(
             cfg.burst.max(1)
         )
     };
-    eprintln!(
+    crate::errln!(
         "upktgen: wrote {written} frames ({bytes} bytes) to {} (pcap, ns timestamps {spacing}){}",
         path.display(),
         if interrupted { "; interrupted" } else { "" }

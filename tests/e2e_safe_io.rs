@@ -401,7 +401,7 @@ fn a_sweep_value_is_one_word_and_dry_run_quotes_what_it_prints() {
         assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
         assert!(
             stderr(&o).starts_with(&format!(
-                "upktgen: {}:7: count = \"10 --dev eth0 --real\": a value is one word",
+                "upktgen: {}:7: count: '10 --dev eth0 --real' is more than one value; count takes one",
                 s(&f)
             )),
             "{}",
@@ -417,7 +417,11 @@ fn a_sweep_value_is_one_word_and_dry_run_quotes_what_it_prints() {
     .unwrap();
     let o = upktgen(&["sweep", s(&f), "--dry-run"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains(":4: count = \"10 --real\": a value is one word"));
+    assert!(
+        stderr(&o).contains(":4: count: '10 --real' is more than one value; count takes one"),
+        "{}",
+        stderr(&o)
+    );
     // What --dry-run prints is words a shell reads back.
     std::fs::write(
         &f,

@@ -31,6 +31,23 @@ use xdp::{RxVerdict, XdpCounter, attach_rx_program};
 
 /// Prefix of every namespace upktgen creates.
 pub const NS_PREFIX: &str = "upktgen-";
+
+/// The most TX (and RX) queues a veth may have (the kernel refuses more), so the most
+/// senders a lab can give a queue each.
+pub const MAX_QUEUES: usize = 4096;
+
+/// The MTU of the lab's veth pair (the kernel's default for a veth, which the lab keeps).
+pub const MTU: u32 = 1500;
+
+/// Refuses a lab of more queues than a veth can have, before anything is created.
+pub fn check_queues(senders: usize) -> Result<()> {
+    if senders > MAX_QUEUES {
+        bail!(
+            "{senders} senders: the lab gives each sender its own queue of the veth pair, and a veth has at most {MAX_QUEUES}"
+        );
+    }
+    Ok(())
+}
 const NETNS_DIR: &str = "/run/netns";
 pub const TX_IF: &str = "veth-tx";
 pub const RX_IF: &str = "veth-rx";
@@ -85,8 +102,11 @@ impl Lab {
     /// [`Lab::create_with`] with `queues` TX and RX queues on each end of the veth pair
     /// (one per sender thread, so `-t N` senders do not share one queue).
     pub fn create_opts(rx_mode: RxMode, rx_napi: bool, queues: u16) -> Result<Lab> {
+        check_queues(usize::from(queues))?;
         for (ns, owner) in sweep_stale() {
-            eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
+            crate::errln!(
+                "upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)"
+            );
         }
         let (pid, start) = self_identity()?;
         let n = LAB_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -254,7 +274,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         if let Err(e) = self.remove() {
-            eprintln!("upktgen: warning: {e:#}");
+            crate::errln!("upktgen: warning: {e:#}");
         }
     }
 }

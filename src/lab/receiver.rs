@@ -60,7 +60,7 @@ impl LabReceiver {
                 let mut rx = match opened {
                     Ok(rx) => {
                         if let Some(c) = &rx.choice {
-                            eprintln!("upktgen: {c}");
+                            crate::errln!("upktgen: {c}");
                         }
                         let _ = ready_tx.send(Ok(rx.progress()));
                         rx

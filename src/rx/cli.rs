@@ -187,7 +187,7 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let mut rx = Receiver::open(ifindex, &a.dev, cfg)
         .map_err(|e| anyhow!("--dev {}: cannot set up the receiver: {e}", a.dev))?;
     if let Some(c) = &rx.choice {
-        eprintln!("upktgen: {c}");
+        crate::errln!("upktgen: {c}");
     }
     let live = crate::live::start_for_rx(a, rx.progress())?;
     let why = rx.run(stop)?;
@@ -196,9 +196,9 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish();
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::out::println(serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", report.text(a.hist));
+        crate::out::print(report.text(a.hist))?;
     }
     // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
     Ok(Exit::Done)

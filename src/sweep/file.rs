@@ -67,29 +67,21 @@ impl Val {
         }
     }
 
-    /// Whether the value (each item of a list) is one command-line token: a string with a
-    /// blank or a control character in it would read as several words ("10 --dev eth0").
-    pub fn one_token(&self) -> std::result::Result<(), String> {
+    /// Whether the value (each item of a list) is one word, as every option value is: a
+    /// string with a blank in it would read as several ("10 --dev eth0"), and a control
+    /// character as none. `name` is the parameter's, for the message (worded as the pktgen
+    /// parser words it).
+    pub fn one_word(&self, name: &str) -> std::result::Result<(), String> {
         match self {
-            Val::Str(s) if s.chars().any(|c| c.is_whitespace() || c.is_control()) => Err(
-                "a value is one word: this one holds blanks or control characters (one value \
-                 per entry of the list; options go in [base] or in a dimension of their own)"
-                    .into(),
-            ),
-            Val::List(v) => v.iter().try_for_each(Val::one_token),
+            Val::Str(s) if s.chars().any(char::is_whitespace) => Err(format!(
+                "{name}: '{s}' is more than one value; {name} takes one (options go in [base] or \
+                 in a dimension of their own)"
+            )),
+            Val::Str(s) if s.chars().any(char::is_control) => Err(format!(
+                "{name}: {s:?} holds a control character; a value is one printable word"
+            )),
+            Val::List(v) => v.iter().try_for_each(|x| x.one_word(name)),
             _ => Ok(()),
-        }
-    }
-
-    /// The value as the file would write it (strings quoted), for messages.
-    pub fn quoted(&self) -> String {
-        match self {
-            Val::Str(s) => format!("{s:?}"),
-            Val::List(v) => format!(
-                "[{}]",
-                v.iter().map(Val::quoted).collect::<Vec<_>>().join(", ")
-            ),
-            v => v.text(),
         }
     }
 
@@ -312,8 +304,7 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
             return Err(lines.at(kl, format!("parameter {name:?} given twice")));
         }
         let val = Val::from_toml(v.get_ref()).map_err(|e| lines.at(vl, format!("{name}: {e}")))?;
-        val.one_token()
-            .map_err(|e| lines.at(vl, format!("{name} = {}: {e}", val.quoted())))?;
+        val.one_word(&name).map_err(|e| lines.at(vl, e))?;
         lines.base.push((kl, vl));
         base.push((name, val));
     }
@@ -363,9 +354,7 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
             if !seen.insert(val.key()) {
                 return Err(lines.at(l, format!("{name}: value {} given twice", val.text())));
             }
-            if let Err(e) = val.one_token() {
-                return Err(lines.at(l, format!("{name} = {}: {e}", val.quoted())));
-            }
+            val.one_word(&name).map_err(|e| lines.at(l, e))?;
             values.push(val);
             vlines.push(l);
         }
