@@ -447,13 +447,20 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return crate::replay::write_pcap(a, &cfg, path, stop);
     }
     let specs = thread_specs(a, &cfg)?;
-    let Some(r) = run_senders_with(a, specs, replay.as_ref(), stop)? else {
+    let metrics = a.metrics.start()?;
+    let Some(r) = run_senders_with(a, specs, replay.as_ref(), stop, metrics.as_ref())? else {
         return Ok(Exit::Interrupted);
     };
+    if let Some(m) = &metrics {
+        m.finish_run(&r.report);
+    }
     if a.json {
         crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
         crate::out::print(r.report.text(a.per_cpu))?;
+    }
+    if let Some(m) = &metrics {
+        m.linger(stop);
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -477,7 +484,7 @@ pub fn run_senders(
     specs: Vec<SenderSpec>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Option<RunResult>> {
-    run_senders_with(a, specs, None, stop)
+    run_senders_with(a, specs, None, stop, None)
 }
 
 /// [`run_senders`]; with `replay`, every sender sends the file's frames instead of its
@@ -487,6 +494,7 @@ fn run_senders_with(
     specs: Vec<SenderSpec>,
     replay: Option<&ReplayFrames>,
     stop: &Arc<AtomicBool>,
+    metrics: Option<&crate::metrics::Endpoint>,
 ) -> Result<Option<RunResult>> {
     let first = specs.first().context("no sender to run")?.cfg.clone();
     let mut planned = Vec::with_capacity(specs.len());
@@ -664,17 +672,23 @@ fn run_senders_with(
         Some(r) => Some(r.read(lab::RX_IF)?),
         None => None,
     };
+    let tx_watch = crate::live::Watched {
+        iface: targets[0].dev.name.clone(),
+        netns: ns.clone(),
+    };
+    let rx_watch = lab.map(|l| crate::live::Watched {
+        iface: lab::RX_IF.to_string(),
+        netns: Some(l.rx_path()),
+    });
+    if let Some(m) = metrics {
+        let rx_progress = rx_sink.as_ref().map(LabReceiver::progress);
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), rx_progress)?;
+    }
     let live = crate::live::start_for_run(
         a,
         first.count.saturating_mul(specs.len() as u64),
-        crate::live::Watched {
-            iface: targets[0].dev.name.clone(),
-            netns: ns.clone(),
-        },
-        lab.map(|l| crate::live::Watched {
-            iface: lab::RX_IF.to_string(),
-            netns: Some(l.rx_path()),
-        }),
+        tx_watch,
+        rx_watch,
         rx_sink.as_ref().map(LabReceiver::progress),
     )?;
     let (done, sys0, sys1) = run_jobs(ns.clone(), jobs, stop)?;

@@ -150,6 +150,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
+
     /// Lab: receive on veth-rx with upktgen's own receiver (--rx-backend: AF_XDP, or
     /// AF_PACKET TPACKET_V3) and add its figures to the report: frames, lost,
     /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's

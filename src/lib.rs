@@ -17,6 +17,7 @@ pub mod frames;
 pub mod input;
 pub mod lab;
 pub mod live;
+pub mod metrics;
 pub mod out;
 pub mod outfile;
 pub mod params;

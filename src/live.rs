@@ -112,14 +112,14 @@ fn bar(pct: f64) -> String {
     format!("{}{}", "#".repeat(full), ".".repeat(20 - full))
 }
 
-/// A counter source re-read each interval.
-struct DevReader {
+/// A counter source re-read each interval (also the metrics endpoint's interface probe).
+pub(crate) struct DevReader {
     file: File,
     iface: String,
 }
 
 impl DevReader {
-    fn open(w: &Watched) -> Result<DevReader> {
+    pub(crate) fn open(w: &Watched) -> Result<DevReader> {
         let open = || File::open("/proc/thread-self/net/dev");
         let file = match &w.netns {
             Some(p) => netns::in_netns(p, open),
@@ -132,7 +132,7 @@ impl DevReader {
         })
     }
 
-    fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
+    pub(crate) fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
         let mut s = String::new();
         self.file.rewind()?;
         self.file.read_to_string(&mut s)?;
@@ -144,7 +144,8 @@ impl DevReader {
     }
 }
 
-fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
+/// Busy share of all CPUs between two readings, percent.
+pub(crate) fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
     let d = a.all.delta(&b.all);
     let total = d.total();
     if total == 0 {

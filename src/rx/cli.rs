@@ -112,6 +112,9 @@ pub struct RxArgs {
     /// Bytes per ring block (a power of two, at least 4096).
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     pub block_size: usize,
+
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 /// `--xdp-mode`.
@@ -184,10 +187,14 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         Some(libc::ENODEV) | Some(libc::ENXIO) => anyhow!("--dev {}: no such interface", a.dev),
         _ => anyhow!("--dev {}: {e}", a.dev),
     })?;
+    let metrics = a.metrics.start()?;
     let mut rx = Receiver::open(ifindex, &a.dev, cfg)
         .map_err(|e| anyhow!("--dev {}: cannot set up the receiver: {e}", a.dev))?;
     if let Some(c) = &rx.choice {
         crate::errln!("upktgen: {c}");
+    }
+    if let Some(m) = &metrics {
+        crate::metrics::watch_rx(m, &a.dev, rx.progress())?;
     }
     let live = crate::live::start_for_rx(a, rx.progress())?;
     let why = rx.run(stop)?;
@@ -195,10 +202,16 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(m) = live {
         m.finish();
     }
+    if let Some(m) = &metrics {
+        m.finish_rx(&report);
+    }
     if a.json {
         crate::out::println(serde_json::to_string_pretty(&report)?)?;
     } else {
         crate::out::print(report.text(a.hist))?;
+    }
+    if let Some(m) = &metrics {
+        m.linger(stop);
     }
     // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
     Ok(Exit::Done)
