@@ -69,55 +69,69 @@ fn vlan_tags(f: &[u8]) -> usize {
     }
 }
 
-impl ReplayFrames {
-    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
-    /// length and frames shorter than an Ethernet header, naming the record (1-based).
-    pub fn new(records: &[Record]) -> Result<Self, String> {
-        if records.is_empty() {
+/// [`ReplayFrames`] built record by record, each checked as it comes.
+#[derive(Default)]
+struct Builder {
+    data: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    t0: Option<u64>,
+    last: u64,
+    times: Vec<u64>,
+}
+
+impl Builder {
+    fn push(&mut self, r: &Record) -> Result<(), String> {
+        let n = self.spans.len() + 1;
+        if r.is_cut() {
+            return Err(format!(
+                "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
+                r.data.len(),
+                r.orig_len
+            ));
+        }
+        if r.data.len() < crate::wire::ETH_HLEN {
+            return Err(format!(
+                "record {n} is {} bytes, shorter than an Ethernet header (14)",
+                r.data.len()
+            ));
+        }
+        self.spans.push((self.data.len(), r.data.len()));
+        self.data.extend_from_slice(&r.data);
+        let t0 = *self.t0.get_or_insert(r.ts_ns);
+        self.last = self.last.max(r.ts_ns.saturating_sub(t0));
+        self.times.push(self.last);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ReplayFrames, String> {
+        if self.spans.is_empty() {
             return Err("no frames in the file".into());
         }
-        let mut data = Vec::with_capacity(records.iter().map(|r| r.data.len()).sum());
-        let mut spans = Vec::with_capacity(records.len());
-        for (i, r) in records.iter().enumerate() {
-            let n = i + 1;
-            if r.is_cut() {
-                return Err(format!(
-                    "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
-                    r.data.len(),
-                    r.orig_len
-                ));
-            }
-            if r.data.len() < crate::wire::ETH_HLEN {
-                return Err(format!(
-                    "record {n} is {} bytes, shorter than an Ethernet header (14)",
-                    r.data.len()
-                ));
-            }
-            spans.push((data.len(), r.data.len()));
-            data.extend_from_slice(&r.data);
-        }
-        let max_len = spans.iter().map(|s| s.1).max().unwrap_or(0);
-        let varying = spans.iter().any(|s| s.1 != spans[0].1);
-        let t0 = records[0].ts_ns;
-        let mut last = 0;
-        let times = records
-            .iter()
-            .map(|r| {
-                last = last.max(r.ts_ns.saturating_sub(t0));
-                last
-            })
-            .collect();
+        let max_len = self.spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let varying = self.spans.iter().any(|s| s.1 != self.spans[0].1);
         Ok(ReplayFrames {
-            data,
-            spans,
+            data: self.data,
+            spans: self.spans,
             next: 0,
             cur: (0, 0),
             max_len,
             bytes: 0,
             varying,
-            times,
+            times: self.times,
             timing: None,
         })
+    }
+}
+
+impl ReplayFrames {
+    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
+    /// length and frames shorter than an Ethernet header, naming the record (1-based).
+    pub fn new(records: &[Record]) -> Result<Self, String> {
+        let mut b = Builder::default();
+        for r in records {
+            b.push(r)?;
+        }
+        b.finish()
     }
 
     /// Paces the frames by the file's timestamps: record i is due (t_i - t_0) / speed after
@@ -140,9 +154,19 @@ impl ReplayFrames {
     }
 
     /// Reads and checks a pcap file; errors start with its name.
+    /// The file is read as a stream (at most [`pcap::MAX_REPLAY`] bytes), each record
+    /// checked as it comes.
     pub fn load(path: &Path) -> Result<Self> {
-        let p = pcap::read_file(path).map_err(|e| anyhow!(e))?;
-        ReplayFrames::new(&p.records).map_err(|e| anyhow!("{}: {e}", path.display()))
+        let mut r = pcap::open(path).map_err(|e| anyhow!(e))?;
+        let mut b = Builder::default();
+        while let Some(rec) = r
+            .next_record()
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        {
+            b.push(&rec)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        }
+        b.finish().map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 
     /// Frames in the file.
@@ -261,7 +285,9 @@ pub fn write_pcap(
     for note in &cfg.notes {
         crate::errln!("upktgen: note: {note}");
     }
-    let file = std::fs::File::create(path)
+    // A regular file is written beside its name and renamed over it when whole
+    // (crate::outfile): a link at the name is replaced, never followed.
+    let file = crate::outfile::OutFile::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
     let stamps = !cfg.has(Flag::NoTimestamp);
     let write_all = || -> std::io::Result<(u64, u64, bool)> {
@@ -283,20 +309,22 @@ pub fn write_pcap(
             bytes += len as u64;
         }
         let written = w.records();
-        w.finish()?;
+        w.finish()?
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .commit()?;
         Ok((written, bytes, interrupted))
     };
-    // A regular file cut short by an error is removed (not a device or a pipe given as
-    // FILE); one cut short by Ctrl-C is whole up to there and kept.
+    // A file cut short by an error never replaces the name (its temporary file is removed);
+    // one cut short by Ctrl-C is whole up to there and kept.
     let (written, bytes, interrupted) = write_all().map_err(|e| {
-        let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-        if regular && std::fs::remove_file(path).is_ok() {
+        if crate::outfile::is_stream(path) {
+            anyhow!("writing {}: {e}", path.display())
+        } else {
             anyhow!(
-                "writing {}: {e} (the partial file is removed)",
+                "writing {}: {e} (the file is not written; what was at that name is kept)",
                 path.display()
             )
-        } else {
-            anyhow!("writing {}: {e}", path.display())
         }
     })?;
     let spacing = if cfg.delay == 0 {

@@ -100,7 +100,7 @@ pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
 pub fn parse(s: &str, now_ns: u64) -> Result<u64, String> {
     let s = s.trim();
     let at = if let Some(rel) = s.strip_prefix('+') {
-        let d = crate::params::parse_duration(rel)?;
+        let d = crate::units::parse_duration(rel)?;
         now_ns.saturating_add(d.as_nanos().min(u128::from(u64::MAX)) as u64)
     } else if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         s.parse::<u64>()

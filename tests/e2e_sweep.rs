@@ -3,32 +3,13 @@
 
 mod common;
 
-use common::{namespaces_with_prefix, root_or_skip, stderr, stdout, upktgen};
+use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// A fresh directory for one test, removed when dropped (also when the test fails).
-struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("upktgen-e2e-sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
+    tmp_dir("sweep", tag)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -258,12 +239,14 @@ fn compare_two_files_of_runs() {
     // One run each: too few, said plainly.
     let fc = write(&d, "c.json", &serde_json::to_string(&a[0]).unwrap());
     let o = upktgen(&["compare", &fc, &fb]);
-    assert!(o.status.success());
+    // Too few runs is an error: exit 1 (it was 0), the reason on standard error.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("too few runs to compare (A: 1, B: 4; at least 3 each)"),
+        stderr(&o).contains("too few runs to compare (A: 1, B: 4; at least 3 each)"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     let fx = write(&d, "x.json", "{\"hello\": 1}");
     let o = upktgen(&["compare", &fx, &fb]);
     assert!(!o.status.success());

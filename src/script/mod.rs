@@ -14,12 +14,12 @@ use crate::out::{self, OutputError};
 use crate::pg::Flag;
 use crate::pg::show::{Current, show};
 use crate::run::plan::{RunPlan, SenderSpec};
+use crate::text::clip;
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
 use interp::{Effect, Interp};
 use parse::{Line, Target};
-use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -257,17 +257,18 @@ fn run_lines(
     let session = a.session.is_some();
     for (no, text) in lines {
         let o = Origin { file, line: *no };
+        // What a message echoes of the input is kept short (a line may be 64 KiB).
         let label = |target: &str| {
             if session {
                 String::new()
             } else {
-                format!("{}:{}: {target}: ", o.file, o.line)
+                format!("{}:{}: {}: ", o.file, o.line, clip(target, 80))
             }
         };
         let parsed = match parse::parse_line(text) {
             Ok(p) => p,
             Err(e) => {
-                crate::errln!("{}ERROR: {e}", label(text.trim()));
+                crate::errln!("{}ERROR: {}", label(text.trim()), clip(&e, 160));
                 t.failed.push(*no);
                 if a.strict {
                     return Ok(());
@@ -293,6 +294,7 @@ fn run_lines(
                 true
             }
             Effect::Answer(Err(s)) => {
+                let s = clip(&s, 160);
                 if session {
                     crate::errln!("Result: {s}");
                 } else {
@@ -301,7 +303,7 @@ fn run_lines(
                 false
             }
             Effect::Missing(s) => {
-                crate::errln!("{}ERROR: {s}", label(&target));
+                crate::errln!("{}ERROR: {}", label(&target), clip(&s, 160));
                 t.missing = true;
                 false
             }
@@ -376,36 +378,32 @@ fn quote(cmd: &str) -> String {
     }
 }
 
-fn read_script(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading the script from standard input")?;
-        Ok(s)
+/// The script's lines, numbered from 1, read with the caps of [`crate::input`] (a line, the
+/// whole script).
+fn read_script(path: &Path) -> Result<Vec<(usize, String)>> {
+    use crate::input;
+    let name = if path == Path::new("-") {
+        "standard input".to_string()
     } else {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        String::from_utf8(bytes).map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
-    }
+        path.display().to_string()
+    };
+    let mut r = input::open(path, input::MAX_SCRIPT, "a script")
+        .map_err(|e| anyhow!("reading {name}: {e}"))?;
+    input::read_lines(&mut r, input::MAX_SCRIPT_LINE).map_err(|e| anyhow!("reading {name}: {e}"))
 }
 
 /// Replays a session's log (quietly), then restores each file's Result and Current.
 fn load_session(it: &mut Interp, dir: &Path) -> Result<()> {
-    let log = dir.join("log");
-    let text = match std::fs::read_to_string(&log) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", log.display())),
-    };
+    let text = read_session_file(&dir.join("log"))?.unwrap_or_default();
     for l in text.lines() {
         if let Ok(p) = parse::parse_line(l) {
             let _ = it.apply(&p);
         }
     }
-    let proc_dir = dir.join("proc");
+    let proc_dir = session_proc(dir)?;
     let names: Vec<String> = it.devices().iter().map(|(n, _)| n.to_string()).collect();
     for n in names {
-        if let Ok(t) = std::fs::read_to_string(proc_dir.join(&n))
+        if let Some(t) = read_session_file(&proc_dir.join(&n))?
             && let Some(d) = it.device_mut(&n)
         {
             d.result = interp::result_section(&t).unwrap_or_default();
@@ -415,40 +413,82 @@ fn load_session(it: &mut Interp, dir: &Path) -> Result<()> {
         }
     }
     for n in it.cpus.clone() {
-        if let Ok(t) = std::fs::read_to_string(proc_dir.join(format!("kpktgend_{n}"))) {
+        if let Some(t) = read_session_file(&proc_dir.join(format!("kpktgend_{n}")))? {
             it.set_thread_result(n, interp::result_section(&t).unwrap_or_default());
         }
     }
     Ok(())
 }
 
-/// Writes the session's log and every file's text.
+/// The file in a session's directory that lists (one name a line) the files of `proc/` the
+/// session wrote: the only ones it ever removes.
+const MANIFEST: &str = "manifest";
+
+/// `DIR/proc`, which must be a directory (not a link to one) when it exists.
+fn session_proc(dir: &Path) -> Result<PathBuf> {
+    let p = dir.join("proc");
+    match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "--session {}: proc is a symbolic link; a session keeps its files in a directory of its own (remove the link)",
+            dir.display()
+        ),
+        Ok(m) if !m.is_dir() => bail!(
+            "--session {}: proc is not a directory (remove it)",
+            dir.display()
+        ),
+        _ => Ok(p),
+    }
+}
+
+/// A session file's text, read with the session's cap (None when it is not there).
+fn read_session_file(p: &Path) -> Result<Option<String>> {
+    match crate::input::read_text(p, crate::input::MAX_SESSION_FILE, "a session file") {
+        Ok(t) => Ok(Some(t)),
+        Err(crate::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("{}: {e}", p.display())),
+    }
+}
+
+/// Writes the session's log and every file's text; removes from `proc/` only the files its
+/// manifest says it wrote and that no longer exist.
 fn save_session(it: &Interp, dir: &Path, log: &[String]) -> Result<()> {
     use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     if !log.is_empty() {
+        // Appended in place, never through a link.
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(dir.join("log"))
             .with_context(|| format!("writing {}", dir.join("log").display()))?;
         for l in log {
             writeln!(f, "{l}")?;
         }
     }
-    let proc_dir = dir.join("proc");
-    std::fs::create_dir_all(&proc_dir)
-        .with_context(|| format!("creating {}", proc_dir.display()))?;
+    let proc_dir = session_proc(dir)?;
+    if !proc_dir.exists() {
+        std::fs::create_dir(&proc_dir)
+            .with_context(|| format!("creating {}", proc_dir.display()))?;
+    }
     let files = it.files();
-    for e in std::fs::read_dir(&proc_dir)?.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !files.iter().any(|(n, _)| *n == name) {
-            let _ = std::fs::remove_file(e.path());
+    let manifest = dir.join(MANIFEST);
+    let old = read_session_file(&manifest)?.unwrap_or_default();
+    for name in old.lines() {
+        // Only plain names: a manifest edited to say ../x removes nothing outside proc/.
+        let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+        if plain && !files.iter().any(|(n, _)| n == name) {
+            let _ = std::fs::remove_file(proc_dir.join(name));
         }
     }
-    for (name, text) in files {
-        std::fs::write(proc_dir.join(&name), text)
-            .with_context(|| format!("writing {}", proc_dir.join(&name).display()))?;
+    for (name, text) in &files {
+        let p = proc_dir.join(name);
+        crate::outfile::write(&p, text.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
     }
+    let list: String = files.iter().map(|(n, _)| format!("{n}\n")).collect();
+    crate::outfile::write(&manifest, list.as_bytes())
+        .with_context(|| format!("writing {}", manifest.display()))?;
     Ok(())
 }
 
@@ -467,16 +507,7 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
             let cmd = a.line.clone().unwrap_or_default();
             ("-".into(), vec![(1, log_line(&target, &cmd))])
         }
-        (None, Some(f)) => {
-            let text = read_script(f)?;
-            (
-                f.display().to_string(),
-                text.lines()
-                    .enumerate()
-                    .map(|(i, l)| (i + 1, l.to_string()))
-                    .collect(),
-            )
-        }
+        (None, Some(f)) => (f.display().to_string(), read_script(f)?),
         (None, None) => bail!("give a script FILE"),
     };
     let mut log = Vec::new();

@@ -4,7 +4,32 @@
 pub mod hosts;
 pub mod nft;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// A fresh directory for one test, removed when dropped (also when the test fails).
+pub struct Tmp(PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `upktgen-e2e-SUITE-TAG-PID` under the temporary directory, empty.
+pub fn tmp_dir(suite: &str, tag: &str) -> Tmp {
+    let d = std::env::temp_dir().join(format!("upktgen-e2e-{suite}-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
 
 /// End-to-end tests need root (namespaces, veth, packet sockets). Outside CI they are
 /// skipped for other users; in CI (CI=true) a missing privilege is a failure.
