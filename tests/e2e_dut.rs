@@ -52,16 +52,18 @@ fn a_forward_chain_drop_is_named_as_dut_loss() {
     assert!(o.status.success(), "{}", stderr(&o));
     let t = common::stdout(&o);
     // numgen counts every forwarded packet, and only the run's frames cross the DUT: the rule
-    // drops exactly one in ten.
+    // drops exactly one in ten, after the forwarding decision.
     assert!(
-        t.contains(
-            "dropped in the DUT 1000 (no stack counter (netfilter, tc or XDP in the DUT) 1000)"
-        ),
+        t.contains("dropped in the DUT 1000 = before forwarding 0 + after the forwarding decision 1000 (netfilter"),
         "{t}"
     );
     let j = dut_run(&["--count", "10000", "--dut-setup", setup, "--rx-analyze"]);
-    assert_eq!(j["dut"]["dropped_in_dut"], 1000);
-    assert_eq!(j["dut"]["forwarded"], 9000);
+    let d = &j["dut"];
+    assert_eq!(d["dropped_in_dut"], 1000, "{d}");
+    assert_eq!(d["after_forwarding"], 1000, "{d}");
+    assert_eq!(d["dropped_uncounted"], 1000, "{d}");
+    assert_eq!(d["forwarded"], 10000, "{d}");
+    assert_eq!(d["egress_tx_packets"], 9000, "{d}");
     let path = &j["rx_analysis"]["path"];
     assert_eq!(
         path["seq_lost"].as_u64().unwrap() + path["tail_lost"].as_i64().unwrap() as u64,
@@ -75,13 +77,14 @@ fn a_rate_limit_in_the_dut_shows_its_drops_there() {
     if !root_or_skip() || !nft::nft_or_skip() {
         return;
     }
-    // An nftables limit in the forward chain: drops before forwarding.
+    // An nftables limit in the forward chain: drops after the forwarding decision.
     let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
                  nft add rule inet t f limit rate over 2000/second burst 100 packets counter drop";
     let j = dut_run(&["--count", "20000", "--ratep", "20000", "--dut-setup", setup]);
     let d = &j["dut"];
     let dropped = d["dropped_in_dut"].as_u64().unwrap();
     assert!(dropped > 10000, "{d}");
+    assert_eq!(d["after_forwarding"], dropped, "{d}");
     assert_eq!(d["dropped_uncounted"], dropped);
     assert_eq!(
         j["reconciliation"]["lost"].as_u64().unwrap(),
@@ -100,7 +103,8 @@ fn a_rate_limit_in_the_dut_shows_its_drops_there() {
     let d = &j["dut"];
     let q = d["egress_qdisc_drops"].as_u64().unwrap();
     assert!(q > 1000, "{d}");
-    assert_eq!(d["not_transmitted"], q, "{d}");
+    assert_eq!(d["at_egress"], q, "{d}");
+    assert_eq!(d["dropped_in_dut"], q, "{d}");
     assert_eq!(d["forwarded"], 20000, "{d}");
     assert_eq!(j["reconciliation"]["lost"].as_u64().unwrap(), q);
 }

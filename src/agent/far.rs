@@ -41,6 +41,20 @@ pub struct FarReport {
     pub one_way: Option<OneWayLatency>,
 }
 
+/// The far end in a run's report: where it was and what its clock and interface said (its
+/// receiver's report is the run's `rx_analysis.receiver`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerSummary {
+    pub peer: String,
+    pub host: HelloReply,
+    pub dev: String,
+    pub iface: IfaceCounters,
+    pub clock: ClockOffset,
+    pub one_way: Option<OneWayLatency>,
+    /// af_xdp or af_packet.
+    pub backend: String,
+}
+
 /// The receiver's latency percentiles across the two clocks, corrected and bounded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OneWayLatency {
@@ -139,6 +153,21 @@ fn us(ns: i64) -> String {
 }
 
 impl FarReport {
+    /// What the run's report keeps of it beside the receiver's report.
+    pub fn summary(&self) -> PeerSummary {
+        PeerSummary {
+            peer: self.peer.clone(),
+            host: self.host.clone(),
+            dev: self.dev.clone(),
+            iface: self.iface,
+            clock: self.clock,
+            one_way: self.one_way.clone(),
+            backend: self.receiver.backend.name().to_string(),
+        }
+    }
+}
+
+impl PeerSummary {
     /// The far end's lines of the run report: where it is, its clock, and latency with
     /// its bound (or why there is none).
     pub fn text(&self) -> String {
@@ -152,13 +181,7 @@ impl FarReport {
         };
         let mut s = format!(
             "Peer:        {} ({} {}, upktgen {}, pid {}), {} on {}\n",
-            self.peer,
-            h.hostname,
-            h.kernel,
-            h.version,
-            h.pid,
-            self.receiver.backend.name(),
-            self.dev
+            self.peer, h.hostname, h.kernel, h.version, h.pid, self.backend, self.dev
         );
         let c = &self.clock;
         if c.same_clock {

@@ -8,8 +8,8 @@ use super::proto::{
     self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxId,
     RxStart, RxStarted, RxStats, RxStop, code,
 };
-use crate::rx::background::{RxThread, Settle};
 use crate::cli::rx::RxArgs;
+use crate::rx::background::{RxThread, Settle};
 use crate::sample::NetDevSnapshot;
 use clap::Parser;
 use serde::Serialize;

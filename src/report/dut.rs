@@ -35,7 +35,14 @@ pub struct DutSample {
 }
 
 /// From the frames offered to the DUT to the frames it transmitted, each difference named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// The stack counts a forwarded packet in ForwDatagrams when it decides to forward it,
+/// before netfilter's forward and postrouting hooks, and in OutTransmits (Linux 6.3+) when
+/// it hands it to the device's queue, after them; the egress qdisc and the driver come
+/// after that. So the DUT's loss splits into: before the forwarding decision (named by the
+/// stack's drop counters), between the decision and the output (netfilter rules, which no
+/// stack counter names), and at the egress (qdisc drops, the driver's tx_dropped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct DutPath {
     pub ingress_if: String,
     pub egress_if: String,
@@ -45,20 +52,28 @@ pub struct DutPath {
     pub ingress_rx_dropped: u64,
     /// IPv4 ForwDatagrams + IPv6 OutForwDatagrams.
     pub forwarded: u64,
+    /// IPv4 + IPv6 OutTransmits: handed to the egress device's queue (None on kernels
+    /// without the counter; then what happens after the forwarding decision is one figure).
+    pub output: Option<u64>,
     pub egress_tx_packets: u64,
     pub egress_tx_dropped: u64,
     pub egress_qdisc_drops: u64,
     /// offered − ingress rx_packets.
     pub lost_on_link_in: i64,
-    /// ingress rx_packets − forwarded.
+    /// ingress rx_packets − egress tx_packets: everything the DUT lost.
     pub dropped_in_dut: i64,
+    /// ingress rx_packets − forwarded: dropped before the forwarding decision.
+    pub before_forwarding: i64,
     /// The stack counters of [`DROP_COUNTERS`] that moved (and the ingress rx_dropped).
     pub drop_reasons: BTreeMap<String, i64>,
-    /// Dropped in the DUT with no stack counter for it: netfilter (nftables, iptables), a tc
-    /// ingress action, an XDP program.
+    /// forwarded − output: dropped after the forwarding decision, before the device
+    /// (netfilter forward/postrouting rules; no stack counter names them).
+    pub after_forwarding: i64,
+    /// output − egress tx_packets: the egress qdisc's drops and the driver's.
+    pub at_egress: i64,
+    /// What no counter names: the part of `before_forwarding` the drop counters do not
+    /// explain, plus `after_forwarding`.
     pub dropped_uncounted: i64,
-    /// forwarded − egress tx_packets: the egress qdisc's drops and the driver's.
-    pub not_transmitted: i64,
     /// Every stack counter that changed during the run.
     pub stack_changes: BTreeMap<String, i64>,
 }
@@ -76,6 +91,9 @@ impl DutPath {
         let changes = before.snmp.changed(&after.snmp);
         let get = |k: &str| changes.get(k).copied().unwrap_or(0);
         let forwarded = (get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams")).max(0) as u64;
+        let has_output = after.snmp.counters.contains_key("Ip.OutTransmits");
+        let output =
+            has_output.then(|| (get("Ip.OutTransmits") + get("Ip6.OutTransmits")).max(0) as u64);
         let mut reasons: BTreeMap<String, i64> = DROP_COUNTERS
             .iter()
             .filter(|k| get(k) != 0)
@@ -84,11 +102,20 @@ impl DutPath {
         if i.rx_drop != 0 {
             reasons.insert(format!("{ingress_if} rx_dropped"), i.rx_drop as i64);
         }
-        let dropped = i.rx_packets as i64 - forwarded as i64;
+        let before_fwd = i.rx_packets as i64 - forwarded as i64;
         let named: i64 = reasons.values().sum();
-        let qdisc = after
-            .egress_qdisc_drops
-            .saturating_sub(before.egress_qdisc_drops);
+        let (after_fwd, at_egress) = match output {
+            Some(o) => (forwarded as i64 - o as i64, o as i64 - e.tx_packets as i64),
+            // Without OutTransmits the two cannot be told apart: the qdisc's own count
+            // says how much of it is the egress's.
+            None => {
+                let q = after
+                    .egress_qdisc_drops
+                    .saturating_sub(before.egress_qdisc_drops) as i64;
+                let rest = forwarded as i64 - e.tx_packets as i64;
+                (rest - q.min(rest), q.min(rest))
+            }
+        };
         DutPath {
             ingress_if: ingress_if.into(),
             egress_if: egress_if.into(),
@@ -96,28 +123,36 @@ impl DutPath {
             ingress_rx_packets: i.rx_packets,
             ingress_rx_dropped: i.rx_drop,
             forwarded,
+            output,
             egress_tx_packets: e.tx_packets,
             egress_tx_dropped: e.tx_drop,
-            egress_qdisc_drops: qdisc,
+            egress_qdisc_drops: after
+                .egress_qdisc_drops
+                .saturating_sub(before.egress_qdisc_drops),
             lost_on_link_in: offered as i64 - i.rx_packets as i64,
-            dropped_in_dut: dropped,
-            dropped_uncounted: (dropped - named).max(0),
+            dropped_in_dut: i.rx_packets as i64 - e.tx_packets as i64,
+            before_forwarding: before_fwd,
+            dropped_uncounted: (before_fwd - named).max(0) + after_fwd.max(0),
             drop_reasons: reasons,
-            not_transmitted: forwarded as i64 - e.tx_packets as i64,
+            after_forwarding: after_fwd,
+            at_egress,
             stack_changes: changes,
         }
     }
 
     /// Frames lost anywhere between the sender's interface and the DUT's egress.
     pub fn lost(&self) -> i64 {
-        self.lost_on_link_in + self.dropped_in_dut + self.not_transmitted
+        self.lost_on_link_in + self.dropped_in_dut
     }
 
     pub fn text(&self) -> String {
         let mut s = String::new();
+        let out = self
+            .output
+            .map_or(String::new(), |o| format!(" -> output {o}"));
         let _ = writeln!(
             s,
-            "DUT:         {} rx_packets {} -> forwarded {} -> {} tx_packets {}",
+            "DUT:         {} rx_packets {} -> forwarded {}{out} -> {} tx_packets {}",
             self.ingress_if,
             self.ingress_rx_packets,
             self.forwarded,
@@ -129,24 +164,28 @@ impl DutPath {
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        if self.dropped_uncounted > 0 {
+        let unnamed_before = self.before_forwarding - self.drop_reasons.values().sum::<i64>();
+        if unnamed_before > 0 {
             why.push(format!(
-                "no stack counter (netfilter, tc or XDP in the DUT) {}",
-                self.dropped_uncounted
+                "no stack counter (netfilter prerouting, tc ingress or XDP) {unnamed_before}"
             ));
         }
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join(", "))
+        };
         let _ = writeln!(
             s,
-            "DUT losses:  lost on the link into the DUT {}, dropped in the DUT {}{}, not transmitted by {} {} (egress qdisc drops {}, tx_dropped {})",
+            "DUT losses:  lost on the link into the DUT {}; dropped in the DUT {} = before forwarding {}{why} + \
+             after the forwarding decision {} (netfilter forward/postrouting: no stack counter) + at {}'s egress {} \
+             (qdisc drops {}, tx_dropped {})",
             self.lost_on_link_in,
             self.dropped_in_dut,
-            if why.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", why.join(", "))
-            },
+            self.before_forwarding,
+            self.after_forwarding,
             self.egress_if,
-            self.not_transmitted,
+            self.at_egress,
             self.egress_qdisc_drops,
             self.egress_tx_dropped
         );
@@ -169,9 +208,17 @@ pub fn qdisc_drops(tc_json: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
 
-    fn sample(in_rx: u64, out_tx: u64, fwd: i64, discards: i64, qdisc: u64) -> DutSample {
+    fn sample(
+        in_rx: u64,
+        out_tx: u64,
+        fwd: i64,
+        output: i64,
+        discards: i64,
+        qdisc: u64,
+    ) -> DutSample {
         let mut snmp = SnmpSnapshot::default();
         snmp.counters.insert("Ip.ForwDatagrams".into(), fwd);
+        snmp.counters.insert("Ip.OutTransmits".into(), output);
         snmp.counters.insert("Ip.InDiscards".into(), discards);
         snmp.counters.insert("Ip.InReceives".into(), in_rx as i64);
         DutSample {
@@ -194,39 +241,61 @@ mod tests {
             "dut-in",
             "dut-out",
             1000,
-            &sample(5, 5, 5, 0, 0),
-            &sample(1005, 1005, 1005, 0, 0),
+            &sample(5, 5, 5, 5, 0, 0),
+            &sample(1005, 1005, 1005, 1005, 0, 0),
         );
-        assert_eq!((p.forwarded, p.lost(), p.dropped_uncounted), (1000, 0, 0));
+        assert_eq!(
+            (p.forwarded, p.output, p.lost(), p.dropped_uncounted),
+            (1000, Some(1000), 0, 0)
+        );
         assert!(p.drop_reasons.is_empty());
-        assert!(p.text().contains("dropped in the DUT 0,"), "{}", p.text());
+        assert!(p.text().contains("dropped in the DUT 0 ="), "{}", p.text());
     }
 
     #[test]
     fn each_loss_is_named_where_it_happened() {
-        // 1000 offered, 990 arrive, 900 forwarded (10 InDiscards, 80 by a netfilter rule),
-        // 850 transmitted (50 dropped by the egress qdisc).
+        // 1000 offered, 990 arrive; 10 InDiscards before forwarding: 980 forwarded; a
+        // netfilter rule drops 80 after the decision: 900 output; the egress qdisc drops 50:
+        // 850 transmitted.
         let p = DutPath::new(
             "dut-in",
             "dut-out",
             1000,
-            &sample(0, 0, 0, 0, 7),
-            &sample(990, 850, 900, 10, 57),
+            &sample(0, 0, 0, 0, 0, 7),
+            &sample(990, 850, 980, 900, 10, 57),
         );
         assert_eq!(p.lost_on_link_in, 10);
-        assert_eq!(p.dropped_in_dut, 90);
+        assert_eq!(p.dropped_in_dut, 140);
+        assert_eq!(p.before_forwarding, 10);
         assert_eq!(p.drop_reasons["Ip.InDiscards"], 10);
+        assert_eq!(p.after_forwarding, 80);
         assert_eq!(p.dropped_uncounted, 80);
-        assert_eq!(p.not_transmitted, 50);
+        assert_eq!(p.at_egress, 50);
         assert_eq!(p.egress_qdisc_drops, 50);
         assert_eq!(p.lost(), 150);
         assert_eq!(p.stack_changes["Ip.InReceives"], 990);
         let t = p.text();
-        assert!(t.contains("dropped in the DUT 90 (Ip.InDiscards 10, no stack counter (netfilter, tc or XDP in the DUT) 80)"), "{t}");
         assert!(
-            t.contains("not transmitted by dut-out 50 (egress qdisc drops 50"),
+            t.contains("dropped in the DUT 140 = before forwarding 10 (Ip.InDiscards 10) + after the forwarding decision 80"),
             "{t}"
         );
+        assert!(t.contains("at dut-out's egress 50 (qdisc drops 50"), "{t}");
+    }
+
+    #[test]
+    fn without_out_transmits_the_qdisc_count_splits_the_rest() {
+        let strip = |mut s: DutSample| {
+            s.snmp.counters.remove("Ip.OutTransmits");
+            s
+        };
+        let p = DutPath::new(
+            "i",
+            "o",
+            100,
+            &strip(sample(0, 0, 0, 0, 0, 0)),
+            &strip(sample(100, 70, 100, 0, 0, 20)),
+        );
+        assert_eq!((p.output, p.after_forwarding, p.at_egress), (None, 10, 20));
     }
 
     #[test]
