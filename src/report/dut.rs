@@ -50,8 +50,11 @@ pub struct DutPath {
     pub offered: u64,
     pub ingress_rx_packets: u64,
     pub ingress_rx_dropped: u64,
-    /// IPv4 ForwDatagrams + IPv6 OutForwDatagrams.
+    /// IPv4 ForwDatagrams + IPv6 OutForwDatagrams, less the reverse direction's.
     pub forwarded: u64,
+    /// Frames that came the other way (received on the egress interface, e.g. ICMP errors
+    /// from the receiver's stack): forwarded too, so taken out of `forwarded` and `output`.
+    pub reverse: u64,
     /// IPv4 + IPv6 OutTransmits: handed to the egress device's queue (None on kernels
     /// without the counter; then what happens after the forwarding decision is one figure).
     pub output: Option<u64>,
@@ -90,10 +93,16 @@ impl DutPath {
         let e = before.egress.delta(&after.egress);
         let changes = before.snmp.changed(&after.snmp);
         let get = |k: &str| changes.get(k).copied().unwrap_or(0);
-        let forwarded = (get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams")).max(0) as u64;
+        // The stack's counters cover both directions: frames from the receiver's side (its
+        // stack's ICMP port unreachable, say) are forwarded and sent out of the ingress.
+        let reverse = e.rx_packets;
+        let forwarded = ((get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams")).max(0) as u64)
+            .saturating_sub(reverse);
         let has_output = after.snmp.counters.contains_key("Ip.OutTransmits");
-        let output =
-            has_output.then(|| (get("Ip.OutTransmits") + get("Ip6.OutTransmits")).max(0) as u64);
+        let output = has_output.then(|| {
+            ((get("Ip.OutTransmits") + get("Ip6.OutTransmits")).max(0) as u64)
+                .saturating_sub(i.tx_packets)
+        });
         let mut reasons: BTreeMap<String, i64> = DROP_COUNTERS
             .iter()
             .filter(|k| get(k) != 0)
@@ -123,6 +132,7 @@ impl DutPath {
             ingress_rx_packets: i.rx_packets,
             ingress_rx_dropped: i.rx_drop,
             forwarded,
+            reverse,
             output,
             egress_tx_packets: e.tx_packets,
             egress_tx_dropped: e.tx_drop,
@@ -150,9 +160,17 @@ impl DutPath {
         let out = self
             .output
             .map_or(String::new(), |o| format!(" -> output {o}"));
+        let rev = if self.reverse > 0 {
+            format!(
+                " (and {} the other way, from {}: not counted here)",
+                self.reverse, self.egress_if
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "DUT:         {} rx_packets {} -> forwarded {}{out} -> {} tx_packets {}",
+            "DUT:         {} rx_packets {} -> forwarded {}{out} -> {} tx_packets {}{rev}",
             self.ingress_if,
             self.ingress_rx_packets,
             self.forwarded,
@@ -296,6 +314,21 @@ mod tests {
             &strip(sample(100, 70, 100, 0, 0, 20)),
         );
         assert_eq!((p.output, p.after_forwarding, p.at_egress), (None, 10, 20));
+    }
+
+    #[test]
+    fn the_reverse_direction_is_taken_out() {
+        // 100 forward, and 6 ICMP errors from the receiver's stack forwarded back.
+        let mut a = sample(100, 100, 106, 106, 0, 0);
+        a.egress.rx_packets = 6;
+        a.ingress.tx_packets = 6;
+        let p = DutPath::new("i", "o", 100, &sample(0, 0, 0, 0, 0, 0), &a);
+        assert_eq!((p.forwarded, p.output, p.reverse), (100, Some(100), 6));
+        assert_eq!(
+            (p.before_forwarding, p.at_egress, p.dropped_in_dut),
+            (0, 0, 0)
+        );
+        assert!(p.text().contains("and 6 the other way"), "{}", p.text());
     }
 
     #[test]
