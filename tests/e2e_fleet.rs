@@ -160,3 +160,86 @@ fn ctrl_c_ends_the_wait_for_the_instant() {
         "lab left behind"
     );
 }
+
+#[test]
+fn merge_of_two_labs_started_together_adds_them_up() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("fleet", "merge");
+    let at = (now_ns() + 4_000_000_000).to_string();
+    let spawn = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_upktgen"))
+            .args(["run", "--start-at", &at, "--json"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn(&["--count", "3000", "--rx-analyze"]);
+    let b = spawn(&["--count", "5000", "--pkt-size", "100"]);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
+    let (pa, pb) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&pa, &a.stdout).unwrap();
+    std::fs::write(&pb, &b.stdout).unwrap();
+    let (ja, jb) = (json(&a), json(&b));
+    let o = upktgen(&[
+        "merge",
+        "--json",
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = json(&o);
+    let sent = |j: &Value| j["outcome"]["result"]["sent"].as_u64().unwrap();
+    assert_eq!(m["total"]["sent"].as_u64(), Some(sent(&ja) + sent(&jb)));
+    assert_eq!(m["total"]["sent"], 8000);
+    let rx = |j: &Value| j["reconciliation"]["rx_packets"].as_u64().unwrap();
+    assert_eq!(
+        m["reconciliation"]["rx_packets"].as_u64(),
+        Some(rx(&ja) + rx(&jb))
+    );
+    assert_eq!(m["received"]["received"], 3000, "{m:#}");
+    assert_eq!(m["start_at_ns"].as_u64().unwrap().to_string(), at);
+    // Elapsed from the earliest start to the latest end: at least each host's own.
+    let el = m["total"]["elapsed_ns"].as_u64().unwrap();
+    for j in [&ja, &jb] {
+        assert!(el >= j["outcome"]["result"]["elapsed_ns"].as_u64().unwrap());
+    }
+    let skew = m["start_skew_ns"].as_u64().unwrap();
+    assert!(skew < BOUND_NS as u64, "{m:#}");
+    // The text report.
+    let o = upktgen(&["merge", pa.to_str().unwrap(), pb.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.starts_with("Result: OK: "), "{t}");
+    assert!(t.contains(", 8000 (60byte,0frags)"), "{t}");
+    assert!(t.contains("Merged:      2 sender hosts"), "{t}");
+    assert!(
+        t.contains("Flagged:     ") && t.contains("100-byte frames"),
+        "{t}"
+    );
+    // Refusals name the file and exit 1.
+    let o = upktgen(&["merge", pa.to_str().unwrap(), pa.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("a.json: given twice"), "{}", stderr(&o));
+    let dup = dir.join("dup.json");
+    std::fs::write(&dup, &a.stdout).unwrap();
+    let o = upktgen(&["merge", pa.to_str().unwrap(), dup.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("dup.json: the same document as") && e.contains("a.json"),
+        "{e}"
+    );
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, &a.stdout[..a.stdout.len() / 3]).unwrap();
+    let o = upktgen(&["merge", pb.to_str().unwrap(), cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("cut.json: not JSON: EOF while parsing"), "{e}");
+    assert!(o.stdout.is_empty());
+}

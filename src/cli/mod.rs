@@ -65,6 +65,9 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Compare two sets of runs: median change with a 95 % interval and a rank test.
     Compare(CompareArgs),
+    /// Merge the JSON reports of several hosts' runs and receivers into one: per-host and
+    /// total Result lines, the start skew, the reconciliation (docs: README, "Fleets").
+    Merge(crate::merge::MergeArgs),
     /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
     #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
     Script(Box<ScriptArgs>),

@@ -188,10 +188,25 @@ impl StartReport {
 
 /// A signed time: microseconds below a millisecond, milliseconds above.
 pub fn signed_time(ns: i64) -> String {
-    if ns.unsigned_abs() < 1_000_000 {
-        format!("{:+.1} us", ns as f64 / 1e3)
+    let sign = if ns < 0 { '-' } else { '+' };
+    format!("{sign}{}", time_text(ns.unsigned_abs()))
+}
+
+/// A time: microseconds below a millisecond, milliseconds above.
+pub fn time_text(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{:.1} us", ns as f64 / 1e3)
     } else {
-        format!("{:+.3} ms", ns as f64 / 1e6)
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
+
+/// adjtimex's verdict on the clock, in two words (and the estimated error).
+pub fn clock_short(c: Option<&crate::sys::clock::ClockSync>) -> String {
+    match c {
+        Some(c) if c.synchronised => format!("synchronised (est. error {} us)", c.esterror_us),
+        Some(_) => "NOT synchronised".into(),
+        None => "unknown".into(),
     }
 }
 
