@@ -21,8 +21,8 @@ fn main() -> ExitCode {
         Some(Cmd::FunctionsSh) => out::print(upktgen::script::functions_sh())
             .map(|()| Exit::Done)
             .map_err(anyhow::Error::from),
-        Some(Cmd::Agent) => stop_flag()
-            .and_then(|stop| upktgen::agent::server::main(&stop))
+        Some(Cmd::Agent(args)) => stop_flag()
+            .and_then(|stop| upktgen::agent::server::main(args, &stop))
             .map(|_| Exit::Done),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
