@@ -10,6 +10,7 @@ pub mod cli;
 pub mod frames;
 pub mod lab;
 pub mod live;
+pub mod ndr;
 pub mod params;
 pub mod pcap;
 pub mod pg;
