@@ -18,6 +18,9 @@ fn main() -> ExitCode {
         Some(Cmd::Sweep(args)) => {
             app::stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop))
         }
+        Some(Cmd::Ndr(args)) => {
+            app::stop_flag().and_then(|stop| upktgen::ndr::run_cli(args, &stop))
+        }
         Some(Cmd::Compare(args)) => upktgen::sweep::compare_cli(args).map(|_| Exit::Done),
         Some(Cmd::Run(args)) => app::stop_flag().and_then(|stop| app::run(args, &stop)),
         None => app::stop_flag().and_then(|stop| app::run(&cli.run, &stop)),

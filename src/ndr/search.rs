@@ -56,7 +56,8 @@ pub struct Config {
     pub precision: Precision,
     /// The first trial's rate; None: unpaced (the sender's own ceiling).
     pub max_rate: Option<f64>,
-    /// Below this no trial is run: a target failing here has no result.
+    /// Below this no trial is run: a target failing here has no result. 0: 1 % of the
+    /// ceiling trial's rate.
     pub min_rate: f64,
     /// Seconds of a searching trial and of a final (confirming) one.
     pub search_s: f64,
@@ -75,6 +76,8 @@ pub enum Purpose {
     Confirm,
     /// The same trial again: the last was noisy, or the sender's/receiver's.
     Repeat,
+    /// After the search: latency at a fraction of the NDR (not part of the search).
+    Latency,
 }
 
 /// A trial to run.
@@ -370,6 +373,18 @@ impl Search {
         (lo, hi)
     }
 
+    /// The lowest rate tried.
+    pub fn min_rate(&self) -> f64 {
+        if self.cfg.min_rate > 0.0 {
+            return self.cfg.min_rate;
+        }
+        let first = self
+            .trials
+            .first()
+            .map(|(q, o)| q.rate.unwrap_or(o.achieved));
+        (first.unwrap_or(0.0) * 0.01).max(1.0)
+    }
+
     fn width(&self, at: f64) -> f64 {
         self.cfg.precision.width(at).max(1.0)
     }
@@ -459,7 +474,7 @@ impl Search {
         let w = self.width(h);
         match lo {
             None => {
-                if h <= self.cfg.min_rate * (1.0 + 1e-9) {
+                if h <= self.min_rate() * (1.0 + 1e-9) {
                     return Err(TargetResult {
                         note: Some(format!(
                             "loses more than {} at every rate tried, down to {:.0} pps (--min-rate)",
@@ -476,7 +491,7 @@ impl Search {
                 let step = w * f64::from(1u32 << (fails - 1).min(20));
                 let r = (est - self.width(est) / 2.0)
                     .min(h - step)
-                    .max(self.cfg.min_rate);
+                    .max(self.min_rate());
                 Ok(search(r, self))
             }
             Some((l, dur)) => {
