@@ -36,6 +36,23 @@ pub enum Exit {
     Interrupted,
 }
 
+/// `--lab-rx-setup`: `sh -c COMMAND` in the lab's receiving namespace; its failure is the run's.
+fn lab_rx_setup(ns: &str, cmd: &str) -> Result<()> {
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c", cmd])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("--lab-rx-setup: running ip netns exec")?;
+    if !o.status.success() {
+        bail!(
+            "--lab-rx-setup {cmd:?} failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
 /// Flag set by SIGINT/SIGTERM/SIGHUP; installed once per process.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
@@ -502,6 +519,9 @@ fn run_senders_with(
     if a.dev.is_some() && a.lab_rx.is_some() {
         bail!("--lab-rx: chooses the lab's receiver; with --dev there is no lab");
     }
+    if a.lab_rx_setup.is_some() && a.dev.is_some() {
+        bail!("--lab-rx-setup: runs in the lab's receiving namespace; with --dev there is no lab");
+    }
     if a.rx_analyze && a.dev.is_some() {
         bail!(
             "--rx-analyze: the receiver runs in the lab's receiving namespace; with --dev run `upktgen rx --dev IFACE` on the receiving host"
@@ -535,6 +555,9 @@ fn run_senders_with(
                 a.threads.max(1),
             )?;
             let p = l.tx_path();
+            if let Some(cmd) = &a.lab_rx_setup {
+                lab_rx_setup(&l.rx_ns, cmd)?;
+            }
             lab_guard = Some(l);
             Some(p)
         }

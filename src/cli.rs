@@ -162,6 +162,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub rx_analyze: bool,
 
+    /// Lab: run this shell command in the lab's receiving namespace once the lab is up,
+    /// before the first frame is sent (e.g. an nftables rule on veth-rx's ingress that
+    /// plays a device of known capacity; `upktgen ndr`'s tests use it). It must succeed.
+    #[arg(long, value_name = "COMMAND")]
+    pub lab_rx_setup: Option<String>,
+
     /// With --rx-analyze: also print the whole latency histogram.
     #[arg(long, requires = "rx_analyze")]
     pub hist: bool,
