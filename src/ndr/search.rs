@@ -369,7 +369,7 @@ impl Search {
                 Some((h, _)) => r <= h + 1e-3,
                 None => true,
             })
-            .max_by(|a, b| a.0.total_cmp(&b.0));
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         (lo, hi)
     }
 
