@@ -300,8 +300,14 @@ fn check_run_args(run: &[String]) -> Result<()> {
             );
         }
     }
-    let mut argv = vec!["upktgen".to_string(), "run".to_string()];
-    argv.extend(run.iter().cloned());
+    // Parsed as a trial's child will be (with the options ndr adds).
+    let probe = Request {
+        rate: Some(1000.0),
+        duration_s: 1.0,
+        purpose: Purpose::Search,
+    };
+    let mut argv = vec!["upktgen".to_string()];
+    argv.extend(trial::child_args(64, &probe, run));
     use clap::Parser;
     if let Err(e) = crate::cli::Cli::try_parse_from(&argv) {
         let msg = e.to_string();
