@@ -121,8 +121,14 @@ fn a_known_capacity_is_found_at_three_frame_sizes() {
     assert_eq!(sizes.len(), 3);
     for s in sizes {
         let ndr = target(s, "NDR");
-        let rate = ndr["rate"].as_f64().unwrap_or_else(|| panic!("no NDR: {s}"));
-        assert!(rate >= lo && rate <= hi, "size {}: NDR {rate} outside {lo}..{hi}", s["size"]);
+        let rate = ndr["rate"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no NDR: {s}"));
+        assert!(
+            rate >= lo && rate <= hi,
+            "size {}: NDR {rate} outside {lo}..{hi}",
+            s["size"]
+        );
         assert_eq!(ndr["bound"], "dut", "{s}");
         let upper = ndr["upper"].as_f64().unwrap();
         assert!(upper - rate <= 0.02 * upper + 1.0, "{s}");
@@ -139,7 +145,10 @@ fn a_known_capacity_is_found_at_three_frame_sizes() {
     }
     // Every trial is in the results file, and the output directory has its files.
     let lines = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
-    assert_eq!(lines.lines().count(), 1 + v["trials"].as_array().unwrap().len());
+    assert_eq!(
+        lines.lines().count(),
+        1 + v["trials"].as_array().unwrap().len()
+    );
     for f in [
         "ndr.json",
         "ndr.csv",
@@ -233,13 +242,20 @@ fn a_dut_faster_than_the_sender_is_sender_bound() {
     assert!(t.contains("bounded by the sender at"), "{t}");
     // The sender's ceiling: the first (unpaced) trial, as the table's NDR within 25 %.
     let first: Value = serde_json::from_str(
-        std::fs::read_to_string(&res).unwrap().lines().nth(1).unwrap(),
+        std::fs::read_to_string(&res)
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap(),
     )
     .unwrap();
     assert!(first["request"]["rate"].is_null());
     let ceiling = first["obs"]["achieved"].as_f64().unwrap();
     let ndr: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
-    assert!((ndr - ceiling).abs() <= 0.25 * ceiling, "{ndr} vs {ceiling}");
+    assert!(
+        (ndr - ceiling).abs() <= 0.25 * ceiling,
+        "{ndr} vs {ceiling}"
+    );
 }
 
 #[test]
@@ -266,7 +282,13 @@ fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    assert!(Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let t = stdout(&o);
@@ -292,13 +314,28 @@ fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
 #[test]
 fn bad_input_is_a_clear_error() {
     for (args, want) in [
-        (vec!["ndr", "--sizes", "32,64"], "--sizes 32,64: 32 is outside 64 to 9018"),
-        (vec!["ndr", "--precision", "0"], "--precision 0: must be at least 1 pps"),
+        (
+            vec!["ndr", "--sizes", "32,64"],
+            "--sizes 32,64: 32 is outside 64 to 9018",
+        ),
+        (
+            vec!["ndr", "--precision", "0"],
+            "--precision 0: must be at least 1 pps",
+        ),
         (vec!["ndr", "--precision", "0%"], "must be above 0 %"),
-        (vec!["ndr", "--loss", "1%", "--pdr", "0.5%"], "--pdr 0.5% is below --loss 1%"),
+        (
+            vec!["ndr", "--loss", "1%", "--pdr", "0.5%"],
+            "--pdr 0.5% is below --loss 1%",
+        ),
         (vec!["ndr", "--", "--ratep", "100"], "--ratep: ndr sets it"),
-        (vec!["ndr", "--backend", "nonsense"], "run options --backend nonsense"),
-        (vec!["ndr", "--resume", "/nonexistent/r.jsonl"], "/nonexistent/r.jsonl"),
+        (
+            vec!["ndr", "--backend", "nonsense"],
+            "run options --backend nonsense",
+        ),
+        (
+            vec!["ndr", "--resume", "/nonexistent/r.jsonl"],
+            "/nonexistent/r.jsonl",
+        ),
     ] {
         let o = upktgen(&args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));

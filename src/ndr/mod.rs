@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use trial::{Ended, Figures};
+use trial::Figures;
 
 /// RFC 2544's frame sizes for Ethernet (bytes, with the FCS).
 pub const RFC2544_SIZES: &str = "64,128,256,512,1024,1280,1518";
@@ -205,7 +205,7 @@ pub struct SizeResult {
     pub round: u32,
     pub targets: Vec<search::TargetResult>,
     /// Unfinished targets: (name, highest pass, upper bound) so far.
-    pub partial: Vec<(String, Option<f64>, Option<(f64, search::Bound)>)>,
+    pub partial: Vec<search::Partial>,
     /// Indices into the run's trials.
     pub trials: Vec<usize>,
     pub failed: Option<String>,
@@ -443,7 +443,7 @@ pub fn drive(
             loop {
                 let (q, frac) = match queue.pop() {
                     Some(x) => x,
-                    None => match s.next() {
+                    None => match s.next_trial() {
                         Some(q) => (q, None),
                         None => {
                             // The search is done: latency below the NDR, once.
@@ -607,8 +607,8 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 q.duration_s
             );
             match trial::run(&exe, size, q, &header.run_args, stop) {
-                Ended::Interrupted => None,
-                Ended::Measured(o, f, s) => {
+                None => None,
+                Some((o, f, s)) => {
                     if let Some(e) = &o.error {
                         eprintln!("[ndr]   failed: {e}");
                     } else {

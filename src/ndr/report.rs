@@ -1,7 +1,7 @@
 //! What `upktgen ndr` prints and writes: the table per frame size, CSV, SVG plots,
 //! index.html; and `upktgen compare` of two results files.
 
-use super::search::{Bound, Purpose, TargetResult, Verdict, pct, verdict};
+use super::search::{Bound, Partial, Purpose, TargetResult, Verdict, pct, verdict};
 use super::trial::{Latency, WIRE_OVERHEAD};
 use super::{NdrRun, SizeResult, TrialRecord};
 use crate::plot::{self, Line, esc};
@@ -47,13 +47,10 @@ fn lat_text(l: Option<&Latency>) -> String {
     }
 }
 
-fn rate_text(
-    t: Option<&TargetResult>,
-    partial: Option<&(String, Option<f64>, Option<(f64, Bound)>)>,
-) -> String {
+fn rate_text(t: Option<&TargetResult>, partial: Option<&Partial>) -> String {
     match (t, partial) {
         (Some(t), _) => t.rate.map_or("none".into(), |r| format!("{r:.0}")),
-        (None, Some((_, lo, _))) => lo.map_or("?".into(), |l| format!(">={l:.0}?")),
+        (None, Some(p)) => p.highest_pass.map_or("?".into(), |l| format!(">={l:.0}?")),
         (None, None) => "-".into(),
     }
 }
@@ -103,7 +100,7 @@ pub fn table(run: &NdrRun) -> String {
     for r in &run.sizes {
         let ndr = target(r, "NDR");
         let pdr = target(r, "PDR");
-        let part = |n: &str| r.partial.iter().find(|p| p.0 == n);
+        let part = |n: &str| r.partial.iter().find(|p| p.name == n);
         let ndr_rate = ndr.and_then(|t| t.rate);
         let nt = ndr.and_then(|t| result_trial(run, t));
         let lat_at = |f: f64| {
@@ -192,14 +189,17 @@ pub fn table(run: &NdrRun) -> String {
                 ));
             }
         }
-        for (name, lo, hi) in &r.partial {
-            if r.targets.iter().any(|t| &t.name == name) {
+        for p in &r.partial {
+            if r.targets.iter().any(|t| t.name == p.name) {
                 continue;
             }
             notes.push(format!(
-                "{name}: unfinished: highest pass {}, lowest failure or cap {}",
-                lo.map_or("none".into(), |l| format!("{l:.0} pps")),
-                hi.map_or("none".into(), |(h, b)| format!("{h:.0} pps ({})", b.name()))
+                "{}: unfinished: highest pass {}, lowest failure or cap {}",
+                p.name,
+                p.highest_pass
+                    .map_or("none".into(), |l| format!("{l:.0} pps")),
+                p.upper
+                    .map_or("none".into(), |(h, b)| format!("{h:.0} pps ({})", b.name()))
             ));
         }
         if let Some(e) = &r.failed {

@@ -80,6 +80,19 @@ pub enum Purpose {
     Latency,
 }
 
+/// The highest pass so far of a target: (rate, the longest duration it passed at).
+pub type Pass = (f64, f64);
+/// The lowest failure or cap so far of a target, and what it was.
+pub type Upper = (f64, Bound);
+
+/// A target's state, finished or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    pub name: String,
+    pub highest_pass: Option<f64>,
+    pub upper: Option<Upper>,
+}
+
 /// A trial to run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -270,12 +283,16 @@ impl Search {
     }
 
     /// The target's best guess now, finished or not: (highest pass, upper bound).
-    pub fn partial(&self) -> Vec<(String, Option<f64>, Option<(f64, Bound)>)> {
+    pub fn partial(&self) -> Vec<Partial> {
         self.targets
             .iter()
             .map(|t| {
                 let (lo, hi) = self.bounds(t);
-                (t.name.clone(), lo.map(|l| l.0), hi)
+                Partial {
+                    name: t.name.clone(),
+                    highest_pass: lo.map(|l| l.0),
+                    upper: hi,
+                }
             })
             .collect()
     }
@@ -294,7 +311,7 @@ impl Search {
     /// Highest pass (rate, duration) and lowest failure or cap of target `t`. Trials at the
     /// same asked rate vote (a tie fails); a failure counts at any duration, a pass only at
     /// `t.min_s` or longer.
-    fn bounds(&self, t: &Target) -> (Option<(f64, f64)>, Option<(f64, Bound)>) {
+    fn bounds(&self, t: &Target) -> (Option<Pass>, Option<Upper>) {
         let tol = self.cfg.tolerance;
         let mut hi: Option<(f64, Bound)> = None;
         let mut lower = |x: f64, b: Bound| {
@@ -399,7 +416,7 @@ impl Search {
     }
 
     /// The next trial, or None when every target has its result (or the search failed).
-    pub fn next(&mut self) -> Option<Request> {
+    pub fn next_trial(&mut self) -> Option<Request> {
         if self.failed.is_some() || self.trials.len() >= MAX_TRIALS {
             if self.failed.is_none() {
                 self.failed = Some(format!("no result within {MAX_TRIALS} trials"));
@@ -721,7 +738,7 @@ mod tests {
     fn run(cfg: Config, dut: &Dut) -> Search {
         let mut s = Search::new(cfg);
         let mut rng = Rng::from_state(7);
-        while let Some(q) = s.next() {
+        while let Some(q) = s.next_trial() {
             let o = dut.trial(&q, &mut rng);
             s.record(q, o);
         }
@@ -886,7 +903,7 @@ mod tests {
         for seed in 1..20 {
             let mut s = Search::new(Config { pdr: None, ..cfg() });
             let mut rng = Rng::from_state(seed);
-            while let Some(q) = s.next() {
+            while let Some(q) = s.next_trial() {
                 let o = dut.trial(&q, &mut rng);
                 s.record(q, o);
             }
@@ -902,16 +919,16 @@ mod tests {
     #[test]
     fn errors_are_retried_once_then_end_the_search() {
         let mut s = Search::new(cfg());
-        let q = s.next().unwrap();
+        let q = s.next_trial().unwrap();
         let bad = Obs {
             error: Some("boom".into()),
             ..Obs::default()
         };
         s.record(q, bad.clone());
-        let q2 = s.next().unwrap();
+        let q2 = s.next_trial().unwrap();
         assert_eq!(q2.purpose, Purpose::Repeat);
         s.record(q2, bad);
-        assert_eq!(s.next(), None);
+        assert_eq!(s.next_trial(), None);
         assert_eq!(s.failed.as_deref(), Some("boom"));
     }
 

@@ -165,18 +165,18 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), String> {
     Ok((obs, fig))
 }
 
-/// How a trial ended for the driver.
-pub enum Ended {
-    Measured(Obs, Figures, f64),
-    /// Ctrl-C (the child was stopped).
-    Interrupted,
-}
-
-/// Runs one trial as a child of `exe`.
-pub fn run(exe: &Path, frame: u32, q: &Request, user: &[String], stop: &AtomicBool) -> Ended {
+/// Runs one trial as a child of `exe`: what it measured, with the child's wall time (a trial
+/// that failed is an `Obs` with its error); None when Ctrl-C stopped it.
+pub fn run(
+    exe: &Path,
+    frame: u32,
+    q: &Request,
+    user: &[String],
+    stop: &AtomicBool,
+) -> Option<(Obs, Figures, f64)> {
     let args = child_args(frame, q, user);
     let failed = |e: String, secs: f64| {
-        Ended::Measured(
+        Some((
             Obs {
                 requested: q.rate,
                 duration_s: q.duration_s,
@@ -185,14 +185,14 @@ pub fn run(exe: &Path, frame: u32, q: &Request, user: &[String], stop: &AtomicBo
             },
             Figures::default(),
             secs,
-        )
+        ))
     };
     let end = match exec::run_child(exe, &args, stop, STOP_GRACE) {
         Ok(e) => e,
         Err(e) => return failed(format!("could not start upktgen: {e}"), 0.0),
     };
     if end.killed || matches!(end.code, Some(130) | Some(143)) {
-        return Ended::Interrupted;
+        return None;
     }
     if end.code != Some(0) {
         return failed(exec::message_of(&end.stderr, end.code), end.seconds);
@@ -202,7 +202,7 @@ pub fn run(exe: &Path, frame: u32, q: &Request, user: &[String], stop: &AtomicBo
         Err(e) => return failed(format!("the run's output is not JSON: {e}"), end.seconds),
     };
     match classify(q, &v) {
-        Ok((o, fig)) => Ended::Measured(o, fig, end.seconds),
+        Ok((o, fig)) => Some((o, fig, end.seconds)),
         Err(e) => failed(e, end.seconds),
     }
 }
