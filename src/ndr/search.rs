@@ -355,7 +355,10 @@ impl Search {
                         Some(r) => self.at_rate(r, 0.0).collect(),
                         None => vec![(i, o)],
                     };
-                    if group.first().is_some_and(|g| g.0 != i) {
+                    let first_vote = group.iter().find(|(_, o)| {
+                        matches!(verdict(o, t.loss, tol), Verdict::Pass | Verdict::Fail)
+                    });
+                    if first_vote.is_some_and(|g| g.0 != i) {
                         continue;
                     }
                     let fails = group
@@ -943,5 +946,38 @@ mod tests {
         let ndr = s.results()[0].clone().unwrap();
         assert!(ndr.upper.unwrap() - ndr.rate.unwrap() <= 500.0);
         assert!(ndr.rate.unwrap() <= 50_000.0 + 1.0);
+    }
+
+    #[test]
+    fn a_rate_whose_first_trial_fell_short_still_votes() {
+        // Asked 42,397 pps: the first trial fell 5 % short (the sender's), the repeat lost
+        // frames. The rate counts as a failure and the search moves on, not asking it again.
+        let mut s = Search::new(Config {
+            pdr: None,
+            precision: Precision::Relative(0.02),
+            search_s: 0.25,
+            final_s: 0.5,
+            ..cfg()
+        });
+        let dut = Dut::limiter(36_000.0, 1000.0);
+        let mut rng = Rng::from_state(3);
+        let mut n = 0;
+        while let Some(q) = s.next_trial() {
+            let mut o = dut.trial(&q, &mut rng);
+            if n == 2 {
+                o.achieved *= 0.95;
+                o.dut_lost = 0;
+            }
+            s.record(q, o);
+            n += 1;
+        }
+        let asked: Vec<f64> = s.trials.iter().filter_map(|t| t.0.rate).collect();
+        for r in &asked {
+            assert!(
+                asked.iter().filter(|x| same(**x, *r)).count() <= MAX_AT_RATE,
+                "{asked:?}"
+            );
+        }
+        assert!(s.results()[0].clone().unwrap().rate.is_some());
     }
 }
