@@ -397,22 +397,29 @@ pub fn is_results_file(path: &Path) -> bool {
 struct ResultsFile {
     path: PathBuf,
     text: String,
+    header_len: usize,
 }
 
 impl ResultsFile {
     fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
-        let mut text = serde_json::to_string(header)? + "\n";
-        for t in old {
-            text.push_str(&serde_json::to_string(t)?);
-            text.push('\n');
-        }
-        let f = ResultsFile { path, text };
-        crate::sweep::output::write_atomic(&f.path, &f.text)?;
+        let text = serde_json::to_string(header)? + "\n";
+        let header_len = text.len();
+        let mut f = ResultsFile {
+            path,
+            text,
+            header_len,
+        };
+        f.save(old)?;
         Ok(f)
     }
-    fn append(&mut self, t: &TrialRecord) -> Result<()> {
-        self.text.push_str(&serde_json::to_string(t)?);
-        self.text.push('\n');
+    /// The file holds the header and exactly `trials` (those the search used: a resumed
+    /// file's trials past the first that no longer matches are dropped).
+    fn save(&mut self, trials: &[TrialRecord]) -> Result<()> {
+        self.text.truncate(self.header_len);
+        for t in trials {
+            self.text.push_str(&serde_json::to_string(t)?);
+            self.text.push('\n');
+        }
         crate::sweep::output::write_atomic(&self.path, &self.text)
     }
 }
@@ -424,7 +431,7 @@ pub fn drive(
     stored: Vec<TrialRecord>,
     stop: &AtomicBool,
     mut run_trial: impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)>,
-    mut saved: impl FnMut(&TrialRecord) -> Result<()>,
+    mut saved: impl FnMut(&[TrialRecord]) -> Result<()>,
 ) -> Result<(Vec<SizeResult>, Vec<TrialRecord>, bool)> {
     let mut trials: Vec<TrialRecord> = Vec::new();
     let mut stored = std::collections::VecDeque::from(stored);
@@ -504,8 +511,9 @@ pub fn drive(
                         figures,
                         seconds,
                     };
-                    saved(&rec)?;
-                    rec
+                    trials.push(rec);
+                    saved(&trials)?;
+                    trials.pop().expect("pushed")
                 };
                 let i = trials.len();
                 mine.push(i);
@@ -589,7 +597,6 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
     eprintln!("upktgen ndr: every trial goes to {}", path.display());
-    let total = header.sizes.len() as u32 * header.repeat;
     let mut n = 0usize;
     let (sizes, trials, interrupted) = drive(
         &header,
@@ -626,9 +633,11 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 }
             }
         },
-        |rec| file.append(rec),
+        |all| file.save(all),
     )?;
-    let _ = total;
+    // Exactly the trials used (a resumed file's unmatched rest is dropped even when no new
+    // trial ran).
+    file.save(&trials)?;
     let run = NdrRun {
         header,
         results_file: path,
@@ -708,5 +717,135 @@ mod tests {
         // 10 Gb/s of 64-byte frames: 14.88 Mpps.
         assert_eq!(line_pps(64, 10_000.0).round(), 14_880_952.0);
         assert_eq!(line_pps(64, 100.0).round(), 148_810.0);
+    }
+
+    /// A token bucket of `r` pps (burst 100) behind a sender of 500 kpps, with jitter
+    /// (`seed`) in what the sender achieves.
+    fn limiter(r: f64, seed: u64) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
+        let mut rng = crate::rng::Rng::from_state(seed);
+        move |_, q| {
+            let j = 1.0 + (rng.signed_unit() * 0.001);
+            let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0) * j;
+            let sent = (achieved * q.duration_s) as u64;
+            let passed = (sent as f64).min(r * q.duration_s + 100.0) as u64;
+            let obs = Obs {
+                requested: q.rate,
+                duration_s: q.duration_s,
+                achieved,
+                sent,
+                dut_lost: sent - passed,
+                ..Obs::default()
+            };
+            Some((obs, Figures::default(), q.duration_s + 1.0))
+        }
+    }
+
+    fn header(sizes: Vec<u32>, repeat: u32) -> Header {
+        Header {
+            upktgen_ndr: FORMAT,
+            sizes,
+            repeat,
+            latency: true,
+            config: Config {
+                loss: 0.0,
+                pdr: Some(0.005),
+                precision: Precision::Relative(0.01),
+                max_rate: None,
+                min_rate: 0.0,
+                search_s: 1.0,
+                final_s: 10.0,
+                tolerance: 0.02,
+            },
+            line_rate_mbps: None,
+            run_args: vec![],
+        }
+    }
+
+    fn run_of(h: Header, sizes: Vec<SizeResult>, trials: Vec<TrialRecord>) -> NdrRun {
+        NdrRun {
+            header: h,
+            results_file: PathBuf::from("x.jsonl"),
+            interrupted: false,
+            sizes,
+            trials,
+        }
+    }
+
+    #[test]
+    fn a_search_interrupted_and_resumed_ends_as_one_that_ran_through() {
+        let h = header(vec![64, 512], 1);
+        let stop = AtomicBool::new(false);
+        let (whole, all, int) =
+            drive(&h, vec![], &stop, limiter(100_000.0, 1), |_| Ok(())).unwrap();
+        assert!(!int);
+        // Latency trials at 10/50/90 % of each size's NDR.
+        assert_eq!(
+            whole.iter().map(|s| s.latency_trials.len()).sum::<usize>(),
+            6
+        );
+        // Interrupted after 3 trials...
+        let mut sim = limiter(100_000.0, 1);
+        let mut n = 0;
+        let (part, some, int) = drive(
+            &h,
+            vec![],
+            &stop,
+            |s, q| {
+                n += 1;
+                if n > 3 { None } else { sim(s, q) }
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert!(int);
+        assert_eq!(some.len(), 3);
+        assert!(part.last().unwrap().targets.len() < 2);
+        // ... and resumed: the three are not run again, and the end is the same.
+        let mut sim = limiter(100_000.0, 1);
+        let mut skip = 3;
+        let mut ran = 0;
+        let (again, all2, int) = drive(
+            &h,
+            some,
+            &stop,
+            |s, q| {
+                // The simulation's jitter stream, advanced past the three recorded.
+                while skip > 0 {
+                    skip -= 1;
+                    let _ = sim(s, q);
+                }
+                ran += 1;
+                sim(s, q)
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert!(!int);
+        assert_eq!(ran + 3, all2.len());
+        assert_eq!(all2.len(), all.len());
+        let rate = |v: &[SizeResult], k: usize| v[k].targets[0].rate;
+        assert_eq!(rate(&again, 0), rate(&whole, 0));
+        assert!(rate(&again, 1).is_some());
+        // The table of a finished search names each size and its bound.
+        let t = report::table(&run_of(h, whole, all));
+        assert!(t.contains("   64     1 "), "{t}");
+        assert!(t.contains("DUT"), "{t}");
+    }
+
+    #[test]
+    fn compare_gives_the_change_in_ndr_with_an_interval() {
+        let stop = AtomicBool::new(false);
+        let h = header(vec![64], 3);
+        let (sa, ta, _) = drive(&h, vec![], &stop, limiter(100_000.0, 1), |_| Ok(())).unwrap();
+        let (sb, tb, _) = drive(&h, vec![], &stop, limiter(110_000.0, 2), |_| Ok(())).unwrap();
+        let a = run_of(h.clone(), sa, ta);
+        let b = run_of(h, sb, tb);
+        let c = report::size_changes(&a, &b);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].a.len(), c[0].b.len()), (3, 3));
+        let (change, ci, how) = c[0].change.unwrap();
+        assert_eq!(how, "95 % bootstrap");
+        assert!((change - 10.0).abs() < 2.5, "{change}");
+        assert!(ci.0 <= change && change <= ci.1);
     }
 }
