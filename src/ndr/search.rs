@@ -567,8 +567,15 @@ impl Search {
             .filter(|(q, o)| {
                 same(q.rate.unwrap_or(o.achieved), h) || same(o.load(self.cfg.tolerance), h)
             })
-            .filter(|(_, o)| verdict(o, t.loss, self.cfg.tolerance) == Verdict::Fail)
-            .map(|(_, o)| o.load(self.cfg.tolerance) * (1.0 - o.dut_loss_ratio()) / (1.0 - t.loss))
+            .filter_map(|(_, o)| {
+                // A receiver that drops is estimated the same way: what it took.
+                let l = match verdict(o, t.loss, self.cfg.tolerance) {
+                    Verdict::Fail => o.dut_loss_ratio(),
+                    Verdict::ReceiverBound => o.loss_ratio(),
+                    _ => return None,
+                };
+                Some(o.load(self.cfg.tolerance) * (1.0 - l) / (1.0 - t.loss))
+            })
             .min_by(|a, b| a.total_cmp(b))
     }
 
@@ -883,6 +890,7 @@ mod tests {
         assert_eq!(ndr.bound, Bound::Receiver, "{ndr:?}");
         assert!(ndr.rate.unwrap() <= 200_000.0 + 1.0);
         assert!(ndr.rate.unwrap() >= 195_000.0, "{ndr:?}");
+        assert!(s.trials.len() <= 10, "{}", s.trials.len());
     }
 
     #[test]
