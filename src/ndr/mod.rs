@@ -53,7 +53,8 @@ pub struct NdrArgs {
     /// Frame sizes in bytes with the FCS, comma-separated (64 to 9018).
     #[arg(long, default_value = RFC2544_SIZES, value_name = "LIST")]
     pub sizes: String,
-    /// The NDR's loss: the share of frames a trial may lose and pass (0 = none; `0.001%`).
+    /// The NDR's loss in percent: the share of frames a trial may lose and pass (0 = none;
+    /// `0.001%`; the sign is optional).
     #[arg(long, default_value = "0", value_name = "PCT")]
     pub loss: String,
     /// The PDR's loss, searched beside the NDR (`none`: no PDR).
@@ -112,8 +113,7 @@ pub struct NdrArgs {
     pub run: Vec<String>,
 }
 
-/// A share given as `0.5%` or `0.005`... no: a bare number is percent too (`--loss 0.5` is
-/// 0.5 %), as the option names say.
+/// A share in percent, with or without the sign (`0.5%` and `0.5` are both 0.5 %), as a ratio.
 pub fn parse_pct(opt: &str, s: &str) -> Result<f64> {
     let t = s.trim();
     let n = t.strip_suffix('%').unwrap_or(t).trim();
