@@ -9,13 +9,13 @@ use crate::backend::{BackendInfo, BackendKind, TxBackend};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::frames::{self, FrameSource, Frames};
+use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::params::{self, Addressing};
 use crate::pg::generate::{DeviceInfo, Generator};
 use crate::pg::{DevConfig, Flag, XmitMode};
 use crate::replay::ReplayFrames;
 use crate::report::run::{Reconciliation, RunReport, Target, ThreadReport};
-use crate::rx::lab::LabReceiver;
 use crate::rx::report::RxAnalysis;
 use crate::sample::{IfaceCounters, NetDevSnapshot, SystemSnapshot};
 use crate::sender::{self, Limits, SendOutcome, StopReason};
@@ -468,9 +468,9 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         return Ok(Exit::Interrupted);
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r.report)?);
+        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
     } else {
-        print!("{}", r.report.text(a.per_cpu));
+        crate::out::print(r.report.text(a.per_cpu))?;
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -626,7 +626,7 @@ fn run_senders_with(
                 );
             }
             for n in s.cfg.notes.iter().chain(&notes) {
-                eprintln!("upktgen: note: {n}");
+                crate::errln!("upktgen: note: {n}");
             }
         }
         jobs.push(SendJob {
@@ -670,7 +670,7 @@ fn run_senders_with(
             &l.rx_path(),
             crate::rx::recv::RxConfig {
                 backend: a.rx_backend,
-                ..crate::rx::lab::config(a.hist)
+                ..crate::lab::receiver::config(a.hist)
             },
         )?),
         None => None,
@@ -1000,7 +1000,7 @@ fn send(mut job: SendJob, gate: &Gate) -> Result<JobDone> {
                     } else {
                         skipped.join("; ")
                     };
-                    eprintln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
+                    crate::errln!("upktgen: --backend auto chose {} ({why})", plan.kind.name());
                 }
                 return r;
             }

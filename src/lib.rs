@@ -2,15 +2,22 @@
 //!
 //! Data flows one way: parameters -> frame stream -> transmit queue -> backend -> wire,
 //! with samplers of /proc around it and reports after it.
+//!
+//! `unsafe` lives only in [`sys`]; all output goes through [`out`].
+
+#![deny(unsafe_code)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod backend;
+pub mod bpf;
 pub mod caps;
 pub mod cli;
 pub mod frames;
 pub mod lab;
 pub mod live;
 pub mod ndr;
+pub mod out;
 pub mod params;
 pub mod pcap;
 pub mod pg;
@@ -26,6 +33,7 @@ pub mod sim;
 pub mod stats;
 pub mod stream;
 pub mod sweep;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod txq;
 pub mod wire;

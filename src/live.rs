@@ -21,7 +21,7 @@ use crate::sys::netns;
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use std::fs::File;
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -291,13 +291,13 @@ impl State {
                 }
                 if s.last {
                     b.finish_and_clear();
-                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                    crate::errln!("{line}");
                 } else {
                     b.println(line);
                 }
             }
             None => {
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                crate::errln!("{line}");
             }
         }
     }

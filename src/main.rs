@@ -1,18 +1,26 @@
 //! The `upktgen` binary: parse the command line, run, turn errors into one clear message.
+//! Exit status: 0 done, 1 error, 130 interrupted, 141 when standard output's reader went
+//! away (see `upktgen::out`); `script` has its own (see its help).
+
+#![deny(unsafe_code)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 use clap::Parser;
 use std::process::ExitCode;
 use upktgen::app::{self, Exit};
 use upktgen::cli::{Cli, Cmd};
+use upktgen::out;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return parse_failed(&e),
+    };
     let result = match &cli.cmd {
         Some(Cmd::Script(args)) => return upktgen::script::main(args),
-        Some(Cmd::FunctionsSh) => {
-            print!("{}", upktgen::script::functions_sh());
-            return ExitCode::SUCCESS;
-        }
+        Some(Cmd::FunctionsSh) => out::print(upktgen::script::functions_sh())
+            .map(|()| Exit::Done)
+            .map_err(anyhow::Error::from),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => app::stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
         Some(Cmd::Sweep(args)) => {
@@ -28,9 +36,32 @@ fn main() -> ExitCode {
     match result {
         Ok(Exit::Done) => ExitCode::SUCCESS,
         Ok(Exit::Interrupted) => ExitCode::from(130),
-        Err(e) => {
-            eprintln!("upktgen: {e:#}");
-            ExitCode::FAILURE
+        Err(e) => out::fail(&e, 1),
+    }
+}
+
+/// `--help`, `--version` and bad arguments, through the one output path: help and version
+/// go to standard output (a write error is reported like a report's), errors to standard
+/// error with clap's exit status (2).
+fn parse_failed(e: &clap::Error) -> ExitCode {
+    use std::io::IsTerminal as _;
+    let text = e.render();
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    if e.use_stderr() {
+        if std::io::stderr().is_terminal() {
+            out::stderr(format_args!("{}", text.ansi()));
+        } else {
+            out::stderr(format_args!("{text}"));
         }
+        return ExitCode::from(code);
+    }
+    let printed = if std::io::stdout().is_terminal() {
+        out::print(text.ansi())
+    } else {
+        out::print(text)
+    };
+    match printed {
+        Ok(()) => ExitCode::from(code),
+        Err(o) => out::fail(&o.into(), 1),
     }
 }

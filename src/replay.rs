@@ -324,7 +324,7 @@ fn pcap_device(a: &RunArgs, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
         .and_then(|s| s.trim().parse::<MacAddr>().ok());
     let mtu = sys("mtu").ok().and_then(|s| s.trim().parse::<u32>().ok());
     let (Some(mac), Some(mtu)) = (mac, mtu) else {
-        eprintln!(
+        crate::errln!(
             "upktgen: note: --dev {name}: no such interface here; the source MAC and IPv4 address default to the lab's ({}, {}) unless --src-mac/--src give them",
             lab::TX_MAC,
             lab::TX_IP
@@ -337,7 +337,7 @@ fn pcap_device(a: &RunArgs, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
         .ok()
         .flatten();
     if ipv4.is_none() && cfg.src_min.is_empty() && !cfg.has(Flag::Ipv6) {
-        eprintln!(
+        crate::errln!(
             "upktgen: note: --dev {name}: its IPv4 address is unknown (none, or reading it needs CAP_NET_RAW): the source address is 0.0.0.0 unless --src gives one"
         );
     }
@@ -380,7 +380,7 @@ pub fn write_pcap(
     let mut frames = crate::frames::for_config(cfg, &info, seed, a.cpu.unwrap_or(0) as u16)
         .map_err(|e| anyhow!(e))?;
     for note in &cfg.notes {
-        eprintln!("upktgen: note: {note}");
+        crate::errln!("upktgen: note: {note}");
     }
     let file = std::fs::File::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
@@ -429,7 +429,7 @@ pub fn write_pcap(
             cfg.burst.max(1)
         )
     };
-    eprintln!(
+    crate::errln!(
         "upktgen: wrote {written} frames ({bytes} bytes) to {} (pcap, ns timestamps {spacing}){}",
         path.display(),
         if interrupted { "; interrupted" } else { "" }

@@ -274,3 +274,34 @@ fn auto_picks_the_fastest_backend_that_fits_and_says_why() {
     );
     assert!(e.contains("tx_ring ruled out"), "{e}");
 }
+
+/// A value is one word of the type asked for (`--count "10 --dev x"` is not 10, on the
+/// command line as in a sweep file), and `--flows` stops at the 65536 its help promises.
+/// Refused before any lab is made: no root needed.
+#[test]
+fn a_value_is_one_word_and_flows_stop_at_65536() {
+    fails_with(
+        &upktgen(&["run", "--count", "10 --dev nosuchdev0"]),
+        "count: '10 --dev nosuchdev0' is more than one value; count takes one",
+    );
+    fails_with(
+        &upktgen(&["run", "--count", "10abc"]),
+        "'10abc' is not a non-negative whole number",
+    );
+    fails_with(
+        &upktgen(&["run", "--flows", "65537", "--flowlen", "10"]),
+        "--flows 65537: flows: 65537 is above the largest value, 65536",
+    );
+    let dir = std::env::temp_dir().join(format!("upktgen-e2e-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("v.toml");
+    std::fs::write(
+        &f,
+        "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[base]\ncount = \"10 --dev eth0 --real\"\n\
+         [[dimension]]\nname = \"pkt_size\"\nvalues = [60]\n",
+    )
+    .unwrap();
+    let o = upktgen(&["sweep", f.to_str().unwrap(), "--dry-run"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    fails_with(&o, "is more than one value; count takes one");
+}

@@ -446,3 +446,114 @@ fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
     assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
     assert!(dev.contains("\nResult: OK: "), "{dev}");
 }
+
+/// --check refuses what start would refuse before sending: 10,000 devices are more senders
+/// than the lab's veth has queues; a frame above the MTU. Its verbose answer names what only
+/// a start checks.
+#[test]
+fn check_refuses_what_start_would_refuse() {
+    let t = TempDir::new("check-start");
+    let mut text = String::from("pgctrl reset\n");
+    for i in 0..10_000 {
+        text += &format!("kpktgend_0 add_device eth0@{i}\neth0@{i} count 10\n");
+    }
+    text += "pgctrl start\n";
+    let big = t.write("big.pg", &text);
+    let o = upktgen(&["script", "--check", big.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("big.pg:20002: pgctrl: ERROR: start: 10000 senders")
+            && err.contains("at most 4096"),
+        "{err}"
+    );
+    let mtu = t.write(
+        "mtu.pg",
+        "kpktgend_0 add_device eth0\neth0 pkt_size 9000\npgctrl start\n",
+    );
+    let o = upktgen(&["script", "--check", mtu.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("do not fit veth-tx: 1500 MTU"),
+        "{}",
+        stderr(&o)
+    );
+    let ok = t.write("ok.pg", "kpktgend_0 add_device eth0\npgctrl start\n");
+    let o = upktgen(&["script", "--check", "-v", ok.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .contains("OK: start (checked without sending; only a start checks the privileges"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// parse_addr, parse_addr6 and in_between validate before any arithmetic: a value such as
+/// `a[$(touch FILE)]`, which bash arithmetic would execute, is refused with a message and
+/// runs nothing; valid values still give the kernel's answers.
+#[test]
+fn functions_sh_does_not_evaluate_values() {
+    let t = TempDir::new("fsh-eval");
+    functions_sh(&t.0);
+    let x = t.0.join("x");
+    // Run from the test's directory: the payload's file name has no '/' to split on.
+    let xs = "x";
+    let hostile = [
+        (
+            format!("parse_addr \"1.2.3.4/a[\\$(touch {xs})]\""),
+            "Invalid prefix",
+        ),
+        (
+            format!("parse_addr \"a[\\$(touch {xs})].2.3.4\""),
+            "Invalid IP address",
+        ),
+        (
+            format!("parse_addr6 \"fd00::1/a[\\$(touch {xs})]\""),
+            "Invalid prefix",
+        ),
+        (
+            format!("parse_addr6 \"a[\\$(touch {xs})]::1\""),
+            "Invalid IP6 address",
+        ),
+        (
+            format!("in_between \"a[\\$(touch {xs})]\" 1 2"),
+            "not a whole number",
+        ),
+        (
+            format!("in_between 1 \"a[\\$(touch {xs})]\" 2"),
+            "not a whole number",
+        ),
+        (
+            format!("in_between 1 0 \"a[\\$(touch {xs})]\""),
+            "not a whole number",
+        ),
+    ];
+    for (call, msg) in &hostile {
+        let s = t.write(
+            "hostile.sh",
+            &format!("cd \"$(dirname \"$0\")\"\nsource ./functions.sh\n{call}\necho reached\n"),
+        );
+        let o = bash(&t.0, &s, &[], &[]);
+        let err = stderr(&o);
+        assert!(!x.exists(), "{call}: the payload ran");
+        assert_eq!(o.status.code(), Some(5), "{call}: {err}");
+        assert!(err.contains(msg), "{call}: {err}");
+        assert!(!stdout(&o).contains("reached"), "{call}");
+    }
+    let s = t.write(
+        "valid.sh",
+        "source \"$(dirname \"$0\")/functions.sh\"\n\
+         parse_addr 198.18.0.1/24\nparse_addr 10.0.0.7\nparse_addr 10.1.2.3/08\n\
+         parse_addr6 fd00::1/120\nparse_addr6 fd00::1\n\
+         in_between 5 1 10 && echo in\nin_between 11 1 10 || echo out\nin_between 08 1 10 && echo in\n",
+    );
+    let o = bash(&t.0, &s, &[], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "198.18.0.0 198.18.0.255\n10.0.0.7 10.0.0.7\n10.0.0.0 10.255.255.255\n\
+         fd00:0:0:0:0:0:0:0 fd00:0:0:0:0:0:0:ff\nfd00:0:0:0:0:0:0:1 fd00:0:0:0:0:0:0:1\n\
+         in\nout\nin\n"
+    );
+}

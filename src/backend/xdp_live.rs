@@ -33,7 +33,8 @@
 //! behind: programs, maps, the tracepoint attachment and the pin are file descriptors,
 //! closed on every exit path (the kernel closes them even after SIGKILL).
 
-pub mod prog;
+/// The programs, in [`crate::bpf::prog::xdp_live`].
+pub use crate::bpf::prog::xdp_live as prog;
 
 use super::{BackendInfo, BackendStats, Submitted, TxBackend};
 use crate::sys::{self, bpf};
@@ -314,8 +315,8 @@ impl XdpLive {
 fn probe_live_frames() -> io::Result<()> {
     /// The kernel's internal "not supported" errno, which can leak out of bpf().
     const ENOTSUPP: i32 = 524;
-    const DROP: [bpf::Insn; 2] = [bpf::Insn::mov64_imm(0, 1), bpf::Insn::exit()];
-    let p = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_probe", &DROP)
+    let drop = crate::bpf::prog::verdict(crate::bpf::prog::XDP_DROP);
+    let p = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_probe", &drop)
         .map_err(|e| explain_bpf("loading a probe XDP program", e))?;
     let frame = [0u8; 60];
     bpf::prog_run_xdp_live(&p, &frame, 1, 1).map_err(|e| match e.raw_os_error() {

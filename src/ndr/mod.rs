@@ -487,7 +487,7 @@ pub fn drive(
                     stored.pop_front().expect("front")
                 } else {
                     if !stored.is_empty() {
-                        eprintln!(
+                        crate::errln!(
                             "upktgen ndr: the results file's trials stop matching the search at size {size} (round {round}); the rest ({}) are not used",
                             stored.len()
                         );
@@ -571,7 +571,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let (header, stored, path) = match &args.resume {
         Some(p) => {
             let (h, t) = read_results(p)?;
-            eprintln!(
+            crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
                 p.display(),
                 t.len()
@@ -596,7 +596,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
-    eprintln!("upktgen ndr: every trial goes to {}", path.display());
+    crate::errln!("upktgen ndr: every trial goes to {}", path.display());
     let mut n = 0usize;
     let (sizes, trials, interrupted) = drive(
         &header,
@@ -604,7 +604,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         stop,
         |size, q| {
             n += 1;
-            eprintln!(
+            crate::errln!(
                 "[ndr] size {size}: trial {n} ({:?}) at {} for {} s",
                 q.purpose,
                 q.rate
@@ -617,9 +617,9 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 None => None,
                 Some((o, f, s)) => {
                     if let Some(e) = &o.error {
-                        eprintln!("[ndr]   failed: {e}");
+                        crate::errln!("[ndr]   failed: {e}");
                     } else {
-                        eprintln!(
+                        crate::errln!(
                             "[ndr]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",
                             o.achieved,
                             o.sent,
@@ -646,13 +646,13 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         trials,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&run)?);
+        crate::out::println(serde_json::to_string_pretty(&run)?)?;
     } else {
-        print!("{}", report::table(&run));
+        crate::out::print(report::table(&run))?;
     }
     if let Some(d) = &args.out {
         let w = report::write_dir(d, &run)?;
-        eprintln!("[ndr] wrote {} in {}", w.join(", "), d.display());
+        crate::errln!("[ndr] wrote {} in {}", w.join(", "), d.display());
     }
     Ok(if interrupted {
         Exit::Interrupted

@@ -828,7 +828,7 @@ mod tests {
             let got = s.results()[0].clone().unwrap().rate.unwrap();
             assert!((got - b).abs() <= 0.02 * b, "{got} vs bisection {b}");
         }
-        eprintln!(
+        crate::errln!(
             "4 limiters: this search {ours_n} trials, {ours_s} s of trials; plain bisection {bis_n} trials, {} s",
             bis_n * 10
         );

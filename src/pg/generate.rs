@@ -23,7 +23,8 @@
 //! - the IPv4 id starts at 0 and the sequence number at 1, both +1 per packet.
 
 use super::{DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, imix_distribution};
-use crate::wire::{MacAddr, PKTGEN_HDR_LEN, PKTGEN_MAGIC, checksum};
+use crate::wire::ethernet::{self, ethertype};
+use crate::wire::{MacAddr, PKTGEN_TTL, ip_protocol, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 pub use crate::rng::Rng;
@@ -457,7 +458,8 @@ impl Layout {
     pub fn new(c: &DevConfig) -> Self {
         let vlan = (c.vlan_id != NO_VLAN).then_some((c.vlan_p, c.vlan_cfi));
         let svlan = (vlan.is_some() && c.svlan_id != NO_VLAN).then_some((c.svlan_p, c.svlan_cfi));
-        let l3 = 14 + 4 * c.mpls.len() + c.vlan_tag_bytes();
+        let tags = usize::from(vlan.is_some()) + usize::from(svlan.is_some());
+        let l3 = ethernet::HEADER_LEN + mpls::HEADER_LEN * c.mpls.len() + vlan::HEADER_LEN * tags;
         Layout {
             ipv6: c.has(Flag::Ipv6),
             vlan,
@@ -472,12 +474,22 @@ impl Layout {
 
     /// Offset of the UDP header.
     pub fn l4(&self) -> usize {
-        self.l3 + if self.ipv6 { 40 } else { 20 }
+        self.l3
+            + if self.ipv6 {
+                ipv6::HEADER_LEN
+            } else {
+                ipv4::HEADER_LEN
+            }
+    }
+
+    /// Bytes of headers before pktgen's header: Ethernet, tags or labels, IP, UDP.
+    pub fn header_len(&self) -> usize {
+        self.l4() + udp::HEADER_LEN
     }
 
     /// Smallest frame: headers plus pktgen's header.
     pub fn min_frame(&self) -> usize {
-        self.l4() + 8 + PKTGEN_HDR_LEN
+        self.header_len() + pktgen_hdr::HEADER_LEN
     }
 
     /// The length of the walk's current frame: its size, but never short of the headers
@@ -487,92 +499,106 @@ impl Layout {
     }
 }
 
-fn tci(id: u16, cfi: u8, prio: u8) -> [u8; 2] {
-    (id | (u16::from(cfi) << 12) | (u16::from(prio) << 13)).to_be_bytes()
-}
-
 /// Writes the headers of the generator's current packet into `out`, the frame: exactly
 /// [`Layout::frame_len`] bytes, zero past the pktgen header. Padding after the pktgen header
-/// is never written: it stays zero.
+/// is never written: it stays zero. Every header goes through its `wire` module's `Repr`
+/// onto an unchecked view: the layout fixed the offsets once, so nothing is validated per
+/// packet.
 pub fn write_frame(l: &Layout, g: &Generator, tv: (u32, u32), out: &mut [u8]) {
     let len = out.len();
     debug_assert_eq!(len, l.frame_len(g));
-    out[0..6].copy_from_slice(&g.dst_mac);
-    out[6..12].copy_from_slice(&g.src_mac);
-    let inner: u16 = if l.ipv6 { 0x86dd } else { 0x0800 };
-    let mut p = 12;
-    if let Some((prio, cfi)) = l.vlan {
-        out[p..p + 2].copy_from_slice(&0x8100u16.to_be_bytes());
-        p += 2;
-        if let Some((sprio, scfi)) = l.svlan {
-            out[p..p + 2].copy_from_slice(&tci(g.svlan_id, scfi, sprio));
-            out[p + 2..p + 4].copy_from_slice(&0x8100u16.to_be_bytes());
-            p += 4;
-        }
-        out[p..p + 2].copy_from_slice(&tci(g.vlan_id, cfi, prio));
-        out[p + 2..p + 4].copy_from_slice(&inner.to_be_bytes());
-        p += 4;
-    } else if l.n_mpls > 0 {
-        out[p..p + 2].copy_from_slice(&0x8847u16.to_be_bytes());
-        p += 2;
-        for (i, lab) in g.mpls.iter().enumerate() {
-            let mut v = lab & !MPLS_STACK_BOTTOM;
-            if i == l.n_mpls - 1 {
-                v |= MPLS_STACK_BOTTOM;
-            }
-            out[p..p + 4].copy_from_slice(&v.to_be_bytes());
-            p += 4;
-        }
+    let inner = if l.ipv6 {
+        ethertype::IPV6
     } else {
-        out[p..p + 2].copy_from_slice(&inner.to_be_bytes());
-        p += 2;
+        ethertype::IPV4
+    };
+    let outer = if l.vlan.is_some() {
+        ethertype::VLAN
+    } else if l.n_mpls > 0 {
+        ethertype::MPLS
+    } else {
+        inner
+    };
+    ethernet::Repr {
+        dst_addr: MacAddr(g.dst_mac),
+        src_addr: MacAddr(g.src_mac),
+        ethertype: outer,
+    }
+    .emit(&mut ethernet::Packet::new_unchecked(&mut *out));
+    let mut p = ethernet::HEADER_LEN;
+    if let Some((prio, cfi)) = l.vlan {
+        // The kernel's QinQ: 0x8100, the SVLAN tag, 0x8100, the VLAN tag, the IP EtherType.
+        let mut tag = |vid, pcp, dei: u8, next| {
+            vlan::Repr {
+                pcp,
+                dei: dei != 0,
+                vid,
+                ethertype: next,
+            }
+            .emit(&mut vlan::Packet::new_unchecked(&mut out[p..]));
+            p += vlan::HEADER_LEN;
+        };
+        if let Some((sprio, scfi)) = l.svlan {
+            tag(g.svlan_id, sprio, scfi, ethertype::VLAN);
+        }
+        tag(g.vlan_id, prio, cfi, inner);
+    } else {
+        for (i, lab) in g.mpls.iter().enumerate() {
+            let mut v = lab & !mpls::BOTTOM_OF_STACK;
+            if i == l.n_mpls - 1 {
+                v |= mpls::BOTTOM_OF_STACK;
+            }
+            mpls::Packet::new_unchecked(&mut out[p..]).set_entry(v);
+            p += mpls::HEADER_LEN;
+        }
     }
     debug_assert_eq!(p, l.l3);
     let l4 = l.l4();
-    let udp_len = (len - l4) as u16;
-    let mut pseudo;
-    if l.ipv6 {
-        let ip = &mut out[l.l3..l4];
-        let first = 0x6000_0000u32 | (u32::from(l.traffic_class) << 20);
-        ip[0..4].copy_from_slice(&first.to_be_bytes());
-        ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
-        ip[6] = 17;
-        ip[7] = 32;
-        ip[8..24].copy_from_slice(&g.cur_saddr6.octets());
-        ip[24..40].copy_from_slice(&g.cur_daddr6.octets());
-        pseudo = checksum::sum(&ip[8..40]);
+    let udp_len = len - l4;
+    let pseudo = if l.ipv6 {
+        let ip = ipv6::Repr {
+            src_addr: g.cur_saddr6,
+            dst_addr: g.cur_daddr6,
+            next_header: ip_protocol::UDP,
+            hop_limit: PKTGEN_TTL,
+            traffic_class: l.traffic_class,
+            flow_label: 0,
+            payload_len: udp_len,
+        };
+        ip.emit(&mut ipv6::Packet::new_unchecked(&mut out[l.l3..]));
+        l.udp_csum.then(|| ip.pseudo_header_sum())
     } else {
-        let ip = &mut out[l.l3..l4];
-        ip[0] = 0x45;
-        ip[1] = l.tos;
-        ip[2..4].copy_from_slice(&((len - l.l3) as u16).to_be_bytes());
-        ip[4..6].copy_from_slice(&g.ip_id.to_be_bytes());
-        ip[6..8].fill(0);
-        ip[8] = 32;
-        ip[9] = 17;
-        ip[10..12].fill(0);
-        ip[12..16].copy_from_slice(&g.cur_saddr.to_be_bytes());
-        ip[16..20].copy_from_slice(&g.cur_daddr.to_be_bytes());
-        let c = checksum::finish(checksum::sum(ip));
-        ip[10..12].copy_from_slice(&c.to_be_bytes());
-        pseudo = checksum::sum(&ip[12..20]);
+        let ip = ipv4::Repr {
+            src_addr: g.cur_saddr.into(),
+            dst_addr: g.cur_daddr.into(),
+            protocol: ip_protocol::UDP,
+            tos: l.tos,
+            ident: g.ip_id,
+            dont_frag: false,
+            more_frags: false,
+            frag_offset: 0,
+            ttl: PKTGEN_TTL,
+            payload_len: udp_len,
+        };
+        ip.emit(&mut ipv4::Packet::new_unchecked(&mut out[l.l3..]));
+        l.udp_csum.then(|| ip.pseudo_header_sum())
+    };
+    let mut dgram = udp::Packet::new_unchecked(&mut out[l4..]);
+    udp::Repr {
+        src_port: g.cur_udp_src,
+        dst_port: g.cur_udp_dst,
+        payload_len: udp_len - udp::HEADER_LEN,
     }
-    let udp = &mut out[l4..l4 + 8 + PKTGEN_HDR_LEN];
-    udp[0..2].copy_from_slice(&g.cur_udp_src.to_be_bytes());
-    udp[2..4].copy_from_slice(&g.cur_udp_dst.to_be_bytes());
-    udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-    udp[6..8].fill(0);
-    udp[8..12].copy_from_slice(&PKTGEN_MAGIC.to_be_bytes());
-    udp[12..16].copy_from_slice(&g.seq.to_be_bytes());
-    udp[16..20].copy_from_slice(&tv.0.to_be_bytes());
-    udp[20..24].copy_from_slice(&tv.1.to_be_bytes());
-    if l.udp_csum {
-        // Pseudo-header (addresses, protocol, UDP length) plus the UDP header and pktgen's
-        // header; the zero padding after it adds nothing.
-        pseudo = checksum::add(pseudo, 17);
-        pseudo = checksum::add(pseudo, u32::from(udp_len));
-        pseudo = checksum::add(pseudo, checksum::sum(udp));
-        udp[6..8].copy_from_slice(&checksum::finish_udp(pseudo).to_be_bytes());
+    .emit(&mut dgram);
+    pktgen_hdr::Repr {
+        seq: g.seq,
+        tv_sec: tv.0,
+        tv_usec: tv.1,
+    }
+    .emit(&mut pktgen_hdr::Packet::new_unchecked(dgram.payload_mut()));
+    if let Some(pseudo) = pseudo {
+        // The UDP header and pktgen's header; the zero padding after it adds nothing.
+        dgram.fill_checksum_prefix(pseudo, udp::HEADER_LEN + pktgen_hdr::HEADER_LEN);
     }
 }
 

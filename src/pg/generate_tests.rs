@@ -1,5 +1,6 @@
 use super::*;
 use crate::pg::DevConfig;
+use crate::wire::PKTGEN_MAGIC;
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 
 fn info() -> DeviceInfo {
@@ -378,4 +379,33 @@ fn frame_layout_bytes() {
     // pkt_size below headers + pktgen header: the frame grows to hold them, as in the kernel.
     let (f, _) = build(&["pkt_size 42"]);
     assert_eq!(f.len(), 14 + 20 + 8 + 16);
+}
+
+/// The receiver's classifier reads back what the walk writes, through the same wire
+/// modules: tagged IPv4 frames are pktgen's (with the outer VLAN id); IPv6 and MPLS frames
+/// are "other" (the classifier reads IPv4 only).
+#[test]
+fn the_receivers_classifier_reads_the_walks_frames() {
+    use crate::rx::frame::{Class, classify};
+    for (cmds, vlan) in [
+        (vec!["flag UDPCSUM", "pkt_size 100"], None),
+        (vec!["vlan_id 100", "vlan_p 5"], Some(100)),
+        (
+            vec!["vlan_id 100", "svlan_id 200", "svlan_cfi 1"],
+            Some(200),
+        ),
+    ] {
+        let (f, g) = build(&cmds);
+        let Class::Pktgen(p) = classify(&f) else {
+            panic!("{cmds:?}: {:?}", classify(&f))
+        };
+        assert_eq!(p.addr.vlan, vlan, "{cmds:?}");
+        assert_eq!(p.hdr.seq, g.seq);
+        assert_eq!((p.hdr.tv_sec, p.hdr.tv_usec), (1_700_000_000, 42));
+        assert_eq!(p.addr.dst_ip, Ipv4Addr::new(10, 0, 0, 1));
+    }
+    for cmds in [vec!["dst6 fd00::2", "src6 fd00::1"], vec!["mpls 0001000a"]] {
+        let (f, _) = build(&cmds);
+        assert_eq!(classify(&f), Class::Other, "{cmds:?}");
+    }
 }

@@ -22,7 +22,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 pub const KERNEL_DEFAULT_COUNT: u64 = 1000;
 /// The smallest `pkt_size` the kernel accepts: Ethernet 14 + IPv4 20 + UDP 8 (smaller values
 /// are raised to it). A frame is never shorter than its headers plus pktgen's 16-byte header.
-pub const MIN_PKT_SIZE_SETTING: u32 = 14 + 20 + 8;
+pub const MIN_PKT_SIZE_SETTING: u32 =
+    (crate::wire::ETH_HLEN + crate::wire::IPV4_HLEN + crate::wire::UDP_HLEN) as u32;
 /// At most this many IMIX entries.
 pub const MAX_IMIX_ENTRIES: usize = 20;
 /// IMIX sizes are drawn from a table of this many slots.
@@ -257,6 +258,20 @@ fn num(name: &str, v: &str) -> Result<u64, String> {
         .map_err(|_| err(format!("{name}: '{v}' is not a non-negative whole number")))
 }
 
+/// The value of a parameter that takes one value: `v` (already trimmed: blanks around a
+/// value separate it, as in the kernel) must be a single word, so that
+/// `--count "10 --dev eth1"` is refused instead of being taken as 10.
+fn one_word<'a>(name: &str, v: &'a str) -> Result<&'a str, String> {
+    if v.contains(char::is_whitespace) {
+        let shown: String = v.chars().take(60).collect();
+        let more = if shown.len() < v.len() { "..." } else { "" };
+        return Err(err(format!(
+            "{name}: '{shown}{more}' is more than one value; {name} takes one"
+        )));
+    }
+    Ok(v)
+}
+
 fn num_max(name: &str, v: &str, max: u64) -> Result<u64, String> {
     let n = num(name, v)?;
     if n > max {
@@ -377,11 +392,11 @@ impl DevConfig {
     /// Sets parameter `name` to `value` (the rest of the line, unquoted).
     pub fn set(&mut self, name: &str, value: &str) -> Answer {
         let v = value.trim();
-        // The first word, for parameters that take one.
-        let w = v.split([' ', '\t']).next().unwrap_or("");
+        // The value of a parameter that takes one: it must be one word.
+        let w = || one_word(name, v);
         match name {
             "min_pkt_size" | "max_pkt_size" | "pkt_size" => {
-                let n = num_max(name, w, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING)) as u32;
+                let n = num_max(name, w()?, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING)) as u32;
                 match name {
                     "min_pkt_size" => self.min_pkt_size = n,
                     "max_pkt_size" => self.max_pkt_size = n,
@@ -404,11 +419,11 @@ impl DevConfig {
                 Ok(s.trim_end().to_string())
             }
             "debug" => {
-                self.debug = num_max(name, w, u64::from(u32::MAX))? as u32;
+                self.debug = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 Ok(format!("OK: debug={}", self.debug))
             }
             "frags" => {
-                self.frags = num_max(name, w, 17)? as u32;
+                self.frags = num_max(name, w()?, 17)? as u32;
                 self.note(
                     "frags",
                     "upktgen hands every frame over as one linear buffer (AF_PACKET copies it into a linear skb), so the Result line shows 0frags",
@@ -416,7 +431,7 @@ impl DevConfig {
                 Ok(format!("OK: frags={}", self.frags))
             }
             "delay" => {
-                let n = num_max(name, w, MAX_TEN_DIGITS)?;
+                let n = num_max(name, w()?, MAX_TEN_DIGITS)?;
                 self.delay = if n == DELAY_NEVER_SETTING {
                     u64::MAX
                 } else {
@@ -425,7 +440,7 @@ impl DevConfig {
                 Ok(format!("OK: delay={}", self.delay))
             }
             "rate" => {
-                let n = num(name, w)?;
+                let n = num(name, w()?)?;
                 if n == 0 {
                     return Err(err("rate: must be at least 1 (Mb/s)"));
                 }
@@ -434,7 +449,7 @@ impl DevConfig {
                 Ok(format!("OK: rate={n}"))
             }
             "ratep" => {
-                let n = num_max(name, w, 1_000_000_000)?;
+                let n = num_max(name, w()?, 1_000_000_000)?;
                 if n == 0 {
                     return Err(err("ratep: must be at least 1 (packets/s)"));
                 }
@@ -442,7 +457,7 @@ impl DevConfig {
                 Ok(format!("OK: rate={n}"))
             }
             "udp_src_min" | "udp_src_max" | "udp_dst_min" | "udp_dst_max" => {
-                let n = num_max(name, w, 65535)? as u16;
+                let n = num_max(name, w()?, 65535)? as u16;
                 match name {
                     "udp_src_min" => self.udp_src_min = n,
                     "udp_src_max" => self.udp_src_max = n,
@@ -452,7 +467,7 @@ impl DevConfig {
                 Ok(format!("OK: {name}={n}"))
             }
             "clone_skb" => {
-                let n = num_max(name, w, u64::from(u32::MAX))? as u32;
+                let n = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 if n > 0 && !self.imix.is_empty() {
                     return Err(err("clone_skb: not with imix_weights"));
                 }
@@ -469,11 +484,11 @@ impl DevConfig {
                 Ok(format!("OK: clone_skb={n}"))
             }
             "count" => {
-                self.count = num(name, w)?;
+                self.count = num(name, w()?)?;
                 Ok(format!("OK: count={}", self.count))
             }
             "src_mac_count" | "dst_mac_count" => {
-                let n = num_max(name, w, u64::from(u32::MAX))? as u32;
+                let n = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 if name == "src_mac_count" {
                     self.src_mac_count = n;
                 } else {
@@ -482,7 +497,7 @@ impl DevConfig {
                 Ok(format!("OK: {name}={n}"))
             }
             "burst" => {
-                let n = num_max(name, w, 1 << 16)? as u32;
+                let n = num_max(name, w()?, 1 << 16)? as u32;
                 if n > 1 && !self.has(Flag::Shared) {
                     return Err(err("burst: needs the SHARED flag"));
                 }
@@ -490,7 +505,7 @@ impl DevConfig {
                 Ok(format!("OK: burst={}", self.burst))
             }
             "node" => {
-                let n = num_max(name, w, 1023)? as i32;
+                let n = num_max(name, w()?, 1023)? as i32;
                 self.node = n;
                 self.note(
                     "node",
@@ -498,7 +513,7 @@ impl DevConfig {
                 );
                 Ok(format!("OK: node={n}"))
             }
-            "xmit_mode" => match w {
+            "xmit_mode" => match w()? {
                 "start_xmit" => {
                     self.xmit_mode = Some(XmitMode::StartXmit);
                     Ok("OK: xmit_mode=start_xmit".into())
@@ -514,8 +529,9 @@ impl DevConfig {
                     "xmit_mode -:{other}:- unknown; available modes: start_xmit, queue_xmit"
                 ))),
             },
-            "flag" => self.flag(w),
+            "flag" => self.flag(w()?),
             "dst_min" | "dst" | "dst_max" | "src_min" | "src" | "src_max" => {
+                let w = w()?;
                 ipv4(name, w)?;
                 let field = match name {
                     "dst_min" | "dst" => &mut self.dst_min,
@@ -533,7 +549,7 @@ impl DevConfig {
                 Ok(format!("OK: {shown}={w}"))
             }
             "dst6" | "dst6_min" | "dst6_max" | "src6" => {
-                let a = ipv6(name, w)?;
+                let a = ipv6(name, w()?)?;
                 match name {
                     "dst6" => self.dst6 = a,
                     "dst6_min" => self.dst6_min = a,
@@ -545,7 +561,7 @@ impl DevConfig {
                 Ok(format!("OK: {name}={a}"))
             }
             "dst_mac" | "src_mac" => {
-                let m: MacAddr = w.parse().map_err(|e| err(format!("{name}: {e}")))?;
+                let m: MacAddr = w()?.parse().map_err(|e| err(format!("{name}: {e}")))?;
                 if name == "dst_mac" {
                     self.dst_mac = m;
                     Ok(format!("OK: dstmac {m}"))
@@ -556,15 +572,15 @@ impl DevConfig {
             }
             "clear_counters" => Ok("OK: Clearing counters.".into()),
             "flows" => {
-                self.flows = (num(name, w)?.min(u64::from(MAX_CFLOWS))) as u32;
+                self.flows = num_max(name, w()?, u64::from(MAX_CFLOWS))? as u32;
                 Ok(format!("OK: flows={}", self.flows))
             }
             "flowlen" => {
-                self.flowlen = num_max(name, w, u64::from(u32::MAX))? as u32;
+                self.flowlen = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 Ok(format!("OK: flowlen={}", self.flowlen))
             }
             "queue_map_min" | "queue_map_max" => {
-                let n = num_max(name, w, 65535)? as u16;
+                let n = num_max(name, w()?, 65535)? as u16;
                 if name == "queue_map_min" {
                     self.queue_map_min = n;
                 } else {
@@ -589,7 +605,7 @@ impl DevConfig {
                 Ok(format!("OK: mpls={}", shown.join(",")))
             }
             "vlan_id" => {
-                let n = num(name, w)?;
+                let n = num(name, w()?)?;
                 if n <= 4095 {
                     self.vlan_id = n as u16;
                     self.mpls.clear();
@@ -602,7 +618,7 @@ impl DevConfig {
                 }
             }
             "svlan_id" => {
-                let n = num(name, w)?;
+                let n = num(name, w()?)?;
                 if n <= 4095 && self.vlan_id != NO_VLAN {
                     self.svlan_id = n as u16;
                     self.mpls.clear();
@@ -626,7 +642,7 @@ impl DevConfig {
                     "vlan_cfi" => (1, self.vlan_id != NO_VLAN),
                     _ => (1, self.svlan_id != NO_VLAN),
                 };
-                let n = num(name, w).ok().filter(|&n| n <= max);
+                let n = num(name, w()?).ok().filter(|&n| n <= max);
                 match (n, tag_on) {
                     (Some(n), true) => {
                         let n = n as u8;
@@ -650,15 +666,15 @@ impl DevConfig {
                 }
             }
             "tos" => {
-                self.tos = hex_byte(name, w)?;
+                self.tos = hex_byte(name, w()?)?;
                 Ok(format!("OK: tos=0x{:02x}", self.tos))
             }
             "traffic_class" => {
-                self.traffic_class = hex_byte(name, w)?;
+                self.traffic_class = hex_byte(name, w()?)?;
                 Ok(format!("OK: traffic_class=0x{:02x}", self.traffic_class))
             }
             "skb_priority" => {
-                self.skb_priority = num_max(name, w, u64::from(u32::MAX))? as u32;
+                self.skb_priority = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 self.note(
                     "skb_priority",
                     "set as the sending socket's SO_PRIORITY (af_packet, tx_ring), which the kernel copies to every skb",
@@ -785,23 +801,20 @@ impl DevConfig {
     pub fn max_frame_len(&self) -> usize {
         let imix_max = self.imix.iter().map(|e| e.size).max().unwrap_or(0);
         let (_, max) = self.size_bounds();
-        (max.max(imix_max) as usize).max(self.header_len() + crate::wire::PKTGEN_HDR_LEN)
+        (max.max(imix_max) as usize).max(generate::Layout::new(self).min_frame())
     }
 
     /// Bytes of headers before the pktgen header: Ethernet, tags or labels, IP, UDP.
     pub fn header_len(&self) -> usize {
-        14 + 4 * self.mpls.len()
-            + self.vlan_tag_bytes()
-            + if self.has(Flag::Ipv6) { 40 } else { 20 }
-            + 8
+        generate::Layout::new(self).header_len()
     }
 
     /// Bytes of VLAN tags in each frame: 4 for a VLAN tag, 4 more for an SVLAN tag outside it.
     pub fn vlan_tag_bytes(&self) -> usize {
         match (self.vlan_id != NO_VLAN, self.svlan_id != NO_VLAN) {
             (false, _) => 0,
-            (true, false) => 4,
-            (true, true) => 8,
+            (true, false) => crate::wire::vlan::HEADER_LEN,
+            (true, true) => 2 * crate::wire::vlan::HEADER_LEN,
         }
     }
 }

@@ -258,7 +258,13 @@ fn upside_down_ranges_are_kept_and_noted() {
 #[test]
 fn flows_are_capped_and_need_flowlen() {
     let mut d = dev();
-    d.command("flows 100000").unwrap();
+    // Above the cap is refused with the cap named (the kernel clamps silently, but the help
+    // says "up to 65536").
+    let e = d.command("flows 65537").unwrap_err();
+    assert!(e.contains("65537") && e.contains("65536"), "{e}");
+    assert_eq!(d.flows, 0, "a refused value changes nothing");
+    assert!(d.command("flows 100000").is_err());
+    d.command("flows 65536").unwrap();
     assert_eq!(d.flows, MAX_CFLOWS);
     d.command("dst 10.0.0.1").unwrap();
     assert!(d.check_start().unwrap_err().contains("flowlen"));
@@ -303,4 +309,38 @@ fn show_has_the_kernels_layout() {
     assert!(s.contains("     Flags: UDPCSUM  SHARED  \n"));
     assert!(s.contains("Current:\n     pkts-sofar: 0  errors: 0\n"));
     assert!(s.ends_with("Result: Idle\n"));
+}
+
+/// A parameter that takes one value takes one word: `count "10 --dev x"` is not 10.
+/// Blanks around the value separate it from the name (as in the kernel) and are ignored.
+#[test]
+fn a_value_is_one_word() {
+    let mut d = dev();
+    for (line, bad) in [
+        (
+            "count 10 --dev nosuchdev0",
+            "'10 --dev nosuchdev0' is more than one value",
+        ),
+        ("count 10\t20", "is more than one value"),
+        ("count 10abc", "'10abc' is not a non-negative whole number"),
+        ("dst 10.0.0.1 10.0.0.2", "is more than one value"),
+        ("flag UDPCSUM TXSIZE_RND", "is more than one value"),
+        ("xmit_mode start_xmit extra", "is more than one value"),
+        ("dst_mac 02:00:00:00:00:01 x", "is more than one value"),
+        ("pkt_size 64 128", "is more than one value"),
+    ] {
+        let e = d.command(line).unwrap_err();
+        assert!(e.starts_with("ERROR: ") && e.contains(bad), "{line}: {e}");
+    }
+    assert_eq!(d.count, 1000, "refused values change nothing");
+    assert!(!d.has(Flag::Udpcsum));
+    // The same through set(), as the command line calls it.
+    assert!(d.set("count", "10 --dev x").is_err());
+    assert!(d.set("count", "10abc").is_err());
+    assert_eq!(d.set("count", " 10 "), Ok("OK: count=10".into()));
+    assert_eq!(d.command("count   12  "), Ok("OK: count=12".into()));
+    assert_eq!(d.command("count=\"13\"\n"), Ok("OK: count=13".into()));
+    // Parameters whose value is a list keep taking several words.
+    d.command("imix_weights 64,7 576,4").unwrap();
+    assert_eq!(d.imix.len(), 2);
 }

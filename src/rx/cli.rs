@@ -21,7 +21,7 @@ has it, else copy mode) and af_packet (TPACKET_V3 ring); auto takes af_xdp where
 CAP_BPF or CAP_SYS_ADMIN).";
 
 /// UMEM frames per queue of the AF_XDP receiver.
-pub const DEFAULT_XSK_FRAMES: u32 = 16384;
+pub const DEFAULT_XSK_FRAMES: u32 = super::af_xdp::DEFAULT_FRAMES;
 
 pub const RX_HELP: &str = "Flows: one sequence per sender. By default a flow is (source IP, destination IP, VLAN id): \
 upktgen and pktgen number packets per sender while walking UDP ports. --flow-key addr-ports adds both ports.
@@ -187,7 +187,7 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let mut rx = Receiver::open(ifindex, &a.dev, cfg)
         .map_err(|e| anyhow!("--dev {}: cannot set up the receiver: {e}", a.dev))?;
     if let Some(c) = &rx.choice {
-        eprintln!("upktgen: {c}");
+        crate::errln!("upktgen: {c}");
     }
     let live = crate::live::start_for_rx(a, rx.progress())?;
     let why = rx.run(stop)?;
@@ -196,9 +196,9 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish();
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::out::println(serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", report.text(a.hist));
+        crate::out::print(report.text(a.hist))?;
     }
     // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
     Ok(Exit::Done)

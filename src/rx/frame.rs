@@ -20,14 +20,10 @@
 //! Frames may be longer than the IPv4 total length (Ethernet padding to 60 bytes): the
 //! extra bytes are ignored.
 
-use crate::wire::{ETH_HLEN, PKTGEN_HDR_LEN, PKTGEN_MAGIC, PktgenHdr, UDP_HLEN, checksum};
+use crate::wire::ethernet::{self, ethertype};
+use crate::wire::{Error, PktgenHdr, ip_protocol, ipv4, pktgen_hdr, udp, vlan};
 use serde::Serialize;
 use std::net::Ipv4Addr;
-
-const ETH_P_IP: u16 = 0x0800;
-const ETH_P_8021Q: u16 = 0x8100;
-const ETH_P_8021AD: u16 = 0x88a8;
-const IPPROTO_UDP: u8 = 17;
 
 /// What identifies one pktgen frame's sender sequence (see [`crate::rx::sink`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -57,98 +53,66 @@ pub enum Class {
     Malformed,
 }
 
-#[inline]
-fn be16(b: &[u8], off: usize) -> Option<u16> {
-    Some(u16::from_be_bytes(b.get(off..off + 2)?.try_into().ok()?))
+impl From<Error> for Class {
+    fn from(e: Error) -> Class {
+        match e {
+            Error::Truncated => Class::Truncated,
+            Error::Malformed => Class::Malformed,
+        }
+    }
 }
 
 /// Classifies one frame as it was on the wire (starting at the destination MAC, no FCS).
 pub fn classify(frame: &[u8]) -> Class {
-    if frame.len() < ETH_HLEN {
-        return Class::Truncated;
+    match classify_checked(frame) {
+        Ok(c) => c,
+        Err(e) => e.into(),
     }
-    let mut off = 12;
+}
+
+/// [`classify`], with a header that does not hold as the error.
+fn classify_checked(frame: &[u8]) -> Result<Class, Error> {
+    let eth = ethernet::Packet::new_checked(frame)?;
+    let mut next = eth.ethertype();
+    let mut l3 = eth.payload();
     let mut vlan = None;
     // Up to two tags (802.1ad outer, 802.1Q inner); a third is "other".
-    let mut ethertype = match be16(frame, off) {
-        Some(t) => t,
-        None => return Class::Truncated,
-    };
     for _ in 0..2 {
-        if ethertype != ETH_P_8021Q && ethertype != ETH_P_8021AD {
+        if next != ethertype::VLAN && next != ethertype::QINQ {
             break;
         }
-        let (Some(tci), Some(inner)) = (be16(frame, off + 2), be16(frame, off + 4)) else {
-            return Class::Truncated;
-        };
+        let tag = vlan::Packet::new_checked(l3)?;
         if vlan.is_none() {
-            vlan = Some(tci & 0x0fff);
+            vlan = Some(tag.vid());
         }
-        ethertype = inner;
-        off += 4;
+        next = tag.ethertype();
+        l3 = &l3[vlan::HEADER_LEN..];
     }
-    if ethertype != ETH_P_IP {
-        return Class::Other;
+    if next != ethertype::IPV4 {
+        return Ok(Class::Other);
     }
-    let ip = &frame[off + 2..];
-    let Some(&ver_ihl) = ip.first() else {
-        return Class::Truncated;
-    };
-    if ver_ihl >> 4 != 4 {
-        return Class::Malformed;
+    let ip = ipv4::Packet::new_checked(l3)?;
+    if !ip.verify_checksum() {
+        return Err(Error::Malformed);
     }
-    let ihl = usize::from(ver_ihl & 0x0f) * 4;
-    if ihl < 20 {
-        return Class::Malformed;
+    if ip.protocol() != ip_protocol::UDP || ip.frag_offset() != 0 {
+        return Ok(Class::Other);
     }
-    if ip.len() < ihl {
-        return Class::Truncated;
+    let dgram = udp::Packet::new_checked(ip.payload())?;
+    let payload = dgram.payload();
+    if !pktgen_hdr::starts_with_magic(payload) {
+        return Ok(Class::NotPktgen);
     }
-    let tot_len = usize::from(be16(ip, 2).unwrap_or(0));
-    if tot_len < ihl {
-        return Class::Malformed;
-    }
-    if ip.len() < tot_len {
-        return Class::Truncated;
-    }
-    if checksum::finish(checksum::sum(&ip[..ihl])) != 0 {
-        return Class::Malformed;
-    }
-    let frag = be16(ip, 6).unwrap_or(0);
-    if ip[9] != IPPROTO_UDP || frag & 0x1fff != 0 {
-        return Class::Other;
-    }
-    let src_ip = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-    let dst_ip = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
-    let l4 = &ip[ihl..tot_len];
-    if l4.len() < UDP_HLEN {
-        return Class::Truncated;
-    }
-    let udp_len = usize::from(be16(l4, 4).unwrap_or(0));
-    if udp_len < UDP_HLEN || udp_len > l4.len() {
-        return Class::Malformed;
-    }
-    let payload = &l4[UDP_HLEN..udp_len];
-    match payload.get(..4) {
-        Some(m) if m == PKTGEN_MAGIC.to_be_bytes() => {}
-        _ => return Class::NotPktgen,
-    }
-    if payload.len() < PKTGEN_HDR_LEN {
-        return Class::Truncated;
-    }
-    let Some(hdr) = PktgenHdr::parse(payload) else {
-        return Class::Truncated;
-    };
-    Class::Pktgen(PktgenFrame {
+    Ok(Class::Pktgen(PktgenFrame {
         addr: FlowAddr {
-            src_ip,
-            dst_ip,
-            src_port: be16(l4, 0).unwrap_or(0),
-            dst_port: be16(l4, 2).unwrap_or(0),
+            src_ip: ip.src_addr(),
+            dst_ip: ip.dst_addr(),
+            src_port: dgram.src_port(),
+            dst_port: dgram.dst_port(),
             vlan,
         },
-        hdr,
-    })
+        hdr: PktgenHdr::parse(payload)?,
+    }))
 }
 
 /// One counter per [`Class`], plus bytes.
@@ -271,10 +235,7 @@ mod tests {
     }
 
     fn refix_ip_csum(f: &mut [u8]) {
-        f[24] = 0;
-        f[25] = 0;
-        let c = checksum::finish(checksum::sum(&f[14..34]));
-        f[24..26].copy_from_slice(&c.to_be_bytes());
+        ipv4::Packet::new_unchecked(&mut f[ethernet::HEADER_LEN..]).fill_checksum();
     }
 
     #[test]
@@ -314,37 +275,27 @@ mod tests {
         assert_eq!(classify(&f), Class::Truncated);
     }
 
-    /// xorshift64*: deterministic pseudo-random bytes without a dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-    }
-
     #[test]
     fn random_bytes_never_panic_and_are_counted_once() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        // The state this test always started from (the crate's xorshift64*, unseeded).
+        let mut rng = crate::rng::Rng::from_state(0x9e37_79b9_7f4a_7c15);
         let base = frame(128);
         let mut c = FrameCounters::default();
         for i in 0..200_000u32 {
-            let len = (rng.next() % 200) as usize;
+            let len = (rng.next_u64() % 200) as usize;
             // Half pure noise; half a real frame with a few random bytes flipped, so the
             // deeper branches (VLAN, IPv4, UDP, pktgen) are reached too.
             let buf: Vec<u8> = if i.is_multiple_of(2) {
-                (0..len).map(|_| rng.next() as u8).collect()
+                (0..len).map(|_| rng.next_u64() as u8).collect()
             } else {
                 let mut b = base.clone();
                 b.truncate(len.max(10));
-                for _ in 0..(rng.next() % 4) {
-                    let at = (rng.next() as usize) % b.len();
-                    b[at] = rng.next() as u8;
+                for _ in 0..(rng.next_u64() % 4) {
+                    let at = (rng.next_u64() as usize) % b.len();
+                    b[at] = rng.next_u64() as u8;
                 }
-                if rng.next().is_multiple_of(5) && b.len() > 14 {
-                    b.splice(12..12, [0x81, 0x00, 0x00, rng.next() as u8]);
+                if rng.next_u64().is_multiple_of(5) && b.len() > 14 {
+                    b.splice(12..12, [0x81, 0x00, 0x00, rng.next_u64() as u8]);
                 }
                 b
             };

@@ -1,21 +1,27 @@
-//! The receive side: classify frames, track sequences and latency, report.
+//! The receive side: a receive backend, frame classification, sequences and latency, report.
 //!
 //! ```text
-//! receiver (AF_PACKET TPACKET_V3 ring, src/sys/rx_ring.rs)
+//! backend::RecvBackend: af_packet (TPACKET_V3 ring, src/sys/rx_ring.rs)
+//!                     | af_xdp (AF_XDP sockets + the redirect program of src/bpf/prog/)
+//!   -> recv::Receiver (selection, the receive loop)
 //!   -> frame::classify (Ethernet / VLAN / IPv4 / UDP / pktgen header)
 //!   -> sink::Sink (per-flow sequence tracking, latency histogram)
 //!   -> report::RxReport (text, JSON)
 //! ```
-//! `frame`, `sink` and `report` are pure logic, tested without privileges; `recv` drives the
-//! ring of `crate::sys::rx_ring`, `lab` runs it inside the lab, `cli` is `upktgen rx`, and
-//! `xdp_count` is the lab's counting XDP drop sink.
+//! `frame`, `sink` and `report` are pure logic, tested without privileges; `recv` selects
+//! and drives a backend; `cli` is `upktgen rx`. The lab runs a [`Receiver`] on its veth-rx
+//! (`crate::lab::receiver`) through the names re-exported here.
 
+pub mod af_packet;
+pub mod af_xdp;
+pub mod backend;
 pub mod cli;
 pub mod frame;
-pub mod lab;
 pub mod recv;
 pub mod report;
 pub mod sink;
-pub mod xdp_count;
-pub mod xsk;
-pub mod xsk_prog;
+
+pub use af_xdp::DEFAULT_FRAMES as DEFAULT_XSK_FRAMES;
+pub use recv::{Receiver, RxBackend, RxConfig, RxProgress};
+pub use report::{RxReport, RxStop};
+pub use sink::FlowKeyMode;

@@ -1,12 +1,16 @@
-//! The receiver: a receive backend (AF_PACKET TPACKET_V3 ring, or AF_XDP sockets fed by an
-//! XDP redirect program) drained into the shared frame counters, sink and report.
+//! The receiver: a receive backend ([`super::backend::RecvBackend`]: AF_PACKET TPACKET_V3
+//! ring, or AF_XDP sockets fed by an XDP redirect program) drained into the shared frame
+//! counters, sink and report. The selection of the backend ([`candidates`], [`select`],
+//! `open_kind`) is the only place that names them all.
 
+use super::af_packet::AfPacketRx;
+use super::af_xdp::AfXdpRx;
+pub use super::backend::RxKind;
+use super::backend::{FrameSink, RecvBackend};
 use super::frame::{Class, FrameCounters, classify};
-use super::report::{RxReport, RxStop, XdpReport};
+use super::report::{RxReport, RxStop};
 use super::sink::{FlowKeyMode, Sink};
-use super::xsk::XskReceiver;
-use crate::sys::rx_ring::{RingStats, RxRing, RxRingConfig};
-use crate::sys::xsk::XdpMode;
+use crate::sys::rx_ring::{RingStats, RxMeta, RxRingConfig};
 use serde::Serialize;
 use std::io;
 use std::sync::Arc;
@@ -26,23 +30,6 @@ pub enum RxBackend {
     /// AF_PACKET TPACKET_V3 ring (after tc and nftables ingress; --all-frames: a tap).
     #[value(name = "af_packet")]
     AfPacket,
-}
-
-/// A backend that can actually be opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RxKind {
-    AfXdp,
-    AfPacket,
-}
-
-impl RxKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            RxKind::AfXdp => "af_xdp",
-            RxKind::AfPacket => "af_packet",
-        }
-    }
 }
 
 /// The backends to try, in order, for `req` (pure: the selection rule). `all_frames` (a tap
@@ -94,32 +81,90 @@ pub struct RxProgress {
     pub drops: AtomicU64,
 }
 
-/// The open backend.
-enum Source {
-    Packet(RxRing),
-    Xdp(XskReceiver),
+/// Where the backends hand their frames: classification, the frame counters and the
+/// sequence/latency sink.
+struct Intake {
+    frames: FrameCounters,
+    sink: Sink,
+}
+
+impl FrameSink for Intake {
+    #[inline]
+    fn frame(&mut self, data: &[u8], meta: RxMeta) {
+        let mut class = classify(data);
+        if let Class::Pktgen(p) = &mut class {
+            if p.addr.vlan.is_none() {
+                p.addr.vlan = meta.vlan;
+            }
+            self.sink.record(p, Some(meta.ts_ns));
+        }
+        self.frames.count(&class, meta.wire_len as usize);
+    }
+}
+
+/// An open backend, whichever it is.
+type Backend = Box<dyn RecvBackend<Intake>>;
+
+/// Opens a backend of `kind` on `ifindex` (named `name`).
+fn open_kind(kind: RxKind, ifindex: u32, name: &str, cfg: &RxConfig) -> io::Result<Backend> {
+    Ok(match kind {
+        RxKind::AfXdp => Box::new(AfXdpRx::open(ifindex, name, cfg.xsk_frames, cfg.zerocopy)?),
+        RxKind::AfPacket => Box::new(AfPacketRx::open(ifindex, cfg.ring)?),
+    })
+}
+
+/// Opens the first of [`candidates`] that `open` can open. With `auto`, a backend that
+/// fails is named with its error and the next one tried, and the third value says which
+/// was taken and why (for standard error); an explicit choice fails with its own error.
+pub fn select<B>(
+    req: RxBackend,
+    all_frames: bool,
+    mut open: impl FnMut(RxKind) -> io::Result<B>,
+) -> io::Result<(B, RxKind, Option<String>)> {
+    let kinds =
+        candidates(req, all_frames).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let mut failed: Vec<String> = Vec::new();
+    let mut opened = None;
+    for &k in &kinds {
+        match open(k) {
+            Ok(b) => {
+                opened = Some((b, k));
+                break;
+            }
+            Err(e) if kinds.len() > 1 => failed.push(format!("{}: {e}", k.name())),
+            Err(e) => return Err(e),
+        }
+    }
+    let Some((b, kind)) = opened else {
+        return Err(io::Error::other(format!(
+            "no receive backend works: {}",
+            failed.join("; ")
+        )));
+    };
+    let choice = (req == RxBackend::Auto).then(|| {
+        let taken = match kind {
+            RxKind::AfPacket if all_frames => "af_packet (--all-frames is a tap)",
+            k => k.name(),
+        };
+        if failed.is_empty() {
+            format!("--rx-backend auto: {taken}")
+        } else {
+            format!("--rx-backend auto: {taken} ({})", failed.join("; "))
+        }
+    });
+    Ok((b, kind, choice))
 }
 
 /// A receiver on one interface of the calling thread's network namespace.
 pub struct Receiver {
-    source: Source,
+    backend: Backend,
     /// With --rx-backend auto: which backend was taken and why (for standard error).
     pub choice: Option<String>,
     cfg: RxConfig,
-    frames: FrameCounters,
-    sink: Sink,
+    intake: Intake,
     progress: Arc<RxProgress>,
     started: Option<Instant>,
     elapsed: Duration,
-}
-
-/// AF_XDP's figures in the shape of PACKET_STATISTICS: frames read, and the sockets' drops.
-fn xdp_ring_stats(read: u64, c: &super::xsk::XdpRxCounters) -> RingStats {
-    RingStats {
-        packets: read,
-        drops: c.socket.dropped(),
-        freezes: 0,
-    }
 }
 
 /// Frames one [`Receiver::drain`] processes at most before returning to the receive loop's
@@ -131,49 +176,16 @@ impl Receiver {
     /// With `auto`, a backend that cannot be opened is named in [`Receiver::choice`] and
     /// the next one tried.
     pub fn open(ifindex: u32, name: &str, cfg: RxConfig) -> io::Result<Receiver> {
-        let kinds = candidates(cfg.backend, cfg.ring.all_frames)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let mut failed: Vec<String> = Vec::new();
-        let mut source = None;
-        for k in &kinds {
-            let r = match k {
-                RxKind::AfXdp => {
-                    XskReceiver::open(ifindex, name, cfg.xsk_frames, cfg.zerocopy).map(Source::Xdp)
-                }
-                RxKind::AfPacket => RxRing::open(ifindex, cfg.ring).map(Source::Packet),
-            };
-            match r {
-                Ok(s) => {
-                    source = Some(s);
-                    break;
-                }
-                Err(e) if kinds.len() > 1 => failed.push(format!("{}: {e}", k.name())),
-                Err(e) => return Err(e),
-            }
-        }
-        let Some(source) = source else {
-            return Err(io::Error::other(format!(
-                "no receive backend works: {}",
-                failed.join("; ")
-            )));
-        };
-        let choice = (cfg.backend == RxBackend::Auto).then(|| {
-            let taken = match &source {
-                Source::Xdp(_) => "af_xdp",
-                Source::Packet(_) if cfg.ring.all_frames => "af_packet (--all-frames is a tap)",
-                Source::Packet(_) => "af_packet",
-            };
-            if failed.is_empty() {
-                format!("--rx-backend auto: {taken}")
-            } else {
-                format!("--rx-backend auto: {taken} ({})", failed.join("; "))
-            }
-        });
+        let (backend, _, choice) = select(cfg.backend, cfg.ring.all_frames, |k| {
+            open_kind(k, ifindex, name, &cfg)
+        })?;
         Ok(Receiver {
-            source,
+            backend,
             choice,
-            frames: FrameCounters::default(),
-            sink: Sink::new(cfg.flow_key, cfg.expect_first),
+            intake: Intake {
+                frames: FrameCounters::default(),
+                sink: Sink::new(cfg.flow_key, cfg.expect_first),
+            },
             cfg,
             progress: Arc::new(RxProgress::default()),
             started: None,
@@ -183,10 +195,7 @@ impl Receiver {
 
     /// The backend in use.
     pub fn kind(&self) -> RxKind {
-        match self.source {
-            Source::Xdp(_) => RxKind::AfXdp,
-            Source::Packet(_) => RxKind::AfPacket,
-        }
+        self.backend.kind()
     }
 
     /// Running totals, updated after each ring block.
@@ -198,59 +207,22 @@ impl Receiver {
     /// that traffic arriving faster than it is read cannot keep the caller from its stop
     /// checks); returns the frames processed.
     pub fn drain(&mut self) -> usize {
-        let mut total = 0;
-        let (frames, sink) = (&mut self.frames, &mut self.sink);
-        match &mut self.source {
-            Source::Packet(ring) => {
-                while total < DRAIN_BUDGET
-                    && let Some(n) = ring.next_block(|data, meta| {
-                        let mut class = classify(data);
-                        if let Class::Pktgen(p) = &mut class {
-                            if p.addr.vlan.is_none() {
-                                p.addr.vlan = meta.vlan;
-                            }
-                            sink.record(p, Some(meta.ts_ns));
-                        }
-                        frames.count(&class, meta.wire_len as usize);
-                    })
-                {
-                    total += n;
-                }
-            }
-            Source::Xdp(x) => loop {
-                // No kernel timestamp on AF_XDP: the time the batch is read stands for it.
-                let n = x.drain(256, |data, now| {
-                    let class = classify(data);
-                    if let Class::Pktgen(p) = &class {
-                        sink.record(p, Some(now));
-                    }
-                    frames.count(&class, data.len());
-                });
-                total += n;
-                if n == 0 || total >= DRAIN_BUDGET {
-                    break;
-                }
-            },
-        }
+        let total = self.backend.drain(DRAIN_BUDGET, &mut self.intake);
         if total > 0 {
+            let i = &self.intake;
             self.progress
                 .lost
-                .store(self.sink.totals().lost, Ordering::Relaxed);
+                .store(i.sink.totals().lost, Ordering::Relaxed);
             self.progress
                 .frames
-                .store(self.frames.frames, Ordering::Relaxed);
-            self.progress
-                .bytes
-                .store(self.frames.bytes, Ordering::Relaxed);
+                .store(i.frames.frames, Ordering::Relaxed);
+            self.progress.bytes.store(i.frames.bytes, Ordering::Relaxed);
         }
         total
     }
 
     fn wait(&self, timeout_ms: i32) -> io::Result<bool> {
-        match &self.source {
-            Source::Packet(r) => r.wait(timeout_ms),
-            Source::Xdp(x) => x.wait(timeout_ms),
-        }
+        self.backend.wait(timeout_ms)
     }
 
     /// Receives until `stop` is set, the count or the duration is reached.
@@ -269,7 +241,7 @@ impl Receiver {
             if stop.load(Ordering::Relaxed) {
                 break RxStop::Interrupted;
             }
-            if self.cfg.count > 0 && self.frames.frames >= self.cfg.count {
+            if self.cfg.count > 0 && self.intake.frames.frames >= self.cfg.count {
                 break RxStop::Count;
             }
             let timeout = match deadline {
@@ -305,71 +277,23 @@ impl Receiver {
     /// The socket's own counters so far: PACKET_STATISTICS, or for AF_XDP frames read and
     /// the XDP_STATISTICS drops in the same shape.
     pub fn ring_stats(&mut self) -> io::Result<RingStats> {
-        match &mut self.source {
-            Source::Packet(r) => r.stats(),
-            Source::Xdp(x) => Ok(xdp_ring_stats(self.frames.frames, &x.counters()?)),
-        }
+        Ok(self.backend.stats(self.intake.frames.frames)?.ring)
     }
 
     /// The report of everything received so far.
     pub fn report(&mut self, device: &str, stop: RxStop) -> io::Result<RxReport> {
-        // One reading of the AF_XDP counters serves both the ring figures and the XDP
-        // report, so that they describe the same moment and add up.
-        let (ring, xdp_counters) = match &mut self.source {
-            Source::Packet(r) => (r.stats()?, None),
-            Source::Xdp(x) => {
-                let c = x.counters()?;
-                (xdp_ring_stats(self.frames.frames, &c), Some(c))
-            }
-        };
-        let (mode, ring_bytes, xdp) = match &self.source {
-            Source::Packet(r) => (
-                if self.cfg.ring.all_frames {
-                    "af_packet TPACKET_V3, ETH_P_ALL (a tap: before tc/nftables ingress)"
-                } else {
-                    "af_packet TPACKET_V3, ETH_P_IP (after tc/nftables ingress)"
-                }
-                .to_string(),
-                r.bytes() as u64,
-                None,
-            ),
-            Source::Xdp(x) => {
-                let m = match x.mode {
-                    XdpMode::ZeroCopy => "zero-copy",
-                    XdpMode::Copy => "copy",
-                };
-                let a = match x.attach {
-                    super::xsk::AttachMode::Native => "native XDP",
-                    super::xsk::AttachMode::Generic => "generic XDP",
-                };
-                (
-                    format!(
-                        "af_xdp {m} mode, {a}, {} of {} RX queue(s) (IPv4/UDP, before tc/nftables ingress)",
-                        x.queues(),
-                        x.device_queues.map_or("?".to_string(), |n| n.to_string())
-                    ),
-                    x.umem_bytes(),
-                    Some(XdpReport {
-                        zero_copy: x.mode == XdpMode::ZeroCopy,
-                        attach: x.attach,
-                        queues_watched: x.queues(),
-                        device_queues: x.device_queues,
-                        counters: xdp_counters.expect("read above for af_xdp"),
-                    }),
-                )
-            }
-        };
+        let stats = self.backend.stats(self.intake.frames.frames)?;
         Ok(RxReport {
             device: device.to_string(),
-            backend: self.kind(),
-            mode,
-            ring_bytes,
+            backend: self.backend.kind(),
+            mode: self.backend.mode(),
+            ring_bytes: self.backend.buffer_bytes(),
             stopped_by: stop,
             elapsed_ns: self.elapsed.as_nanos() as u64,
-            frames: self.frames,
-            ring,
-            xdp,
-            sink: self.sink.report(self.cfg.hist),
+            frames: self.intake.frames,
+            ring: stats.ring,
+            xdp: stats.xdp,
+            sink: self.intake.sink.report(self.cfg.hist),
         })
     }
 }
@@ -391,5 +315,73 @@ mod tests {
         assert_eq!(candidates(AfPacket, true), Ok(vec![RxKind::AfPacket]));
         let e = candidates(AfXdp, true).unwrap_err();
         assert!(e.contains("--all-frames") && e.contains("af_packet"), "{e}");
+    }
+
+    /// An opener that fails for the kinds in `fail`, with an error naming the kind.
+    fn opener(fail: &[RxKind]) -> impl FnMut(RxKind) -> io::Result<RxKind> + '_ {
+        move |k| {
+            if fail.contains(&k) {
+                Err(io::Error::other(format!("no {} here", k.name())))
+            } else {
+                Ok(k)
+            }
+        }
+    }
+
+    #[test]
+    fn auto_takes_af_xdp_when_it_opens() {
+        let (b, k, why) = select(RxBackend::Auto, false, opener(&[])).unwrap();
+        assert_eq!((b, k), (RxKind::AfXdp, RxKind::AfXdp));
+        assert_eq!(why.as_deref(), Some("--rx-backend auto: af_xdp"));
+    }
+
+    #[test]
+    fn auto_falls_back_to_af_packet_and_says_why() {
+        let (b, k, why) = select(RxBackend::Auto, false, opener(&[RxKind::AfXdp])).unwrap();
+        assert_eq!((b, k), (RxKind::AfPacket, RxKind::AfPacket));
+        assert_eq!(
+            why.as_deref(),
+            Some("--rx-backend auto: af_packet (af_xdp: no af_xdp here)")
+        );
+    }
+
+    #[test]
+    fn auto_with_all_frames_is_the_af_packet_tap() {
+        let mut tried = Vec::new();
+        let (_, k, why) = select(RxBackend::Auto, true, |k| {
+            tried.push(k);
+            Ok::<_, io::Error>(())
+        })
+        .unwrap();
+        assert_eq!((k, tried), (RxKind::AfPacket, vec![RxKind::AfPacket]));
+        assert_eq!(
+            why.as_deref(),
+            Some("--rx-backend auto: af_packet (--all-frames is a tap)")
+        );
+    }
+
+    #[test]
+    fn auto_names_every_failure_when_none_opens() {
+        let e = select(
+            RxBackend::Auto,
+            false,
+            opener(&[RxKind::AfXdp, RxKind::AfPacket]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no receive backend works: af_xdp: no af_xdp here; af_packet: no af_packet here"
+        );
+    }
+
+    #[test]
+    fn an_explicit_backend_is_not_replaced_and_keeps_its_error() {
+        let (_, k, why) = select(RxBackend::AfPacket, false, opener(&[])).unwrap();
+        assert_eq!((k, why), (RxKind::AfPacket, None));
+        let e = select(RxBackend::AfXdp, false, opener(&[RxKind::AfXdp])).unwrap_err();
+        assert_eq!(e.to_string(), "no af_xdp here");
+        let e = select(RxBackend::AfXdp, true, opener(&[])).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("--all-frames"), "{e}");
     }
 }

@@ -1,9 +1,8 @@
 //! The receiver's report (text and JSON), and its place in a lab run's reconciliation.
 
+use super::backend::{RxKind, XdpReport, XdpRxCounters};
 use super::frame::FrameCounters;
-use super::recv::RxKind;
 use super::sink::SinkReport;
-use super::xsk::{AttachMode, XdpRxCounters};
 use crate::sys::rx_ring::RingStats;
 use serde::Serialize;
 use std::fmt::Write;
@@ -17,18 +16,6 @@ pub enum RxStop {
     Interrupted,
     /// In the lab: the sender finished and the ring was drained.
     SenderDone,
-}
-
-/// The AF_XDP receiver's setup and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct XdpReport {
-    pub zero_copy: bool,
-    pub attach: AttachMode,
-    pub queues_watched: u32,
-    /// RX queues the driver reports (None: it does not say; queue 0 alone is watched).
-    pub device_queues: Option<u32>,
-    /// The redirect program's counters and the sockets' XDP_STATISTICS.
-    pub counters: XdpRxCounters,
 }
 
 /// Everything the receiver counted; `--json` prints it whole.
@@ -454,7 +441,7 @@ mod tests {
 
     #[test]
     fn af_xdp_reconciliation_names_xdp_and_socket_drops() {
-        use crate::rx::xsk::{AttachMode, XdpRxCounters};
+        use crate::rx::backend::AttachMode;
         use crate::sys::xsk_rx::XskRxStats;
         let counters = XdpRxCounters {
             redirected: 90,

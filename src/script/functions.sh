@@ -178,7 +178,8 @@ function root_check_run_with_sudo() {
 function get_iface_node() {
     local f=/sys/class/net/$1/device/numa_node node=-1
     [[ ! -r "$f" ]] || node=$(<"$f")
-    if [[ "$node" -lt 0 ]]; then
+    # Checked before the comparison, which would evaluate it as arithmetic.
+    if [[ ! "$node" =~ ^[0-9]{1,9}$ ]]; then
         echo 0
     else
         echo "$node"
@@ -220,9 +221,20 @@ function get_node_cpus() {
     echo "${out[*]}"
 }
 
-# in_between X LO HI: LO <= X <= HI.
+# _upk_is_num X: X is a whole number (digits only, at most 18, so bash arithmetic takes it
+# as the number it reads). Values must pass it before any arithmetic: bash evaluates a
+# variable's text in arithmetic, so `a[$(cmd)]` there would run cmd.
+function _upk_is_num() {
+    [[ "$1" =~ ^[0-9]{1,18}$ ]]
+}
+
+# in_between X LO HI: LO <= X <= HI (whole numbers; anything else exits 5).
 function in_between() {
-    [[ "$1" -ge "$2" && "$1" -le "$3" ]]
+    local n
+    for n in "$1" "$2" "$3"; do
+        _upk_is_num "$n" || err 5 "in_between: not a whole number: '$n'"
+    done
+    ((10#$1 >= 10#$2 && 10#$1 <= 10#$3))
 }
 
 # The 8 groups of an IPv6 address, written out (fd00::1 -> fd00:0:0:0:0:0:0:1).
@@ -256,7 +268,7 @@ function _upk_check_addr() {
     local v=$1 addr=${2%%/*} prefix= g groups=()
     [[ "$2" != */* ]] || prefix=${2#*/}
     if [[ -n "$prefix" ]]; then
-        [[ "$prefix" =~ ^[0-9]+$ ]] && in_between "$prefix" 0 $((v == 6 ? 128 : 32)) ||
+        _upk_is_num "$prefix" && in_between "$prefix" 0 $((v == 6 ? 128 : 32)) ||
             err 5 "Invalid prefix: /$prefix"
     fi
     if [[ $v == 6 ]]; then
@@ -282,7 +294,8 @@ function validate_addr6() { _upk_check_addr 6 "$1"; }
 # parse_addr ADDR[/PREFIX]: "MIN MAX", the first and last address of the network.
 function parse_addr() {
     local addr=${1%%/*} prefix=32 ip mask o
-    [[ "$1" != */* ]] || prefix=${1#*/}
+    _upk_check_addr 4 "$1"
+    [[ "$1" != */?* ]] || prefix=$((10#${1#*/}))
     IFS=. read -ra o <<<"$addr"
     ip=$(((10#${o[0]} << 24) | (10#${o[1]} << 16) | (10#${o[2]} << 8) | 10#${o[3]}))
     mask=$(((0xffffffff << (32 - prefix)) & 0xffffffff))
@@ -294,7 +307,8 @@ function parse_addr() {
 # parse_addr6 ADDR6[/PREFIX]: "MIN MAX" in written-out form.
 function parse_addr6() {
     local addr prefix=128 groups i bits m lo=() hi=()
-    [[ "$1" != */* ]] || prefix=${1#*/}
+    _upk_check_addr 6 "$1"
+    [[ "$1" != */?* ]] || prefix=$((10#${1#*/}))
     addr=$(extend_addr6 "${1%%/*}") || exit 5
     IFS=: read -ra groups <<<"$addr"
     for ((i = 0; i < 8; i++)); do

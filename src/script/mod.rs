@@ -12,6 +12,7 @@ use crate::app::{self, SenderSpec};
 use crate::backend::BackendKind;
 use crate::cli::RunArgs;
 use crate::lab::{self, RxMode};
+use crate::out::{self, OutputError};
 use crate::params;
 use crate::pg::Flag;
 use crate::pg::show::{Current, show};
@@ -90,7 +91,10 @@ pub struct ScriptArgs {
     pub strict: bool,
 
     /// Apply every command but do not send: `pgctrl start` only checks that the devices
-    /// could start.
+    /// could start: each device's settings, the number of senders (a lab gives each a veth
+    /// queue, at most 4096), each frame against the MTU, the walk. Only a start
+    /// checks the privileges, creating the lab, the backend's options and opening it
+    /// (sockets, rings, XDP programs), and with --real the device's address.
     #[arg(long)]
     pub check: bool,
 
@@ -248,6 +252,47 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
     Ok(out)
 }
 
+/// What a start would refuse before sending, checked from the settings alone for
+/// `--check`, beyond each device's own checks ([`start_specs`]): the number of senders the
+/// lab can give a queue, each frame against the device's MTU, and the walk each
+/// configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
+fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
+    if !a.real {
+        lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
+    }
+    for (i, (name, s)) in specs.iter().enumerate() {
+        let fail = |e: &dyn std::fmt::Display| format!("ERROR: start: {name}: {e}");
+        let dev = s.cfg.device();
+        let (mtu, info) = if a.real {
+            let mtu = std::fs::read_to_string(format!("/sys/class/net/{dev}/mtu"))
+                .ok()
+                .and_then(|m| m.trim().parse().ok());
+            let info = crate::pg::generate::DeviceInfo {
+                mac: sys_mac(dev),
+                // The address is probed at start; a placeholder stands for it here.
+                ipv4: Some(std::net::Ipv4Addr::UNSPECIFIED),
+                tx_queues: 1,
+            };
+            (mtu, info)
+        } else {
+            let info = crate::pg::generate::DeviceInfo {
+                mac: lab::TX_MAC,
+                ipv4: Some(lab::TX_IP),
+                tx_queues: specs.len().max(1) as u16,
+            };
+            (Some(lab::MTU), info)
+        };
+        if let Some(mtu) = mtu {
+            app::check_frame_fits(&s.cfg, mtu, dev).map_err(|e| fail(&format!("{e:#}")))?;
+        }
+        crate::pg::generate::Generator::new(&s.cfg, &info, i as u64).map_err(|e| fail(&e))?;
+    }
+    Ok(())
+}
+
+/// What `--check` cannot check, for its help and its verbose answer.
+pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, the backend's options against the chosen backend and opening it (sockets, rings, XDP programs), and with --real the device's address";
+
 /// How one start ended.
 enum Started {
     Ok(String),
@@ -262,7 +307,10 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         Err(e) => return Started::Failed(e),
     };
     if a.check {
-        return Started::Ok(String::new());
+        return match check_start(a, &specs) {
+            Ok(()) => Started::Ok(String::new()),
+            Err(e) => Started::Failed(e),
+        };
     }
     if stop.load(Ordering::Relaxed) {
         return Started::Interrupted(String::new());
@@ -353,7 +401,8 @@ struct Tally {
     interrupted: bool,
 }
 
-/// Runs lines; prints answers, shows and reports. Returns false when --strict stops it.
+/// Runs lines; prints answers, shows and reports (stopping at the first that cannot be
+/// printed, or where --strict stops it).
 fn run_lines(
     a: &ScriptArgs,
     it: &mut Interp,
@@ -362,7 +411,7 @@ fn run_lines(
     stop: &Arc<AtomicBool>,
     log: &mut Vec<String>,
     t: &mut Tally,
-) {
+) -> Result<(), OutputError> {
     let session = a.session.is_some();
     for (no, text) in lines {
         let o = Origin { file, line: *no };
@@ -376,10 +425,10 @@ fn run_lines(
         let parsed = match parse::parse_line(text) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("{}ERROR: {e}", label(text.trim()));
+                crate::errln!("{}ERROR: {e}", label(text.trim()));
                 t.failed.push(*no);
                 if a.strict {
-                    return;
+                    return Ok(());
                 }
                 continue;
             }
@@ -397,50 +446,60 @@ fn run_lines(
             Effect::Nothing => true,
             Effect::Answer(Ok(s)) => {
                 if a.verbose {
-                    println!("{}{s}", label(&target));
+                    out::println(format_args!("{}{s}", label(&target)))?;
                 }
                 true
             }
             Effect::Answer(Err(s)) => {
                 if session {
-                    eprintln!("Result: {s}");
+                    crate::errln!("Result: {s}");
                 } else {
-                    eprintln!("{}{s}", label(&target));
+                    crate::errln!("{}{s}", label(&target));
                 }
                 false
             }
             Effect::Missing(s) => {
-                eprintln!("{}ERROR: {s}", label(&target));
+                crate::errln!("{}ERROR: {s}", label(&target));
                 t.missing = true;
                 false
             }
             Effect::Show(s) => {
-                print!("{s}");
+                out::print(s)?;
                 true
             }
             Effect::Start => {
                 if t.interrupted {
-                    eprintln!("{}ERROR: start: interrupted earlier", label(&target));
+                    crate::errln!("{}ERROR: start: interrupted earlier", label(&target));
                     false
                 } else {
                     match start(a, it, stop) {
                         Started::Ok(report) => {
-                            print!("{report}");
+                            out::print(report)?;
                             if a.verbose {
-                                println!("{}OK: start", label(&target));
+                                out::println(format_args!(
+                                    "{}OK: start{}",
+                                    label(&target),
+                                    if a.check {
+                                        format!(
+                                            " (checked without sending; only a start checks {CHECK_CANNOT})"
+                                        )
+                                    } else {
+                                        String::new()
+                                    }
+                                ))?;
                             }
                             true
                         }
                         Started::Failed(e) => {
                             if session {
-                                eprintln!("Result: {e}");
+                                crate::errln!("Result: {e}");
                             } else {
-                                eprintln!("{}{e}", label(&target));
+                                crate::errln!("{}{e}", label(&target));
                             }
                             false
                         }
                         Started::Interrupted(report) => {
-                            print!("{report}");
+                            out::print(report)?;
                             t.interrupted = true;
                             true
                         }
@@ -451,10 +510,11 @@ fn run_lines(
         if !ok {
             t.failed.push(*no);
             if a.strict {
-                return;
+                return Ok(());
             }
         }
     }
+    Ok(())
 }
 
 /// A write as one line that parses back to it: the target spelled with /proc/net/pktgen/
@@ -579,23 +639,23 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
     };
     let mut log = Vec::new();
     let mut t = Tally::default();
-    run_lines(a, &mut it, &lines, &name, stop, &mut log, &mut t);
+    let printed = run_lines(a, &mut it, &lines, &name, stop, &mut log, &mut t);
+    // The commands were applied even when their output could not be printed.
     if let Some(dir) = &a.session {
         save_session(&it, dir, &log)?;
     }
+    printed?;
     Ok(t)
 }
 
 /// `upktgen script`: exit 0 when every command answered OK, 1 when any failed (3 with
 /// --session when the target does not exist, as the kernel's missing file), 130 after
-/// Ctrl-C, 2 when the script could not be read.
+/// Ctrl-C, 2 when the script could not be read or its output could not be written (141,
+/// quietly, when standard output's reader went away).
 pub fn main(a: &ScriptArgs) -> ExitCode {
     let stop = match app::stop_flag() {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("upktgen: {e:#}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return out::fail(&e, 2),
     };
     match script(a, &stop) {
         Ok(t) if t.interrupted => ExitCode::from(130),
@@ -605,7 +665,7 @@ pub fn main(a: &ScriptArgs) -> ExitCode {
                 return ExitCode::from(if t.missing { 3 } else { 1 });
             }
             let lines: Vec<String> = t.failed.iter().map(ToString::to_string).collect();
-            eprintln!(
+            crate::errln!(
                 "upktgen: {} command{} failed (line{} {})",
                 t.failed.len(),
                 if t.failed.len() == 1 { "" } else { "s" },
@@ -614,10 +674,7 @@ pub fn main(a: &ScriptArgs) -> ExitCode {
             );
             ExitCode::FAILURE
         }
-        Err(e) => {
-            eprintln!("upktgen: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => out::fail(&e, 2),
     }
 }
 

@@ -502,7 +502,7 @@ pub fn render_sweep(rows: &[SweepRow]) -> String {
 /// `upktgen sim`: runs what the flags ask and prints it to stdout.
 pub fn run_cli(args: &SimArgs) -> Result<()> {
     let text = run_to_string(args)?;
-    print!("{text}");
+    crate::out::print(text)?;
     Ok(())
 }
 

@@ -137,7 +137,7 @@ impl FreqGuard {
 impl Drop for FreqGuard {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("upktgen sweep: restoring the CPU clock: {e:#}");
+            crate::errln!("upktgen sweep: restoring the CPU clock: {e:#}");
         }
     }
 }

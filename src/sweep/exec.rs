@@ -122,7 +122,7 @@ pub(crate) fn run_child(
                 signalled = Some(Instant::now());
             }
             Some(t) if !killed && (asked || t.elapsed() >= grace) => {
-                eprintln!(
+                crate::errln!(
                     "upktgen sweep: the run (pid {pid}) did not stop {}; killing it",
                     if asked {
                         "before a second stop request".to_string()
@@ -156,7 +156,7 @@ pub(crate) fn run_child(
     if killed {
         // Its lab (namespaces named after its pid) was not removed by the child itself.
         for (ns, _) in crate::lab::sweep_stale() {
-            eprintln!("upktgen sweep: removed the killed run's namespace {ns}");
+            crate::errln!("upktgen sweep: removed the killed run's namespace {ns}");
         }
     }
     use std::os::unix::process::ExitStatusExt;
@@ -319,7 +319,7 @@ pub fn run_all(
                 let mean = records.iter().map(|r| r.seconds).sum::<f64>() / n as f64;
                 format!(", ETA {}", fmt_dur(mean * (total - n) as f64))
             };
-            eprintln!(
+            crate::errln!(
                 "[sweep] run {}/{total}: point {}/{} ({}), repetition {rep}/{repetitions}{eta}",
                 n + 1,
                 p.index + 1,

@@ -20,10 +20,11 @@ pub mod output;
 pub mod points;
 
 use crate::app::Exit;
+use crate::out::{self, OutputError};
 use anyhow::{Context, Result, anyhow, bail};
 use metrics::Metrics;
 use output::RunsFile;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -125,8 +126,7 @@ fn confirm(total: usize, n_points: usize, reps: u32, yes: bool) -> Result<()> {
     }
     let what = format!("{total} runs ({n_points} points x {reps} repetitions)");
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        eprint!("upktgen sweep: {what}. Run them all? [y/N] ");
-        let _ = std::io::stderr().flush();
+        crate::out::stderr(format_args!("upktgen sweep: {what}. Run them all? [y/N] "));
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer)?;
         if matches!(answer.trim(), "y" | "Y" | "yes") {
@@ -137,41 +137,42 @@ fn confirm(total: usize, n_points: usize, reps: u32, yes: bool) -> Result<()> {
     bail!("{what}: more than {MAX_RUNS_UNASKED}; add --yes to run them");
 }
 
-fn print_comparison(c: &compare::Comparison) {
-    println!("{}", c.sentence());
+fn print_comparison(c: &compare::Comparison) -> Result<(), OutputError> {
+    out::println(c.sentence())?;
     if c.result.is_ok() {
-        println!("{}", c.table());
+        out::println(c.table())
     } else {
-        println!();
+        out::println("")
     }
 }
 
-fn print_report(f: &RunsFile) {
+fn print_report(f: &RunsFile) -> Result<(), OutputError> {
     let s = output::summarise(f);
-    println!("{}", output::summary_text(f, &s));
+    out::println(output::summary_text(f, &s))?;
     let cmp = output::sweep_comparisons(f);
     if !cmp.is_empty() {
-        println!(
+        out::println(format_args!(
             "Comparisons ([compare] {}):",
             f.spec
                 .compare
                 .as_ref()
                 .map(|c| c.dimension.as_str())
                 .unwrap_or("")
-        );
+        ))?;
         for c in &cmp {
-            print_comparison(c);
+            print_comparison(c)?;
         }
     }
+    Ok(())
 }
 
 /// `upktgen sweep`.
 pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(dir) = &args.redraw {
         let f = output::read_runs(&dir.join("runs.json"))?;
-        print_report(&f);
+        print_report(&f)?;
         let w = output::write_dir(dir, &f, false)?;
-        eprintln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
+        crate::errln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
         return Ok(Exit::Done);
     }
     let path = args
@@ -190,12 +191,12 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let pts = points::expand(&spec)?;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
-        println!(
+        out::println(format_args!(
             "{} points x {} repetitions = {total} runs of `upktgen {}`:",
             pts.len(),
             spec.repetitions,
             spec.command.name()
-        );
+        ))?;
         for p in &pts {
             let mut extra = String::new();
             if p.load > 0 {
@@ -204,12 +205,12 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             if let Some(m) = p.cpu_mhz {
                 extra += &format!(" at {m} MHz");
             }
-            println!(
+            out::println(format_args!(
                 "{:>3}  {}: upktgen {}{extra}",
                 p.index + 1,
                 p.label,
                 p.args.join(" ")
-            );
+            ))?;
         }
         return Ok(Exit::Done);
     }
@@ -218,14 +219,23 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
+    // A line that cannot be printed stops the sweep as Ctrl-C does (the running child is
+    // stopped and its lab removed); the error is returned once the runs have ended.
+    let mut print_err: Option<OutputError> = None;
     let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |runs| {
         // runs.json first: what the terminal shows is then already on disk.
         checkpoint.save(&spec, &pts, runs);
-        if let Some(r) = runs.last() {
-            println!("{}", output::iteration_text(r));
+        if let Some(r) = runs.last()
+            && print_err.is_none()
+            && let Err(e) = out::println(output::iteration_text(r))
+        {
+            print_err = Some(e);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let _ = std::io::stdout().flush();
     })?;
+    if let Some(e) = print_err {
+        return Err(e.into());
+    }
     let f = RunsFile {
         format: output::FORMAT,
         spec,
@@ -234,12 +244,15 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         runs: done.records,
     };
     if f.interrupted {
-        println!("Interrupted after {} of {total} runs.\n", f.runs.len());
+        out::println(format_args!(
+            "Interrupted after {} of {total} runs.\n",
+            f.runs.len()
+        ))?;
     }
-    print_report(&f);
+    print_report(&f)?;
     if let Some(dir) = &args.out {
         let w = output::write_dir(dir, &f, true)?;
-        eprintln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
+        crate::errln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
     }
     Ok(if f.interrupted {
         Exit::Interrupted
@@ -391,7 +404,7 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     if let Some(b) = &args.b
         && crate::ndr::is_results_file(&args.a)
     {
-        print!("{}", crate::ndr::report::compare_files(&args.a, b)?);
+        crate::out::print(crate::ndr::report::compare_files(&args.a, b)?)?;
         return Ok(());
     }
     let da = load(&args.a)?;
@@ -410,7 +423,7 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
                     );
                 }
                 for c in &cmp {
-                    print_comparison(c);
+                    print_comparison(c)?;
                 }
                 return Ok(());
             }
@@ -422,6 +435,6 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     };
     let a = sample(&args.a, &da, args.sel_a.as_deref(), "a")?;
     let b = sample(&pb, &db, args.sel_b.as_deref(), "b")?;
-    print_comparison(&compare::compare(&a, &b));
+    print_comparison(&compare::compare(&a, &b))?;
     Ok(())
 }

@@ -113,7 +113,7 @@ impl<'a> Checkpoint<'a> {
             && !self.warned
         {
             self.warned = true;
-            eprintln!("upktgen sweep: saving the runs so far: {e:#}");
+            crate::errln!("upktgen sweep: saving the runs so far: {e:#}");
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod netns;
 pub mod packet;
 pub mod proc;
 pub mod rx_ring;
+pub mod stdio;
 pub mod xsk;
 pub mod xsk_rx;
 
@@ -23,9 +24,26 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// A socket option's value that the kernel may fill with any bytes: an integer, or a C
+/// struct of integers without padding, for which every bit pattern is a valid value.
+///
+/// # Safety
+/// Implement only for such types: [`getsockopt`] lets the kernel write `size_of::<Self>()`
+/// arbitrary bytes into a value of it. Being an `unsafe` trait, it can be implemented only
+/// where `unsafe` is allowed (this module).
+pub(crate) unsafe trait PlainOpt: Copy {}
+
+// SAFETY: integers; every bit pattern is a valid value.
+unsafe impl PlainOpt for libc::c_int {}
+// SAFETY: three u32 counters (tp_packets, tp_drops, tp_freeze_q_cnt), no padding.
+unsafe impl PlainOpt for libc::tpacket_stats_v3 {}
+// SAFETY: six u64 counters, no padding.
+unsafe impl PlainOpt for libc::xdp_statistics {}
+// SAFETY: one u32 of flags.
+unsafe impl PlainOpt for libc::xdp_options {}
+
 /// `getsockopt` into a `T` that starts as `init` (the kernel may fill fewer bytes).
-/// Only for integer-only C structs and integers, for which every bit pattern is valid.
-pub(crate) fn getsockopt<T: Copy>(
+pub(crate) fn getsockopt<T: PlainOpt>(
     fd: BorrowedFd<'_>,
     level: libc::c_int,
     name: libc::c_int,
@@ -34,7 +52,7 @@ pub(crate) fn getsockopt<T: Copy>(
     let mut v = init;
     let mut len = std::mem::size_of::<T>() as libc::socklen_t;
     // SAFETY: `v` is a valid, initialised out-buffer of `len` bytes, and T is integer-only
-    // (caller's contract), so whatever the kernel writes into it is a valid T.
+    // (the PlainOpt contract), so whatever the kernel writes into it is a valid T.
     cvt(unsafe {
         libc::getsockopt(
             fd.as_raw_fd(),

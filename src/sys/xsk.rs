@@ -213,7 +213,7 @@ pub(super) fn setsockopt<T>(fd: BorrowedFd<'_>, name: libc::c_int, v: &T) -> io:
     .map(|_| ())
 }
 
-pub(super) fn getsockopt<T: Default + Copy>(
+pub(super) fn getsockopt<T: Default + super::PlainOpt>(
     fd: BorrowedFd<'_>,
     name: libc::c_int,
 ) -> io::Result<T> {
@@ -223,6 +223,9 @@ pub(super) fn getsockopt<T: Default + Copy>(
 #[derive(Default, Clone, Copy)]
 #[repr(C)]
 pub(super) struct MmapOffsets([u64; 16]);
+
+// SAFETY: sixteen u64 words, no padding; every bit pattern is valid.
+unsafe impl super::PlainOpt for MmapOffsets {}
 
 impl MmapOffsets {
     pub(super) fn ring(&self, i: usize) -> libc::xdp_ring_offset {

@@ -10,26 +10,32 @@
 //! Per packet only the IP id, the two ports, the sequence number, the timestamp and the
 //! checksums change; [`Udp4Template::write`] stores exactly those bytes.
 
-use super::checksum;
-use super::{ETH_HLEN, IPV4_HLEN, MacAddr, PKTGEN_HDR_LEN, PKTGEN_MAGIC, UDP_HLEN};
+use super::ethernet::{self, ethertype};
+use super::{MacAddr, checksum, ip_protocol, ipv4, pktgen_hdr, udp};
 use std::net::Ipv4Addr;
 
-pub const OFF_IP: usize = ETH_HLEN;
-pub const OFF_IP_ID: usize = OFF_IP + 4;
-pub const OFF_IP_CSUM: usize = OFF_IP + 10;
-pub const OFF_UDP: usize = OFF_IP + IPV4_HLEN;
-pub const OFF_UDP_SPORT: usize = OFF_UDP;
-pub const OFF_UDP_DPORT: usize = OFF_UDP + 2;
-pub const OFF_UDP_CSUM: usize = OFF_UDP + 6;
-pub const OFF_PAYLOAD: usize = OFF_UDP + UDP_HLEN;
-pub const OFF_SEQ: usize = OFF_PAYLOAD + 4;
-pub const OFF_TV_SEC: usize = OFF_PAYLOAD + 8;
-pub const OFF_TV_USEC: usize = OFF_PAYLOAD + 12;
+/// Offset of the IPv4 header.
+pub const OFF_IP: usize = ethernet::HEADER_LEN;
+pub const OFF_IP_ID: usize = OFF_IP + ipv4::field::IDENT.start;
+pub const OFF_IP_CSUM: usize = OFF_IP + ipv4::field::CHECKSUM.start;
+pub const OFF_IP_SRC: usize = OFF_IP + ipv4::field::SRC_ADDR.start;
+pub const OFF_IP_DST: usize = OFF_IP + ipv4::field::DST_ADDR.start;
+/// Offset of the UDP header.
+pub const OFF_UDP: usize = OFF_IP + ipv4::HEADER_LEN;
+pub const OFF_UDP_SPORT: usize = OFF_UDP + udp::field::SRC_PORT.start;
+pub const OFF_UDP_DPORT: usize = OFF_UDP + udp::field::DST_PORT.start;
+pub const OFF_UDP_LEN: usize = OFF_UDP + udp::field::LENGTH.start;
+pub const OFF_UDP_CSUM: usize = OFF_UDP + udp::field::CHECKSUM.start;
+/// Offset of the UDP payload: pktgen's header.
+pub const OFF_PAYLOAD: usize = OFF_UDP + udp::HEADER_LEN;
+pub const OFF_SEQ: usize = OFF_PAYLOAD + pktgen_hdr::field::SEQ.start;
+pub const OFF_TV_SEC: usize = OFF_PAYLOAD + pktgen_hdr::field::TV_SEC.start;
+pub const OFF_TV_USEC: usize = OFF_PAYLOAD + pktgen_hdr::field::TV_USEC.start;
 
 /// Smallest frame that holds the headers and the whole pktgen header.
-pub const MIN_FRAME: usize = OFF_PAYLOAD + PKTGEN_HDR_LEN;
+pub const MIN_FRAME: usize = OFF_PAYLOAD + pktgen_hdr::HEADER_LEN;
 /// pktgen's IPv4 TTL.
-pub const TTL: u8 = 32;
+pub const TTL: u8 = super::PKTGEN_TTL;
 
 /// What stays the same in every frame of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,34 +80,44 @@ impl Udp4Template {
                 spec.pkt_size
             ));
         }
-        if spec.pkt_size - ETH_HLEN > usize::from(u16::MAX) {
+        if spec.pkt_size - OFF_IP > usize::from(u16::MAX) {
             return Err(format!("pkt_size {}: too large for IPv4", spec.pkt_size));
         }
         let mut f = vec![0u8; spec.pkt_size];
-        f[0..6].copy_from_slice(&spec.dst_mac.0);
-        f[6..12].copy_from_slice(&spec.src_mac.0);
-        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-        let ip_len = (spec.pkt_size - ETH_HLEN) as u16;
-        let udp_len = ip_len - IPV4_HLEN as u16;
-        let ip = &mut f[OFF_IP..OFF_UDP];
-        ip[0] = 0x45;
-        ip[1] = spec.tos;
-        ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
-        // id (4..6) varies; flags/fragment offset 0 as pktgen sends them.
-        ip[8] = TTL;
-        ip[9] = 17;
-        ip[12..16].copy_from_slice(&spec.src_ip.octets());
-        ip[16..20].copy_from_slice(&spec.dst_ip.octets());
+        ethernet::Repr {
+            dst_addr: spec.dst_mac,
+            src_addr: spec.src_mac,
+            ethertype: ethertype::IPV4,
+        }
+        .emit(&mut ethernet::Packet::new_unchecked(&mut f[..]));
+        let udp_len = spec.pkt_size - OFF_UDP;
+        let ip = ipv4::Repr {
+            src_addr: spec.src_ip,
+            dst_addr: spec.dst_ip,
+            protocol: ip_protocol::UDP,
+            tos: spec.tos,
+            // The id varies (written per packet); flags/fragment offset 0 as pktgen sends them.
+            ident: 0,
+            dont_frag: false,
+            more_frags: false,
+            frag_offset: 0,
+            ttl: TTL,
+            payload_len: udp_len,
+        };
+        let mut ip_hdr = ipv4::Packet::new_unchecked(&mut f[OFF_IP..]);
+        ip.emit(&mut ip_hdr);
+        // The checksum is written per packet from the base (the sum with id and checksum 0).
+        ip_hdr.set_checksum(0);
         let ip_base = checksum::sum(&f[OFF_IP..OFF_UDP]);
-        f[OFF_UDP + 4..OFF_UDP + 6].copy_from_slice(&udp_len.to_be_bytes());
-        f[OFF_PAYLOAD..OFF_PAYLOAD + 4].copy_from_slice(&PKTGEN_MAGIC.to_be_bytes());
-        // Pseudo-header: src, dst, zero+protocol, UDP length; then UDP header and payload
-        // with every varying field still zero.
-        let mut udp_base = checksum::sum(&spec.src_ip.octets());
-        udp_base = checksum::add(udp_base, checksum::sum(&spec.dst_ip.octets()));
-        udp_base = checksum::add(udp_base, 17);
-        udp_base = checksum::add(udp_base, u32::from(udp_len));
-        udp_base = checksum::add(udp_base, checksum::sum(&f[OFF_UDP..]));
+        udp::Repr {
+            src_port: 0,
+            dst_port: 0,
+            payload_len: udp_len - udp::HEADER_LEN,
+        }
+        .emit(&mut udp::Packet::new_unchecked(&mut f[OFF_UDP..]));
+        pktgen_hdr::Packet::new_unchecked(&mut f[OFF_PAYLOAD..]).set_magic();
+        // Pseudo-header, then the UDP header and payload with every varying field still zero.
+        let udp_base = checksum::add(ip.pseudo_header_sum(), checksum::sum(&f[OFF_UDP..]));
         Ok(Udp4Template {
             frame: f,
             ip_base,
@@ -267,6 +283,36 @@ mod tests {
         t.write(&mut buf, &a);
         t.write(&mut buf, &b);
         assert_eq!(buf, build(60, true, &b));
+    }
+
+    /// A known 60-byte frame, byte for byte (checksums worked out independently), and the
+    /// same frame read back through the header modules' views.
+    #[test]
+    fn known_frame_bytes() {
+        #[rustfmt::skip]
+        const FRAME: [u8; 60] = [
+            0x02, 0x00, 0x00, 0x99, 0x00, 0x02, 0x02, 0x00, 0x00, 0x99, 0x00, 0x01, 0x08, 0x00,
+            0x45, 0x10, 0x00, 0x2e, 0x12, 0x34, 0x00, 0x00, 0x20, 0x11, 0x73, 0xb3, 0x0a, 0x63,
+            0x00, 0x01, 0x0a, 0x63, 0x00, 0x02, 0x03, 0xe8, 0x00, 0x09, 0x00, 0x1a, 0x3b, 0x03,
+            0xbe, 0x9b, 0xe9, 0x55, 0x00, 0x00, 0x00, 0x01, 0x01, 0x02, 0x03, 0x04, 0x00, 0x00,
+            0x00, 0x05, 0x00, 0x00,
+        ];
+        let p = PacketFields {
+            ip_id: 0x1234,
+            udp_src: 1000,
+            udp_dst: 9,
+            seq: 1,
+            tv_sec: 0x0102_0304,
+            tv_usec: 5,
+        };
+        let b = build(60, true, &p);
+        assert_eq!(b, FRAME);
+        let ip = ipv4::Packet::new_checked(&b[OFF_IP..]).unwrap();
+        let r = ipv4::Repr::parse(&ip).unwrap();
+        assert_eq!((r.ident, r.ttl, r.tos), (0x1234, TTL, 0x10));
+        let u = udp::Packet::new_checked(ip.payload()).unwrap();
+        assert!(u.verify_checksum(r.pseudo_header_sum()));
+        assert_eq!(PktgenHdr::parse(u.payload()).unwrap().tv_usec, 5);
     }
 
     #[test]

@@ -5,10 +5,11 @@
 //! thread then receives until [`LabReceiver::finish`] (after the sender is done) sees the
 //! frame count settle, or until the handle is dropped (error paths).
 
-use super::recv::{Receiver, RxConfig, RxProgress};
-use super::report::{RxReport, RxStop};
-use crate::lab;
-use crate::sys::{self, netns};
+use super::RX_IF;
+use crate::rx::{
+    DEFAULT_XSK_FRAMES, FlowKeyMode, Receiver, RxBackend, RxConfig, RxProgress, RxReport, RxStop,
+};
+use crate::sys::{self, netns, rx_ring::RxRingConfig};
 use anyhow::{Context, Result, anyhow};
 use std::path::Path;
 use std::sync::Arc;
@@ -20,11 +21,11 @@ use std::time::{Duration, Instant};
 /// backend is af_packet here; `upktgen run --rx-analyze` sets the one --rx-backend asks for.
 pub fn config(hist: bool) -> RxConfig {
     RxConfig {
-        backend: super::recv::RxBackend::AfPacket,
-        xsk_frames: super::cli::DEFAULT_XSK_FRAMES,
+        backend: RxBackend::AfPacket,
+        xsk_frames: DEFAULT_XSK_FRAMES,
         zerocopy: None,
-        ring: crate::sys::rx_ring::RxRingConfig::default(),
-        flow_key: super::sink::FlowKeyMode::Addr,
+        ring: RxRingConfig::default(),
+        flow_key: FlowKeyMode::Addr,
         expect_first: Some(1),
         count: 0,
         duration: None,
@@ -52,14 +53,14 @@ impl LabReceiver {
                 let opened = netns::setns_net(&path)
                     .with_context(|| format!("entering network namespace {}", path.display()))
                     .and_then(|_| {
-                        let idx = sys::if_nametoindex(lab::RX_IF)?;
-                        Receiver::open(idx, lab::RX_IF, cfg).map_err(anyhow::Error::from)
+                        let idx = sys::if_nametoindex(RX_IF)?;
+                        Receiver::open(idx, RX_IF, cfg).map_err(anyhow::Error::from)
                     })
                     .context("setting up the receiver on veth-rx");
                 let mut rx = match opened {
                     Ok(rx) => {
                         if let Some(c) = &rx.choice {
-                            eprintln!("upktgen: {c}");
+                            crate::errln!("upktgen: {c}");
                         }
                         let _ = ready_tx.send(Ok(rx.progress()));
                         rx
@@ -71,7 +72,7 @@ impl LabReceiver {
                     }
                 };
                 rx.run(&stop2)?;
-                Ok(rx.report(lab::RX_IF, RxStop::SenderDone)?)
+                Ok(rx.report(RX_IF, RxStop::SenderDone)?)
             })
             .context("starting the receiver thread")?;
         let progress = ready_rx

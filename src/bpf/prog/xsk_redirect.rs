@@ -22,14 +22,8 @@
 //! With these counters the report can say "redirected by XDP N, received on the socket M,
 //! dropped by the socket K" and name what is left over.
 
-use crate::sys::bpf::{Insn, op};
-
-const MAP_LOOKUP_ELEM: i32 = 1;
-const REDIRECT_MAP: i32 = 51;
-const XDP_PASS: i32 = 2;
-const XDP_REDIRECT: i32 = 4;
-/// `src_reg` of an `ld_imm64` whose immediate is a map fd the kernel relocates.
-pub const PSEUDO_MAP_FD: u8 = 1;
+use super::{XDP_PASS, XDP_REDIRECT};
+use crate::bpf::asm::{Insn, helper, op};
 /// Offset of `rx_queue_index` in `struct xdp_md`.
 const RX_QUEUE_INDEX: i16 = 16;
 /// Keys of the per-CPU counter map.
@@ -39,14 +33,6 @@ pub const NO_SOCKET: i32 = 1;
 /// Frames that are not IPv4/UDP: passed to the stack.
 pub const NOT_UDP: i32 = 2;
 pub const COUNTERS: u32 = 3;
-
-/// A two-slot `ld_imm64` of map fd `fd` into `dst`, relocated by the kernel at load time.
-fn ld_map_fd(dst: u8, fd: i32) -> [Insn; 2] {
-    [
-        Insn::new(op::LD | op::IMM | op::DW, dst, PSEUDO_MAP_FD, 0, fd),
-        Insn::new(0, 0, 0, 0, 0),
-    ]
-}
 
 /// Index of the `count:` label in [`program`].
 const COUNT_AT: usize = 21;
@@ -71,10 +57,10 @@ pub fn program(xskmap_fd: i32, counters_fd: i32) -> Vec<Insn> {
         Insn::jmp_imm(op::JNE, 4, 17, to_count(11)),
         Insn::ldx(op::W, 2, 6, RX_QUEUE_INDEX),
     ];
-    p.extend(ld_map_fd(1, xskmap_fd));
+    p.extend(Insn::ld_map_fd(1, xskmap_fd));
     p.extend([
         Insn::mov64_imm(3, XDP_PASS),
-        Insn::call(REDIRECT_MAP),
+        Insn::call(helper::REDIRECT_MAP),
         Insn::mov64_reg(7, 0),
         Insn::st_imm(op::W, 10, -4, NO_SOCKET),
         Insn::jmp_imm(op::JNE, 7, XDP_REDIRECT, 1),
@@ -82,9 +68,9 @@ pub fn program(xskmap_fd: i32, counters_fd: i32) -> Vec<Insn> {
     ]);
     debug_assert_eq!(p.len(), COUNT_AT);
     p.extend([Insn::mov64_reg(2, 10), Insn::alu64_imm(op::ADD, 2, -4)]);
-    p.extend(ld_map_fd(1, counters_fd));
+    p.extend(Insn::ld_map_fd(1, counters_fd));
     p.extend([
-        Insn::call(MAP_LOOKUP_ELEM),
+        Insn::call(helper::MAP_LOOKUP_ELEM),
         Insn::jmp_imm(op::JEQ, 0, 0, 3),
         Insn::ldx(op::DW, 1, 0, 0),
         Insn::alu64_imm(op::ADD, 1, 1),

@@ -1,5 +1,5 @@
-//! The hand-assembled BPF programs of the `xdp_live` backend, and a tiny assembler with
-//! labels to write them.
+//! The hand-assembled BPF programs of the `xdp_live` backend (written with the assembler
+//! of [`crate::bpf::asm`]).
 //!
 //! Two programs share one single-entry array map (the *state*, [`State`]):
 //!
@@ -18,16 +18,14 @@
 //! program adds the words as loaded, folds, complements and stores without swapping; the
 //! constant bases are converted once in userspace ([`to_native`]).
 
-use crate::sys::bpf::{Insn, helper, op};
+use crate::bpf::asm::{Asm, Insn, helper, op};
 use crate::wire::checksum;
 use crate::wire::udp4::{
     OFF_IP, OFF_IP_CSUM, OFF_IP_ID, OFF_SEQ, OFF_TV_SEC, OFF_TV_USEC, OFF_UDP, OFF_UDP_CSUM,
     OFF_UDP_DPORT, OFF_UDP_SPORT,
 };
 
-/// XDP return codes.
-pub const XDP_ABORTED: i32 = 0;
-pub const XDP_REDIRECT: i32 = 4;
+pub use super::{XDP_ABORTED, XDP_REDIRECT};
 
 // Registers.
 const R0: u8 = 0;
@@ -162,72 +160,6 @@ impl Driver {
             drops: rd_u64(b, driver::DROPS),
             calls: rd_u64(b, driver::CALLS),
         }
-    }
-}
-
-/// A label in an [`Asm`] program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label(usize);
-
-/// A minimal assembler: instructions plus forward/backward jumps to labels.
-#[derive(Debug, Default)]
-pub struct Asm {
-    insns: Vec<Insn>,
-    labels: Vec<Option<usize>>,
-    /// (index of a jump instruction, its target)
-    fixups: Vec<(usize, Label)>,
-}
-
-impl Asm {
-    pub fn new() -> Asm {
-        Asm::default()
-    }
-
-    /// A new, not yet placed label.
-    pub fn label(&mut self) -> Label {
-        self.labels.push(None);
-        Label(self.labels.len() - 1)
-    }
-
-    /// Places `l` at the next instruction.
-    pub fn bind(&mut self, l: Label) {
-        self.labels[l.0] = Some(self.insns.len());
-    }
-
-    pub fn emit(&mut self, i: Insn) -> &mut Asm {
-        self.insns.push(i);
-        self
-    }
-
-    pub fn emit2(&mut self, i: [Insn; 2]) -> &mut Asm {
-        self.insns.extend_from_slice(&i);
-        self
-    }
-
-    /// `if r{dst} OP imm goto l`.
-    pub fn jmp_imm(&mut self, jop: u8, dst: u8, imm: i32, l: Label) -> &mut Asm {
-        self.fixups.push((self.insns.len(), l));
-        self.emit(Insn::jmp_imm(jop, dst, imm, 0))
-    }
-
-    /// `if r{dst} OP r{src} goto l`.
-    pub fn jmp_reg(&mut self, jop: u8, dst: u8, src: u8, l: Label) -> &mut Asm {
-        self.fixups.push((self.insns.len(), l));
-        self.emit(Insn::jmp_reg(jop, dst, src, 0))
-    }
-
-    /// Resolves the jumps. Fails on an unplaced label or a jump out of range.
-    pub fn finish(mut self) -> Result<Vec<Insn>, String> {
-        for &(at, l) in &self.fixups {
-            let target = self.labels[l.0].ok_or_else(|| format!("label {} not placed", l.0))?;
-            if target >= self.insns.len() {
-                return Err(format!("label {} placed past the last instruction", l.0));
-            }
-            let off = target as i64 - at as i64 - 1;
-            self.insns[at].off =
-                i16::try_from(off).map_err(|_| format!("jump from {at} to {target} too far"))?;
-        }
-        Ok(self.insns)
     }
 }
 

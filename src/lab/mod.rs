@@ -11,8 +11,15 @@
 //! disabled in both namespaces and the neighbours are static, so the only traffic on the
 //! pair is upktgen's. Dropping a [`Lab`] removes both namespaces (which destroys the veth
 //! pair and detaches any XDP program on it).
+//!
+//! `receiver` runs the receive side's [`crate::rx::Receiver`] on veth-rx for
+//! `upktgen run --rx-analyze`; `xdp` attaches the lab's own receivers (the counting drop
+//! sink, XDP_PASS), whose programs are in [`crate::bpf::prog`].
 
-use crate::sys::{self, bpf, netns};
+pub mod receiver;
+mod xdp;
+
+use crate::sys::{self, netns};
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, bail};
 use std::net::Ipv4Addr;
@@ -20,9 +27,27 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+use xdp::{RxVerdict, XdpCounter, attach_rx_program};
 
 /// Prefix of every namespace upktgen creates.
 pub const NS_PREFIX: &str = "upktgen-";
+
+/// The most TX (and RX) queues a veth may have (the kernel refuses more), so the most
+/// senders a lab can give a queue each.
+pub const MAX_QUEUES: usize = 4096;
+
+/// The MTU of the lab's veth pair (the kernel's default for a veth, which the lab keeps).
+pub const MTU: u32 = 1500;
+
+/// Refuses a lab of more queues than a veth can have, before anything is created.
+pub fn check_queues(senders: usize) -> Result<()> {
+    if senders > MAX_QUEUES {
+        bail!(
+            "{senders} senders: the lab gives each sender its own queue of the veth pair, and a veth has at most {MAX_QUEUES}"
+        );
+    }
+    Ok(())
+}
 const NETNS_DIR: &str = "/run/netns";
 pub const TX_IF: &str = "veth-tx";
 pub const RX_IF: &str = "veth-rx";
@@ -56,7 +81,7 @@ pub struct Lab {
     /// Keeps the receive-side XDP program attached (a BPF link detaches on close).
     _xdp_link: Option<OwnedFd>,
     /// With the drop receiver: the per-CPU counter its program bumps for every frame.
-    rx_counter: Option<crate::rx::xdp_count::XdpCounter>,
+    rx_counter: Option<XdpCounter>,
     removed: bool,
     /// TX/RX queues on each end of the veth pair.
     pub queues: u16,
@@ -77,8 +102,11 @@ impl Lab {
     /// [`Lab::create_with`] with `queues` TX and RX queues on each end of the veth pair
     /// (one per sender thread, so `-t N` senders do not share one queue).
     pub fn create_opts(rx_mode: RxMode, rx_napi: bool, queues: u16) -> Result<Lab> {
+        check_queues(usize::from(queues))?;
         for (ns, owner) in sweep_stale() {
-            eprintln!("upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)");
+            crate::errln!(
+                "upktgen: removed stale lab namespace {ns} (its run, pid {owner}, is gone)"
+            );
         }
         let (pid, start) = self_identity()?;
         let n = LAB_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -178,13 +206,13 @@ impl Lab {
             "permanent",
         ])?;
         if self.rx_mode == RxMode::Drop {
-            let counter = crate::rx::xdp_count::XdpCounter::new()
-                .context("creating the drop receiver's per-CPU counter map")?;
+            let counter =
+                XdpCounter::new().context("creating the drop receiver's per-CPU counter map")?;
             self._xdp_link = Some(attach_rx_program(
                 &netns_path(&rx),
                 RX_IF,
                 RxVerdict::Drop,
-                Some(counter.prog.clone()),
+                Some(counter.program()),
             )?);
             self.rx_counter = Some(counter);
         } else if self.rx_napi {
@@ -246,7 +274,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         if let Err(e) = self.remove() {
-            eprintln!("upktgen: warning: {e:#}");
+            crate::errln!("upktgen: warning: {e:#}");
         }
     }
 }
@@ -311,41 +339,6 @@ fn disable_ipv6(ns: &Path) -> Result<()> {
         Ok(())
     })
     .with_context(|| format!("disabling IPv6 in {}", ns.display()))
-}
-
-/// The receiver programs the lab attaches to veth-rx: `r0 = verdict; exit`.
-#[derive(Debug, Clone, Copy)]
-enum RxVerdict {
-    /// XDP_DROP: count the frame at the interface, go no further.
-    Drop = 1,
-    /// XDP_PASS: hand it to the stack; the program's presence gives veth-rx the NAPI that
-    /// frames redirected by XDP into veth-tx need.
-    Pass = 2,
-}
-
-/// Attaches `r0 = verdict; exit`, or `insns` when given (the drop receiver's counter).
-fn attach_rx_program(
-    ns: &Path,
-    ifname: &'static str,
-    verdict: RxVerdict,
-    insns: Option<Vec<bpf::Insn>>,
-) -> Result<OwnedFd> {
-    netns::in_netns(ns, move || {
-        let idx = sys::if_nametoindex(ifname)?;
-        let prog =
-            insns.unwrap_or_else(|| vec![bpf::Insn::mov64_imm(0, verdict as i32), bpf::Insn::exit()]);
-        let name = match verdict {
-            RxVerdict::Drop => "upktgen_drop",
-            RxVerdict::Pass => "upktgen_pass",
-        };
-        let prog = bpf::load_xdp(name, &prog)?;
-        bpf::attach_xdp_link(&prog, idx)
-    })
-    .with_context(|| {
-        format!(
-            "attaching the lab's XDP {verdict:?} program to veth-rx (needs a kernel with BPF links, 5.9+)"
-        )
-    })
 }
 
 fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {

@@ -11,24 +11,23 @@
 //!   r0 = XDP_DROP; exit
 //! ```
 //! upktgen reads the counter by summing the CPUs' slots. The lab's `drop` receiver is this
-//! program, so every run reports what the sink counted beside veth-rx's rx_packets.
+//! program (`crate::lab`), so every run reports what the sink counted beside veth-rx's
+//! rx_packets.
 
-use crate::sys::bpf::{Insn, PerCpuCounter, op};
-
-/// `void *bpf_map_lookup_elem(map, key)`.
-const MAP_LOOKUP_ELEM: i32 = 1;
-const XDP_DROP: i32 = 1;
+use super::XDP_DROP;
+use crate::bpf::asm::{Insn, helper, op};
 
 /// The counting program for the counter whose fd is `map_fd`.
 pub fn program(map_fd: i32) -> Vec<Insn> {
-    vec![
+    let mut p = vec![
         Insn::st_imm(op::W, 10, -4, 0),
         Insn::mov64_reg(2, 10),
         Insn::alu64_imm(op::ADD, 2, -4),
-        // ld_imm64 r1, map: src = BPF_PSEUDO_MAP_FD (1), the fd in the first imm.
-        Insn::new(op::LD | op::IMM | op::DW, 1, 1, 0, map_fd),
-        Insn::new(0, 0, 0, 0, 0),
-        Insn::call(MAP_LOOKUP_ELEM),
+    ];
+    // ld_imm64 r1, map: src = BPF_PSEUDO_MAP_FD (1), the fd in the first imm.
+    p.extend(Insn::ld_map_fd(1, map_fd));
+    p.extend([
+        Insn::call(helper::MAP_LOOKUP_ELEM),
         // if r0 == 0 skip the 3 instructions of the increment
         Insn::new(op::JMP | op::JEQ | op::K, 0, 0, 3, 0),
         Insn::ldx(op::DW, 1, 0, 0),
@@ -36,27 +35,8 @@ pub fn program(map_fd: i32) -> Vec<Insn> {
         Insn::stx(op::DW, 0, 0, 1),
         Insn::mov64_imm(0, XDP_DROP),
         Insn::exit(),
-    ]
-}
-
-/// A per-CPU counter and the program that bumps it.
-#[derive(Debug)]
-pub struct XdpCounter {
-    pub map: PerCpuCounter,
-    pub prog: Vec<Insn>,
-}
-
-impl XdpCounter {
-    pub fn new() -> std::io::Result<XdpCounter> {
-        let map = PerCpuCounter::create("upktgen_rxcount")?;
-        let prog = program(map.raw_fd());
-        Ok(XdpCounter { map, prog })
-    }
-
-    /// Frames counted so far (all CPUs).
-    pub fn count(&self) -> std::io::Result<u64> {
-        self.map.sum()
-    }
+    ]);
+    p
 }
 
 #[cfg(test)]
