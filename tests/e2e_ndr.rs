@@ -5,43 +5,15 @@
 
 mod common;
 
-use common::{namespaces_with_prefix, root_or_skip, stderr, stdout, upktgen};
+use common::{
+    Tmp, namespaces_with_prefix, nft_or_skip, root_or_skip, stderr, stdout, tmp_dir, upktgen,
+};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("upktgen-e2e-ndr-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
-
-fn nft_or_skip() -> bool {
-    if Command::new("nft").arg("--version").output().is_ok() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("nft (nftables) is needed by the ndr tests: .ci/run installs it");
-    }
-    eprintln!("skipping: nft (nftables) is not installed");
-    false
+    tmp_dir(&format!("ndr-{tag}"))
 }
 
 /// An nftables rule on veth-rx's ingress, for `--lab-rx-setup`.

@@ -8,7 +8,7 @@
 //! through (no QDISC_BYPASS) before they cross the pair.
 
 mod common;
-use common::{json, lab_template, root_or_skip, stderr, stdout, upktgen};
+use common::{json, lab_template, nft_or_skip, root_or_skip, stderr, stdout, upktgen};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -19,18 +19,6 @@ use upktgen::rx::recv::{RxBackend, RxConfig};
 use upktgen::sender::{self, Limits};
 use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, netns, packet::PacketSocket};
-
-/// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.
-fn nft_or_skip() -> bool {
-    if Command::new("nft").arg("--version").output().is_ok() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("nft (nftables) is needed by the loss tests: .ci/run installs it");
-    }
-    eprintln!("skipping: nft (nftables) is not installed");
-    false
-}
 
 /// Installs `numgen inc mod n == n-1 counter drop` on veth-rx's netdev ingress.
 fn drop_every_nth(lab: &Lab, n: u32) {

@@ -3,32 +3,13 @@
 
 mod common;
 
-use common::{namespaces_with_prefix, root_or_skip, stderr, stdout, upktgen};
+use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A fresh directory for one test, removed when dropped (also when the test fails).
-struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("upktgen-e2e-sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
+    tmp_dir(&format!("sweep-{tag}"))
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

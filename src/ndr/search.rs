@@ -341,7 +341,17 @@ impl Search {
                             passes.push((o.achieved, q.duration_s));
                         }
                         if again {
-                            lower(o.achieved, Bound::Sender);
+                            // The cap is the best the sender did at this rate: a slow
+                            // moment of a busy machine does not lower it.
+                            let best = match q.rate {
+                                None => o.achieved,
+                                Some(r) => self
+                                    .at_rate(r, 0.0)
+                                    .filter(|(_, o2)| verdict(o2, t.loss, tol) == v)
+                                    .map(|(_, o2)| o2.achieved)
+                                    .fold(o.achieved, f64::max),
+                            };
+                            lower(best, Bound::Sender);
                         }
                     } else if again {
                         lower(o.load(tol), Bound::Receiver);
@@ -987,5 +997,29 @@ mod tests {
             );
         }
         assert!(s.results()[0].clone().unwrap().rate.is_some());
+    }
+
+    #[test]
+    fn a_sender_bound_result_is_the_best_the_sender_did_at_full_length() {
+        // The ceiling (1 s, unpaced) reached 545,819 pps; asked that rate for 10 s, the sender
+        // managed 353,940 then 509,106 pps, no loss: the result is 509,106, not the slow one.
+        let mut s = Search::new(Config { pdr: None, ..cfg() });
+        for achieved in [545_819.0, 353_940.0, 509_106.0] {
+            let q = s.next_trial().unwrap();
+            s.record(
+                q,
+                Obs {
+                    requested: q.rate,
+                    duration_s: q.duration_s,
+                    achieved,
+                    sent: (achieved * q.duration_s) as u64,
+                    ..Obs::default()
+                },
+            );
+        }
+        assert_eq!(s.next_trial(), None);
+        let r = s.results()[0].clone().unwrap();
+        assert_eq!(r.bound, Bound::Sender);
+        assert_eq!(r.rate, Some(509_106.0));
     }
 }

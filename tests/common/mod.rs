@@ -178,3 +178,39 @@ pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output 
     a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
 }
+
+/// A fresh directory for one test, removed when dropped (also when the test fails).
+pub struct Tmp(pub std::path::PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `upktgen-e2e-<name>-<pid>` in the temporary directory, empty.
+pub fn tmp_dir(name: &str) -> Tmp {
+    let d = std::env::temp_dir().join(format!("upktgen-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
+
+/// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.
+pub fn nft_or_skip() -> bool {
+    if Command::new("nft").arg("--version").output().is_ok() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("nft (nftables) is needed by the loss tests: .ci/run installs it");
+    }
+    eprintln!("skipping: nft (nftables) is not installed");
+    false
+}
