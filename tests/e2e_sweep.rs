@@ -5,7 +5,7 @@ mod common;
 
 use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn tmp(tag: &str) -> Tmp {
