@@ -469,7 +469,9 @@ impl Search {
                 self.trials
                     .iter()
                     .enumerate()
-                    .filter(|(_, (q, o))| same(q.rate.unwrap_or(o.achieved), r))
+                    .filter(|(_, (q, o))| {
+                        same(q.rate.unwrap_or(o.achieved), r) || same(o.load(self.cfg.tolerance), r)
+                    })
                     .map(|(i, _)| i)
                     .collect()
             }),
@@ -1021,5 +1023,7 @@ mod tests {
         let r = s.results()[0].clone().unwrap();
         assert_eq!(r.bound, Bound::Sender);
         assert_eq!(r.rate, Some(509_106.0));
+        // The trial that reached it is the result's (its latency and CPU figures are shown).
+        assert!(r.trials_at_rate.contains(&2), "{:?}", r.trials_at_rate);
     }
 }
