@@ -35,6 +35,28 @@ pub enum LiveFormat {
     JsonLines,
 }
 
+/// What the user asked of the live statistics (`--live`, `--no-live`, `--json-lines`,
+/// `--interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveOptions {
+    pub live: bool,
+    pub no_live: bool,
+    pub json_lines: bool,
+    pub interval: Duration,
+}
+
+impl Default for LiveOptions {
+    /// On a terminal only, every second.
+    fn default() -> Self {
+        LiveOptions {
+            live: false,
+            no_live: false,
+            json_lines: false,
+            interval: Duration::from_secs(1),
+        }
+    }
+}
+
 /// One interface to watch: its name and the namespace whose /proc/net/dev lists it.
 #[derive(Debug, Clone)]
 pub struct Watched {
@@ -112,14 +134,14 @@ fn bar(pct: f64) -> String {
     format!("{}{}", "#".repeat(full), ".".repeat(20 - full))
 }
 
-/// A counter source re-read each interval.
-struct DevReader {
+/// A counter source re-read each interval (also the metrics endpoint's interface probe).
+pub(crate) struct DevReader {
     file: File,
     iface: String,
 }
 
 impl DevReader {
-    fn open(w: &Watched) -> Result<DevReader> {
+    pub(crate) fn open(w: &Watched) -> Result<DevReader> {
         let open = || File::open("/proc/thread-self/net/dev");
         let file = match &w.netns {
             Some(p) => netns::in_netns(p, open),
@@ -132,7 +154,7 @@ impl DevReader {
         })
     }
 
-    fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
+    pub(crate) fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
         let mut s = String::new();
         self.file.rewind()?;
         self.file.read_to_string(&mut s)?;
@@ -144,7 +166,8 @@ impl DevReader {
     }
 }
 
-fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
+/// Busy share of all CPUs between two readings, percent.
+pub(crate) fn cpu_busy(a: &StatSnapshot, b: &StatSnapshot) -> f64 {
     let d = a.all.delta(&b.all);
     let total = d.total();
     if total == 0 {
@@ -407,7 +430,7 @@ pub fn choose(
 }
 
 /// Starts the monitor `upktgen rx`'s options ask for: the receiver's own totals.
-pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<Option<Monitor>> {
+pub fn start_for_rx(a: &LiveOptions, count: u64, receiver: LostSource) -> Result<Option<Monitor>> {
     let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
         return Ok(None);
     };
@@ -417,7 +440,7 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
         receiver: Some(receiver),
         interval: a.interval,
         format,
-        count: a.count,
+        count,
         bar,
     })
     .map(Some)
@@ -426,7 +449,7 @@ pub fn start_for_rx(a: &crate::rx::cli::RxArgs, receiver: LostSource) -> Result<
 /// Starts the monitor a run's options ask for (`--live`, `--json-lines`, or standard error
 /// being a terminal, unless `--no-live`); None when none is asked for.
 pub fn start_for_run(
-    a: &crate::cli::RunArgs,
+    a: &LiveOptions,
     count: u64,
     tx: Watched,
     rx: Option<Watched>,

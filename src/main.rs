@@ -7,8 +7,8 @@
 
 use clap::Parser;
 use std::process::ExitCode;
-use upktgen::app::{self, Exit};
 use upktgen::cli::{Cli, Cmd};
+use upktgen::exit::{Exit, stop_flag};
 use upktgen::out;
 
 fn main() -> ExitCode {
@@ -22,16 +22,12 @@ fn main() -> ExitCode {
             .map(|()| Exit::Done)
             .map_err(anyhow::Error::from),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
-        Some(Cmd::Rx(args)) => app::stop_flag().and_then(|stop| upktgen::rx::cli::run(args, &stop)),
-        Some(Cmd::Sweep(args)) => {
-            app::stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop))
-        }
-        Some(Cmd::Ndr(args)) => {
-            app::stop_flag().and_then(|stop| upktgen::ndr::run_cli(args, &stop))
-        }
+        Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
+        Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
+        Some(Cmd::Ndr(args)) => stop_flag().and_then(|stop| upktgen::ndr::run_cli(args, &stop)),
         Some(Cmd::Compare(args)) => upktgen::sweep::compare_cli(args).map(|_| Exit::Done),
-        Some(Cmd::Run(args)) => app::stop_flag().and_then(|stop| app::run(args, &stop)),
-        None => app::stop_flag().and_then(|stop| app::run(&cli.run, &stop)),
+        Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),
+        None => stop_flag().and_then(|stop| upktgen::run::run(&cli.run, &stop)),
     };
     match result {
         Ok(Exit::Done) => ExitCode::SUCCESS,

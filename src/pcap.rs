@@ -11,7 +11,7 @@
 //! captured length is bounded (by [`MAX_CAPLEN`]) before anything is allocated for it.
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 /// Microsecond timestamps, as written in the file's own byte order.
@@ -72,6 +72,8 @@ pub enum PcapError {
     Truncated(usize),
     /// Record `n` (1-based) claims more captured bytes than any capture holds.
     HugeRecord(usize, u32),
+    /// Reading failed (or the file is over its cap).
+    Io(String),
 }
 
 impl fmt::Display for PcapError {
@@ -94,6 +96,7 @@ impl fmt::Display for PcapError {
                 f,
                 "record {n}: captured length {len} is more than {MAX_CAPLEN} bytes (a corrupt file?)"
             ),
+            PcapError::Io(e) => write!(f, "{e}"),
         }
     }
 }
@@ -109,71 +112,139 @@ fn u32_at(b: &[u8], at: usize, big: bool) -> Option<u32> {
     })
 }
 
-/// Parses a whole pcap file held in memory.
-pub fn parse(b: &[u8]) -> Result<Pcap, PcapError> {
-    if b.len() >= 4 && u32_at(b, 0, false) == Some(PCAPNG_MAGIC) {
-        return Err(PcapError::Pcapng);
-    }
-    if b.len() < FILE_HEADER {
-        return Err(PcapError::ShortHeader(b.len()));
-    }
-    let le = u32_at(b, 0, false).unwrap_or(0);
-    let (nanos, big_endian) = match (le, le.swap_bytes()) {
-        (MAGIC_US, _) => (false, false),
-        (MAGIC_NS, _) => (true, false),
-        (_, MAGIC_US) => (false, true),
-        (_, MAGIC_NS) => (true, true),
-        _ => {
-            return Err(PcapError::BadMagic(u32::from_be_bytes([
-                b[0], b[1], b[2], b[3],
-            ])));
+/// Reads as much of `buf` as `r` holds; the count read (less than `buf.len()` at the end).
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, PcapError> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(PcapError::Io(crate::input::ReadError::from(e).to_string())),
         }
-    };
-    let snaplen = u32_at(b, 16, big_endian).unwrap_or(0);
-    // The upper bits of the link-type field carry FCS information, not the type.
-    let link_type = u32_at(b, 20, big_endian).unwrap_or(0) & 0x03ff_ffff;
-    if link_type != LINKTYPE_ETHERNET {
-        return Err(PcapError::NotEthernet(link_type));
     }
-    let unit: u64 = if nanos { 1 } else { 1000 };
-    let mut records = Vec::new();
-    let mut at = FILE_HEADER;
-    while at < b.len() {
-        let n = records.len() + 1;
-        if b.len() - at < RECORD_HEADER {
-            return Err(PcapError::Truncated(n));
+    Ok(got)
+}
+
+/// A pcap file read as a stream: the file header is read and checked by [`Reader::new`]
+/// before any record, then [`Reader::next_record`] reads one record at a time, its captured
+/// length checked against [`MAX_CAPLEN`] before anything is allocated for it.
+pub struct Reader<R> {
+    r: R,
+    pub nanos: bool,
+    pub big_endian: bool,
+    pub snaplen: u32,
+    pub link_type: u32,
+    /// Records read so far.
+    n: usize,
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads and checks the 24-byte file header.
+    pub fn new(mut r: R) -> Result<Self, PcapError> {
+        let mut b = [0u8; FILE_HEADER];
+        let got = fill(&mut r, &mut b)?;
+        if got >= 4 && u32_at(&b, 0, false) == Some(PCAPNG_MAGIC) {
+            return Err(PcapError::Pcapng);
         }
-        let field = |i: usize| u32_at(b, at + 4 * i, big_endian).unwrap_or(0);
+        if got < FILE_HEADER {
+            return Err(PcapError::ShortHeader(got));
+        }
+        let le = u32_at(&b, 0, false).unwrap_or(0);
+        let (nanos, big_endian) = match (le, le.swap_bytes()) {
+            (MAGIC_US, _) => (false, false),
+            (MAGIC_NS, _) => (true, false),
+            (_, MAGIC_US) => (false, true),
+            (_, MAGIC_NS) => (true, true),
+            _ => {
+                return Err(PcapError::BadMagic(u32::from_be_bytes([
+                    b[0], b[1], b[2], b[3],
+                ])));
+            }
+        };
+        let snaplen = u32_at(&b, 16, big_endian).unwrap_or(0);
+        // The upper bits of the link-type field carry FCS information, not the type.
+        let link_type = u32_at(&b, 20, big_endian).unwrap_or(0) & 0x03ff_ffff;
+        if link_type != LINKTYPE_ETHERNET {
+            return Err(PcapError::NotEthernet(link_type));
+        }
+        Ok(Reader {
+            r,
+            nanos,
+            big_endian,
+            snaplen,
+            link_type,
+            n: 0,
+        })
+    }
+
+    /// The next record, None at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record>, PcapError> {
+        let n = self.n + 1;
+        let mut h = [0u8; RECORD_HEADER];
+        match fill(&mut self.r, &mut h)? {
+            0 => return Ok(None),
+            RECORD_HEADER => {}
+            _ => return Err(PcapError::Truncated(n)),
+        }
+        let field = |i: usize| u32_at(&h, 4 * i, self.big_endian).unwrap_or(0);
         let (sec, sub, caplen, orig_len) = (field(0), field(1), field(2), field(3));
         if caplen > MAX_CAPLEN {
             return Err(PcapError::HugeRecord(n, caplen));
         }
-        let start = at + RECORD_HEADER;
-        let end = start + caplen as usize;
-        let Some(data) = b.get(start..end) else {
+        let mut data = vec![0u8; caplen as usize];
+        if fill(&mut self.r, &mut data)? < data.len() {
             return Err(PcapError::Truncated(n));
-        };
-        records.push(Record {
+        }
+        self.n = n;
+        let unit: u64 = if self.nanos { 1 } else { 1000 };
+        Ok(Some(Record {
             ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(sub) * unit,
             orig_len: orig_len.max(caplen),
-            data: data.to_vec(),
-        });
-        at = end;
+            data,
+        }))
     }
-    Ok(Pcap {
-        nanos,
-        big_endian,
-        snaplen,
-        link_type,
-        records,
-    })
+
+    /// Every remaining record, as a [`Pcap`].
+    pub fn into_pcap(mut self) -> Result<Pcap, PcapError> {
+        let mut records = Vec::new();
+        while let Some(r) = self.next_record()? {
+            records.push(r);
+        }
+        Ok(Pcap {
+            nanos: self.nanos,
+            big_endian: self.big_endian,
+            snaplen: self.snaplen,
+            link_type: self.link_type,
+            records,
+        })
+    }
 }
 
-/// Reads and parses a file; errors start with the file's name.
-pub fn read_file(path: &Path) -> Result<Pcap, String> {
+/// Parses a whole pcap file held in memory.
+pub fn parse(b: &[u8]) -> Result<Pcap, PcapError> {
+    Reader::new(b)?.into_pcap()
+}
+
+/// The most bytes of a pcap file read for `--replay` (which keeps its frames in memory to
+/// loop over them), and by [`read_file`].
+pub const MAX_REPLAY: u64 = 256 << 20;
+
+/// Opens `path` as a stream capped at [`MAX_REPLAY`] and reads its file header; errors
+/// start with the file's name.
+pub fn open(path: &Path) -> Result<Reader<impl Read>, String> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-    parse(&bytes).map_err(|e| format!("{name}: {e}"))
+    let r = crate::input::open(path, MAX_REPLAY, "a pcap file to replay")
+        .map_err(|e| format!("{name}: {e}"))?;
+    Reader::new(r).map_err(|e| format!("{name}: {e}"))
+}
+
+/// Reads and parses a file (as a stream, at most [`MAX_REPLAY`] bytes); errors start with
+/// the file's name.
+pub fn read_file(path: &Path) -> Result<Pcap, String> {
+    open(path)?
+        .into_pcap()
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Writes a nanosecond, little-endian, Ethernet pcap file.
@@ -355,6 +426,46 @@ mod tests {
         let b = handmade(MAGIC_US, false, 1, &[(1, 0, &big, 70_000)]);
         assert_eq!(parse(&b).unwrap().records[0].data.len(), 70_000);
         assert_eq!(parse(&b[..b.len() - 1]), Err(PcapError::Truncated(1)));
+    }
+
+    #[test]
+    fn a_stream_is_read_record_by_record_within_its_cap() {
+        // A good header then endless zeros: record 1 comes back (0 bytes) without the rest
+        // being read; an endless stream of zeros is refused at its header.
+        let head = write(&[]);
+        let mut r = Reader::new(head.as_slice().chain(io::repeat(0))).unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap().data.len(), 0);
+        assert_eq!(
+            Reader::new(io::repeat(0)).err(),
+            Some(PcapError::BadMagic(0))
+        );
+        // 60-byte records without end, through a capped reader: refused at the cap, named.
+        let rec = write(&[(1, vec![7; 60])])[24..].to_vec();
+        let endless = head
+            .as_slice()
+            .chain(rec.as_slice())
+            .chain(io::repeat(0x41));
+        let capped = crate::input::Capped::new(endless, 24 + 76 + 100, "a test capture");
+        let mut r = Reader::new(capped).unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap().data, vec![7; 60]);
+        // The next "record" claims 0x41414141 bytes: refused before allocating.
+        assert_eq!(r.next_record(), Err(PcapError::HugeRecord(2, 0x4141_4141)));
+        // Good records without end: the cap ends the stream, named.
+        let one = write(&[(1, vec![7; 60])])[24..].to_vec();
+        let body: Vec<u8> = one.iter().copied().cycle().take(76 * 100).collect();
+        let capped = crate::input::Capped::new(
+            head.as_slice().chain(body.as_slice()),
+            24 + 76 * 10,
+            "a test capture",
+        );
+        let mut r = Reader::new(capped).unwrap();
+        for _ in 0..10 {
+            assert!(r.next_record().unwrap().is_some());
+        }
+        assert_eq!(
+            r.next_record().unwrap_err().to_string(),
+            "more than 784 bytes, the most a test capture may hold"
+        );
     }
 
     #[test]

@@ -1,14 +1,11 @@
 //! pcap files in `upktgen run`: `--pcap FILE` writes the frames a run would send instead of
 //! sending them; `--replay FILE` sends a file's frames ([`ReplayFrames`]).
 
-use crate::cli::RunArgs;
-use crate::frames::FrameSource;
-use crate::lab;
+use crate::exit::Exit;
+use crate::frames::{FrameSource, Frames};
 use crate::pcap::{self, PcapWriter, Record};
-use crate::pg::generate::DeviceInfo;
 use crate::pg::{DevConfig, Flag};
 use crate::stream::timeval;
-use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::BufWriter;
 use std::path::Path;
@@ -27,9 +24,6 @@ pub const REPLAY_PARAMS: &[&str] = &[
     "clone_skb",
     "node",
 ];
-
-/// The MTU of the lab's veth pair (the kernel's default).
-pub const LAB_MTU: u32 = 1500;
 
 /// A file's frames, sent in order and looping; each is copied whole into the buffer (a
 /// buffer holds whatever an earlier, longer frame left past its end). Nothing is rewritten:
@@ -75,55 +69,69 @@ fn vlan_tags(f: &[u8]) -> usize {
     }
 }
 
-impl ReplayFrames {
-    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
-    /// length and frames shorter than an Ethernet header, naming the record (1-based).
-    pub fn new(records: &[Record]) -> Result<Self, String> {
-        if records.is_empty() {
+/// [`ReplayFrames`] built record by record, each checked as it comes.
+#[derive(Default)]
+struct Builder {
+    data: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    t0: Option<u64>,
+    last: u64,
+    times: Vec<u64>,
+}
+
+impl Builder {
+    fn push(&mut self, r: &Record) -> Result<(), String> {
+        let n = self.spans.len() + 1;
+        if r.is_cut() {
+            return Err(format!(
+                "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
+                r.data.len(),
+                r.orig_len
+            ));
+        }
+        if r.data.len() < crate::wire::ETH_HLEN {
+            return Err(format!(
+                "record {n} is {} bytes, shorter than an Ethernet header (14)",
+                r.data.len()
+            ));
+        }
+        self.spans.push((self.data.len(), r.data.len()));
+        self.data.extend_from_slice(&r.data);
+        let t0 = *self.t0.get_or_insert(r.ts_ns);
+        self.last = self.last.max(r.ts_ns.saturating_sub(t0));
+        self.times.push(self.last);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ReplayFrames, String> {
+        if self.spans.is_empty() {
             return Err("no frames in the file".into());
         }
-        let mut data = Vec::with_capacity(records.iter().map(|r| r.data.len()).sum());
-        let mut spans = Vec::with_capacity(records.len());
-        for (i, r) in records.iter().enumerate() {
-            let n = i + 1;
-            if r.is_cut() {
-                return Err(format!(
-                    "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
-                    r.data.len(),
-                    r.orig_len
-                ));
-            }
-            if r.data.len() < crate::wire::ETH_HLEN {
-                return Err(format!(
-                    "record {n} is {} bytes, shorter than an Ethernet header (14)",
-                    r.data.len()
-                ));
-            }
-            spans.push((data.len(), r.data.len()));
-            data.extend_from_slice(&r.data);
-        }
-        let max_len = spans.iter().map(|s| s.1).max().unwrap_or(0);
-        let varying = spans.iter().any(|s| s.1 != spans[0].1);
-        let t0 = records[0].ts_ns;
-        let mut last = 0;
-        let times = records
-            .iter()
-            .map(|r| {
-                last = last.max(r.ts_ns.saturating_sub(t0));
-                last
-            })
-            .collect();
+        let max_len = self.spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let varying = self.spans.iter().any(|s| s.1 != self.spans[0].1);
         Ok(ReplayFrames {
-            data,
-            spans,
+            data: self.data,
+            spans: self.spans,
             next: 0,
             cur: (0, 0),
             max_len,
             bytes: 0,
             varying,
-            times,
+            times: self.times,
             timing: None,
         })
+    }
+}
+
+impl ReplayFrames {
+    /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
+    /// length and frames shorter than an Ethernet header, naming the record (1-based).
+    pub fn new(records: &[Record]) -> Result<Self, String> {
+        let mut b = Builder::default();
+        for r in records {
+            b.push(r)?;
+        }
+        b.finish()
     }
 
     /// Paces the frames by the file's timestamps: record i is due (t_i - t_0) / speed after
@@ -146,9 +154,19 @@ impl ReplayFrames {
     }
 
     /// Reads and checks a pcap file; errors start with its name.
+    /// The file is read as a stream (at most [`pcap::MAX_REPLAY`] bytes), each record
+    /// checked as it comes.
     pub fn load(path: &Path) -> Result<Self> {
-        let p = pcap::read_file(path).map_err(|e| anyhow!(e))?;
-        ReplayFrames::new(&p.records).map_err(|e| anyhow!("{}: {e}", path.display()))
+        let mut r = pcap::open(path).map_err(|e| anyhow!(e))?;
+        let mut b = Builder::default();
+        while let Some(rec) = r
+            .next_record()
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        {
+            b.push(&rec)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        }
+        b.finish().map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 
     /// Frames in the file.
@@ -239,60 +257,6 @@ impl FrameSource for ReplayFrames {
     }
 }
 
-/// Option checks for --replay, made before anything needs privileges: pktgen's frame
-/// parameters do not apply to recorded frames.
-pub fn check_replay_args(a: &RunArgs) -> Result<()> {
-    if a.replay.is_none() {
-        return Ok(());
-    }
-    let follow = a.replay_timing == Some(ReplayTiming::File);
-    if a.replay_speed.is_some() && !follow {
-        bail!("--replay-speed: scales the file's gaps; it goes with --replay-timing file");
-    }
-    if follow
-        && let Some((name, _)) =
-            a.pg.items
-                .iter()
-                .find(|(n, _)| ["delay", "ratep", "burst"].contains(n))
-    {
-        bail!(
-            "--{name}: --replay-timing file paces the frames by the file's timestamps; give one or the other"
-        );
-    }
-    for (name, _) in &a.pg.items {
-        if *name == "rate" {
-            bail!(
-                "--rate: with --replay the frames' sizes are the file's; give the rate in packets per second (--ratep) or as a gap (--delay)"
-            );
-        }
-        if !REPLAY_PARAMS.contains(name) {
-            bail!(
-                "--{}: --replay sends the file's frames as recorded; frame parameters do not apply (with --replay: {})",
-                name.replace('_', "-"),
-                REPLAY_PARAMS
-                    .iter()
-                    .map(|p| format!("--{}", p.replace('_', "-")))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    Ok(())
-}
-
-/// --replay's frames, read, checked and paced as the options say (None without --replay).
-pub fn from_args(a: &RunArgs) -> Result<Option<ReplayFrames>> {
-    let Some(path) = &a.replay else {
-        return Ok(None);
-    };
-    let mut r = ReplayFrames::load(path)?;
-    if a.replay_timing == Some(ReplayTiming::File) {
-        r.follow_file_timing(a.replay_speed.unwrap_or(1.0))
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    }
-    Ok(Some(r))
-}
-
 /// When the `k`-th frame (from 0) is due, in ns after the start: on the run's schedule
 /// (tick `k / burst` at `tick * burst * delay`, frames of one tick 1 ns apart), or 1 ns
 /// apart at delay 0.
@@ -307,82 +271,23 @@ pub fn schedule_ns(k: u64, delay_ns: u64, burst: u32) -> u64 {
         .saturating_add(k % burst)
 }
 
-/// The device defaults for --pcap, read without privileges: the lab's sending end, or
-/// --dev's MAC and MTU from sysfs (and its IPv4 address when a packet socket may be opened).
-fn pcap_device(a: &RunArgs, cfg: &DevConfig) -> (DeviceInfo, u32, String) {
-    let lab_info = DeviceInfo {
-        mac: lab::TX_MAC,
-        ipv4: Some(lab::TX_IP),
-        tx_queues: 1,
-    };
-    let Some(name) = a.dev.as_deref() else {
-        return (lab_info, LAB_MTU, lab::TX_IF.to_string());
-    };
-    let sys = |f: &str| std::fs::read_to_string(format!("/sys/class/net/{name}/{f}"));
-    let mac = sys("address")
-        .ok()
-        .and_then(|s| s.trim().parse::<MacAddr>().ok());
-    let mtu = sys("mtu").ok().and_then(|s| s.trim().parse::<u32>().ok());
-    let (Some(mac), Some(mtu)) = (mac, mtu) else {
-        crate::errln!(
-            "upktgen: note: --dev {name}: no such interface here; the source MAC and IPv4 address default to the lab's ({}, {}) unless --src-mac/--src give them",
-            lab::TX_MAC,
-            lab::TX_IP
-        );
-        return (lab_info, LAB_MTU, name.to_string());
-    };
-    let ipv4 = crate::sys::if_nametoindex(name)
-        .and_then(crate::sys::packet::PacketSocket::open)
-        .and_then(|s| s.if_addr4(name))
-        .ok()
-        .flatten();
-    if ipv4.is_none() && cfg.src_min.is_empty() && !cfg.has(Flag::Ipv6) {
-        crate::errln!(
-            "upktgen: note: --dev {name}: its IPv4 address is unknown (none, or reading it needs CAP_NET_RAW): the source address is 0.0.0.0 unless --src gives one"
-        );
-    }
-    (
-        DeviceInfo {
-            mac,
-            ipv4,
-            tx_queues: 1,
-        },
-        mtu,
-        name.to_string(),
-    )
-}
-
-/// `run --pcap FILE`: writes the frames the run would send, stamped on its schedule from
-/// the wall clock at the start, and prints one line on standard error. Needs no privilege.
+/// `run --pcap FILE`: writes `count` frames of `frames` (built for `cfg`, checked against
+/// the device), stamped on the run's schedule from the wall clock at the start, and prints
+/// one line on standard error. Needs no privilege.
 pub fn write_pcap(
-    a: &RunArgs,
-    cfg: &DevConfig,
     path: &Path,
+    count: u64,
+    cfg: &DevConfig,
+    mut frames: Frames,
     stop: &AtomicBool,
-) -> Result<crate::app::Exit> {
-    let n = a.pcap_count.unwrap_or(cfg.count);
-    if n == 0 {
-        bail!(
-            "--pcap: count 0 means \"until stopped\"; give --pcap-count N (or --count N) for the number of frames to write"
-        );
-    }
-    if cfg.delay == u64::MAX {
-        bail!(
-            "--pcap: delay {} never sends: there is nothing to write",
-            cfg.delay
-        );
-    }
-    let (info, mtu, dev) = pcap_device(a, cfg);
-    crate::app::check_frame_fits(cfg, mtu, &dev)?;
-    let seed = a
-        .seed
-        .unwrap_or_else(|| crate::sys::realtime_ns() ^ u64::from(std::process::id()));
-    let mut frames = crate::frames::for_config(cfg, &info, seed, a.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
+) -> Result<Exit> {
+    let n = count;
     for note in &cfg.notes {
         crate::errln!("upktgen: note: {note}");
     }
-    let file = std::fs::File::create(path)
+    // A regular file is written beside its name and renamed over it when whole
+    // (crate::outfile): a link at the name is replaced, never followed.
+    let file = crate::outfile::OutFile::create(path)
         .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
     let stamps = !cfg.has(Flag::NoTimestamp);
     let write_all = || -> std::io::Result<(u64, u64, bool)> {
@@ -404,20 +309,22 @@ pub fn write_pcap(
             bytes += len as u64;
         }
         let written = w.records();
-        w.finish()?;
+        w.finish()?
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .commit()?;
         Ok((written, bytes, interrupted))
     };
-    // A regular file cut short by an error is removed (not a device or a pipe given as
-    // FILE); one cut short by Ctrl-C is whole up to there and kept.
+    // A file cut short by an error never replaces the name (its temporary file is removed);
+    // one cut short by Ctrl-C is whole up to there and kept.
     let (written, bytes, interrupted) = write_all().map_err(|e| {
-        let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-        if regular && std::fs::remove_file(path).is_ok() {
+        if crate::outfile::is_stream(path) {
+            anyhow!("writing {}: {e}", path.display())
+        } else {
             anyhow!(
-                "writing {}: {e} (the partial file is removed)",
+                "writing {}: {e} (the file is not written; what was at that name is kept)",
                 path.display()
             )
-        } else {
-            anyhow!("writing {}: {e}", path.display())
         }
     })?;
     let spacing = if cfg.delay == 0 {
@@ -435,9 +342,9 @@ pub fn write_pcap(
         if interrupted { "; interrupted" } else { "" }
     );
     Ok(if interrupted {
-        crate::app::Exit::Interrupted
+        Exit::Interrupted
     } else {
-        crate::app::Exit::Done
+        Exit::Done
     })
 }
 
@@ -571,54 +478,6 @@ mod tests {
             one.follow_file_timing(1.0)
                 .unwrap_err()
                 .contains("one frame")
-        );
-    }
-
-    #[test]
-    fn frame_parameters_are_refused_with_replay() {
-        use crate::cli::Cli;
-        use clap::Parser;
-        let parse = |args: &[&str]| {
-            let c = Cli::try_parse_from(args).unwrap();
-            check_replay_args(&c.run)
-        };
-        parse(&["upktgen", "--replay", "f", "--count", "5", "--ratep", "100"]).unwrap();
-        let e = parse(&["upktgen", "--replay", "f", "--pkt-size", "100"]).unwrap_err();
-        assert!(
-            e.to_string().starts_with("--pkt-size: --replay sends"),
-            "{e}"
-        );
-        let e = parse(&["upktgen", "--replay", "f", "--rate", "100"]).unwrap_err();
-        assert!(e.to_string().contains("--ratep"), "{e}");
-        parse(&["upktgen", "--pkt-size", "100"]).unwrap();
-        parse(&[
-            "upktgen",
-            "--replay",
-            "f",
-            "--replay-timing",
-            "file",
-            "--replay-speed",
-            "2",
-        ])
-        .unwrap();
-        let e = parse(&[
-            "upktgen",
-            "--replay",
-            "f",
-            "--replay-timing",
-            "file",
-            "--ratep",
-            "5",
-        ])
-        .unwrap_err();
-        assert!(
-            e.to_string().starts_with("--ratep: --replay-timing file"),
-            "{e}"
-        );
-        let e = parse(&["upktgen", "--replay", "f", "--replay-speed", "2"]).unwrap_err();
-        assert!(
-            e.to_string().contains("goes with --replay-timing file"),
-            "{e}"
         );
     }
 }

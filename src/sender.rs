@@ -171,26 +171,7 @@ impl SendOutcome {
         let imix: Option<u64> = all.iter().map(|o| o.result.imix_bytes).sum::<Option<u64>>();
         let mut backend = BackendStats::default();
         for o in &all {
-            let b = &o.backend;
-            backend.queue.posted += b.queue.posted;
-            backend.queue.completed += b.queue.completed;
-            backend.queue.stops += b.queue.stops;
-            backend.queue.wakes += b.queue.wakes;
-            backend.idle_ns += b.idle_ns;
-            backend.stopped_ns += b.stopped_ns;
-            backend.kicks += b.kicks;
-            backend.late_errors += b.late_errors;
-            backend.undrained += b.undrained;
-            if let Some(x) = &b.xdp_live {
-                let t = backend.xdp_live.get_or_insert_with(Default::default);
-                t.redirected += x.redirected;
-                t.driver_sent += x.driver_sent;
-                t.driver_drops += x.driver_drops;
-                t.driver_calls += x.driver_calls;
-                if x.last_err != 0 {
-                    t.last_err = x.last_err;
-                }
-            }
+            backend += &o.backend;
         }
         backend.idle_ns /= n;
         backend.stopped_ns /= n;

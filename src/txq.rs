@@ -24,14 +24,26 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RingConfig {
     /// Descriptors in the ring.
-    pub size: u32,
+    size: u32,
     /// Stop the queue when fewer than this many descriptors are free after a post.
-    pub stop_thresh: u32,
+    stop_thresh: u32,
     /// Wake a stopped queue only when at least this many descriptors are free.
-    pub start_thresh: u32,
+    start_thresh: u32,
 }
 
 impl RingConfig {
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    pub fn stop_thresh(&self) -> u32 {
+        self.stop_thresh
+    }
+
+    pub fn start_thresh(&self) -> u32 {
+        self.start_thresh
+    }
+
     /// "stop when fewer than S free, wake when at least W free", for reports.
     pub fn thresholds(&self) -> String {
         format!(
@@ -90,6 +102,15 @@ pub struct QueueStats {
     pub stops: u64,
     /// Times a stopped queue was woken by a completion.
     pub wakes: u64,
+}
+
+impl std::ops::AddAssign for QueueStats {
+    fn add_assign(&mut self, o: QueueStats) {
+        self.posted += o.posted;
+        self.completed += o.completed;
+        self.stops += o.stops;
+        self.wakes += o.wakes;
+    }
 }
 
 /// Ring accounting with netdev_queues.h stop/start semantics.

@@ -305,3 +305,42 @@ fn a_value_is_one_word_and_flows_stop_at_65536() {
     let _ = std::fs::remove_dir_all(&dir);
     fails_with(&o, "is more than one value; count takes one");
 }
+
+/// Issue 11: `-t 1000` on a machine of a few CPUs started 1000 threads. More threads than
+/// the affinity mask's CPUs are refused, before any lab is made, with the number allowed;
+/// --allow-oversubscribe asks for them explicitly.
+#[test]
+fn more_threads_than_cpus_are_refused_with_the_number_allowed() {
+    let cpus = upktgen::sys::allowed_cpus().len();
+    let n = (cpus + 1).to_string();
+    let o = upktgen(&["run", "-t", &n, "--count", "10"]);
+    fails_with(
+        &o,
+        &format!("-t/--threads {n}: this process may run on {cpus} CPU"),
+    );
+    assert!(
+        stderr(&o).contains(&format!(
+            "give at most -t {cpus}, or add --allow-oversubscribe"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    if !root_or_skip() {
+        return;
+    }
+    // Asked for, it runs: every thread sends its count.
+    let o = upktgen(&[
+        "run",
+        "-t",
+        &n,
+        "--allow-oversubscribe",
+        "--count",
+        "100",
+        "--json",
+        "--no-live",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["threads"].as_array().map(Vec::len), Some(cpus + 1));
+    assert_eq!(j["outcome"]["result"]["sent"], 100 * (cpus as u64 + 1));
+}

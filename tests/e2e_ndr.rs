@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn tmp(tag: &str) -> Tmp {
-    tmp_dir(&format!("ndr-{tag}"))
+    tmp_dir("ndr", tag)
 }
 
 /// An nftables rule on veth-rx's ingress, for `--lab-rx-setup`.

@@ -447,6 +447,65 @@ fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
     assert!(dev.contains("\nResult: OK: "), "{dev}");
 }
 
+/// The ring thresholds, the product's own knob, reach a script's start (before, `script`
+/// had no --stop-thresh/--start-thresh and its ring always woke at half).
+#[test]
+fn a_script_run_honours_the_ring_thresholds() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = TempDir::new("thresh");
+    let script = t.write(
+        "ring.pg",
+        "pgctrl reset\nkpktgend_0 add_device eth0\neth0 count 200\npgctrl start\n",
+    );
+    let o = upktgen(&[
+        "script",
+        "--backend",
+        "tx_ring",
+        "--ring",
+        "64",
+        "--stop-thresh",
+        "2",
+        "--start-thresh",
+        "7",
+        "--json",
+        "--no-live",
+        script.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["backend"]["name"], "tx_ring", "{j}");
+    let queue = j["backend"]["queue"].as_str().unwrap();
+    assert!(
+        queue.contains("ring of 64 frames; stop when fewer than 2 free, wake when at least 7 free"),
+        "{queue}"
+    );
+    assert_eq!(j["outcome"]["result"]["sent"], 200);
+    // A threshold the backend has no ring for is refused at start, as run refuses it.
+    let o = upktgen(&["script", "--start-thresh", "7", script.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--ring/--stop-thresh/--start-thresh apply to the ring backends"),
+        "{}",
+        stderr(&o)
+    );
+    // --check refuses it too, without privileges or a lab.
+    let o = upktgen(&[
+        "script",
+        "--check",
+        "--start-thresh",
+        "7",
+        script.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--ring/--stop-thresh/--start-thresh apply to the ring backends"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// --check refuses what start would refuse before sending: 10,000 devices are more senders
 /// than the lab's veth has queues; a frame above the MTU. Its verbose answer names what only
 /// a start checks.

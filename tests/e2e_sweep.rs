@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn tmp(tag: &str) -> Tmp {
-    tmp_dir(&format!("sweep-{tag}"))
+    tmp_dir("sweep", tag)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -239,12 +239,14 @@ fn compare_two_files_of_runs() {
     // One run each: too few, said plainly.
     let fc = write(&d, "c.json", &serde_json::to_string(&a[0]).unwrap());
     let o = upktgen(&["compare", &fc, &fb]);
-    assert!(o.status.success());
+    // Too few runs is an error: exit 1 (it was 0), the reason on standard error.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("too few runs to compare (A: 1, B: 4; at least 3 each)"),
+        stderr(&o).contains("too few runs to compare (A: 1, B: 4; at least 3 each)"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     let fx = write(&d, "x.json", "{\"hello\": 1}");
     let o = upktgen(&["compare", &fx, &fb]);
     assert!(!o.status.success());

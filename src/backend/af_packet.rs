@@ -9,8 +9,12 @@
 //! return from the wait as a wake. On veth the skb is orphaned as it crosses to the peer,
 //! so the buffer never fills and stops stay at zero: veth has no TX ring.
 
-use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use super::{
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
+    TxBackend, TxOptions,
+};
 use crate::sys::packet::{MmsgBatch, PacketSocket};
+use anyhow::Context as _;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +29,39 @@ pub struct AfPacketConfig {
     pub sndbuf: Option<u32>,
     /// PACKET_QDISC_BYPASS.
     pub qdisc_bypass: bool,
+}
+
+/// Frames per sendmmsg unless --batch.
+pub const DEFAULT_BATCH: u16 = 64;
+
+impl Backend for AfPacket {
+    const KIND: BackendKind = BackendKind::AfPacket;
+    type Config = AfPacketConfig;
+
+    fn plan(
+        o: &TxOptions,
+        pg: &crate::pg::DevConfig,
+        _: SenderSlot,
+    ) -> Result<AfPacketConfig, Refusal> {
+        super::refuse_xdp_live_plain(o)?;
+        let qdisc_bypass = super::qdisc_bypass(o, pg, false)?;
+        o.ring.refuse(Self::KIND)?;
+        Ok(AfPacketConfig {
+            batch: super::batch(o, DEFAULT_BATCH),
+            sndbuf: o.sndbuf,
+            qdisc_bypass,
+        })
+    }
+
+    fn open(
+        c: &AfPacketConfig,
+        at: &OpenAt,
+        frames: &crate::frames::Frames,
+    ) -> anyhow::Result<AfPacket> {
+        at.packet_socket()
+            .and_then(|s| AfPacket::new(s, &crate::frames::FrameSource::prefill(frames), *c))
+            .context("af_packet: setting up the AF_PACKET socket")
+    }
 }
 
 pub struct AfPacket {

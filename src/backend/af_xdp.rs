@@ -12,7 +12,11 @@
 //! completes them within the kick on veth; with zero-copy the NIC completes them later.
 
 use super::ring::RingQueue;
-use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use super::{
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
+    TxBackend, TxOptions,
+};
+use crate::pg::{DevConfig, Flag};
 use crate::sys::xsk::{XdpMode, XskTx};
 use crate::txq::RingConfig;
 use std::io;
@@ -30,6 +34,64 @@ pub struct AfXdpConfig {
     pub queue: u32,
     /// Some(true): zero-copy or fail; Some(false): copy mode; None: zero-copy if possible.
     pub zerocopy: Option<bool>,
+}
+
+/// Descriptors (and UMEM frames) unless --ring.
+pub const DEFAULT_RING: u32 = 2048;
+/// Frames per kick unless --batch: what the kernel moves per kick in copy mode.
+pub const DEFAULT_BATCH: u16 = 32;
+
+/// The TX queue a sender binds before the device's queues are known (the open step takes
+/// it modulo them, as the kernel reduces its queue map): the CPU's with QUEUE_MAP_CPU; with
+/// several senders, a queue_map range spreads them over it and without one sender i takes
+/// queue i (two AF_XDP sockets cannot share a queue without sharing a UMEM); otherwise
+/// queue_map_min.
+pub fn queue_for(cfg: &DevConfig, slot: SenderSlot) -> usize {
+    if cfg.has(Flag::QueueMapCpu) {
+        slot.cpu.unwrap_or(0)
+    } else if slot.senders > 1 && cfg.queue_map_min < cfg.queue_map_max {
+        usize::from(cfg.queue_map_min)
+            + slot.index % (usize::from(cfg.queue_map_max - cfg.queue_map_min) + 1)
+    } else if slot.senders > 1 && cfg.queue_map_min == 0 && cfg.queue_map_max == 0 {
+        slot.index
+    } else {
+        usize::from(cfg.queue_map_min)
+    }
+}
+
+impl Backend for AfXdp {
+    const KIND: BackendKind = BackendKind::AfXdp;
+    type Config = AfXdpConfig;
+
+    fn plan(o: &TxOptions, pg: &DevConfig, slot: SenderSlot) -> Result<AfXdpConfig, Refusal> {
+        super::refuse_xdp_live_plain(o)?;
+        super::refuse_sndbuf(o, Self::KIND)?;
+        super::refuse_qdisc_bypass(o, Self::KIND)?;
+        Ok(AfXdpConfig {
+            ring: o.ring.resolve(Self::KIND, DEFAULT_RING)?,
+            batch: super::batch(o, DEFAULT_BATCH),
+            queue: u32::try_from(queue_for(pg, slot)).unwrap_or(u32::MAX),
+            zerocopy: None,
+        })
+    }
+
+    fn open(c: &AfXdpConfig, at: &OpenAt, frames: &crate::frames::Frames) -> anyhow::Result<AfXdp> {
+        let q = c.queue % u32::from(at.tx_queues.max(1));
+        let cfg = AfXdpConfig { queue: q, ..*c };
+        AfXdp::new(at.ifindex, &crate::frames::FrameSource::prefill(frames), cfg).map_err(|e| {
+            let hint = match e.raw_os_error() {
+                Some(libc::EAFNOSUPPORT | libc::ENOPROTOOPT) => {
+                    "the kernel needs CONFIG_XDP_SOCKETS (5.4+); "
+                }
+                Some(libc::EINVAL) => "is there such a queue? ",
+                Some(libc::EBUSY) => "another AF_XDP socket or program holds it; ",
+                _ => "",
+            };
+            anyhow::anyhow!(
+                "af_xdp: cannot set up an AF_XDP socket on queue {q} ({e}); {hint}--backend tx_ring or af_packet work everywhere"
+            )
+        })
+    }
 }
 
 pub struct AfXdp {
@@ -52,7 +114,7 @@ struct XdpIo {
 
 impl AfXdp {
     pub fn new(ifindex: u32, template: &[u8], cfg: AfXdpConfig) -> io::Result<Self> {
-        let frames = cfg.ring.size;
+        let frames = cfg.ring.size();
         let frame_size = if template.len() <= 2048 { 2048 } else { 4096 };
         if template.len() > frame_size {
             return Err(io::Error::new(
@@ -128,7 +190,7 @@ impl TxBackend for AfXdp {
             ),
             queue: format!(
                 "TX ring of {} descriptors (UMEM frames); {}",
-                r.size,
+                r.size(),
                 r.thresholds()
             ),
         }

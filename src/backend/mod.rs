@@ -5,6 +5,12 @@
 //! reserved frame ([`TxBackend::frame`]) and hands them over ([`TxBackend::submit`]).
 //! Whenever a backend blocks (waiting for ring or socket space, or for the final
 //! completions), it accounts the time as idle; that time is the `d` of pktgen's Result line.
+//!
+//! Each backend also owns its construction ([`Backend`]): a *plan* step that checks the
+//! run's options against what it can honour and resolves its defaults (batch, ring,
+//! qdisc bypass), made before anything needs privileges, and an *open* step that builds it
+//! on the sending thread. [`BackendPlan`] holds the only `match` on [`BackendKind`]: adding
+//! a backend touches this folder only.
 
 pub mod af_packet;
 pub mod af_xdp;
@@ -12,8 +18,12 @@ pub mod ring;
 pub mod tx_ring;
 pub mod xdp_live;
 
+use crate::frames::Frames;
+use crate::pg::DevConfig;
+use crate::sys::packet::PacketSocket;
 use crate::txq::QueueStats;
 use serde::Serialize;
+use std::fmt;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -54,6 +64,236 @@ impl BackendKind {
             BackendKind::Auto => "auto",
         }
     }
+
+    /// The backends `auto` tries, fastest first: in the lab xdp_live, then af_xdp, tx_ring,
+    /// af_packet; on a named device the same without xdp_live (live frames vanish unless
+    /// the receiving end has NAPI, which only the lab guarantees). One kind: itself.
+    pub fn candidates(self, lab: bool) -> &'static [BackendKind] {
+        const LAB: &[BackendKind] = &[
+            BackendKind::XdpLive,
+            BackendKind::AfXdp,
+            BackendKind::TxRing,
+            BackendKind::AfPacket,
+        ];
+        match self {
+            BackendKind::Auto if lab => LAB,
+            BackendKind::Auto => &LAB[1..],
+            BackendKind::AfPacket => &[BackendKind::AfPacket],
+            BackendKind::TxRing => &[BackendKind::TxRing],
+            BackendKind::AfXdp => &[BackendKind::AfXdp],
+            BackendKind::XdpLive => &[BackendKind::XdpLive],
+        }
+    }
+}
+
+/// An option a backend cannot honour, or a value it refuses: the message names the option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl From<String> for Refusal {
+    fn from(s: String) -> Self {
+        Refusal(s)
+    }
+}
+
+/// The run's options that concern the transmit path, as given (None: not given, the
+/// backend's default applies).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TxOptions {
+    pub batch: Option<u16>,
+    pub ring: ring::RingOptions,
+    pub sndbuf: Option<u32>,
+    pub qdisc_bypass: Option<bool>,
+    pub xdp_live_plain: bool,
+    /// The frames come from a pcap file (--replay), not from pktgen's walk.
+    pub replay: bool,
+}
+
+/// Where a sender stands among the run's senders, for choices made per sender (af_xdp's
+/// queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderSlot {
+    pub index: usize,
+    pub senders: usize,
+    pub cpu: Option<usize>,
+}
+
+/// What opening needs that is known only once the device is probed and the frames built.
+pub struct OpenAt {
+    pub ifindex: u32,
+    /// The device's TX queues.
+    pub tx_queues: u16,
+    /// SO_PRIORITY of packet sockets (pktgen's skb_priority; 0 = leave it).
+    pub priority: u32,
+}
+
+impl OpenAt {
+    /// A packet socket bound to the interface, with the priority set.
+    pub(crate) fn packet_socket(&self) -> io::Result<PacketSocket> {
+        let s = PacketSocket::open(self.ifindex)?;
+        if self.priority != 0 {
+            s.set_priority(self.priority)?;
+        }
+        Ok(s)
+    }
+}
+
+/// A transmit path's construction, beside its batch calls ([`TxBackend`]).
+pub trait Backend: TxBackend + Sized {
+    const KIND: BackendKind;
+    /// Its settings, every default resolved.
+    type Config: Clone + fmt::Debug + Send;
+
+    /// Checks the options against what this backend can honour and resolves its defaults;
+    /// no syscall.
+    fn plan(o: &TxOptions, pg: &DevConfig, slot: SenderSlot) -> Result<Self::Config, Refusal>;
+
+    /// Builds it, on the thread that will send and in the device's network namespace.
+    /// `frames` are the sender's (buffers are prefilled from them).
+    fn open(c: &Self::Config, at: &OpenAt, frames: &Frames) -> anyhow::Result<Self>;
+}
+
+/// Something to do with an opened backend, whatever its type (so the send loop stays
+/// monomorphic: no dynamic dispatch per batch).
+pub trait WithBackend {
+    type Out;
+    fn with<B: TxBackend>(self, b: B, frames: &mut Frames) -> Self::Out;
+}
+
+/// One backend with its validated settings.
+#[derive(Debug, Clone)]
+pub enum BackendPlan {
+    AfPacket(af_packet::AfPacketConfig),
+    TxRing(tx_ring::TxRingConfig),
+    AfXdp(af_xdp::AfXdpConfig),
+    XdpLive(xdp_live::XdpLiveConfig),
+}
+
+impl BackendPlan {
+    /// `kind`'s plan step (`auto` is resolved into its candidates before).
+    pub fn new(
+        kind: BackendKind,
+        o: &TxOptions,
+        pg: &DevConfig,
+        slot: SenderSlot,
+    ) -> Result<BackendPlan, Refusal> {
+        Ok(match kind {
+            BackendKind::AfPacket => BackendPlan::AfPacket(af_packet::AfPacket::plan(o, pg, slot)?),
+            BackendKind::TxRing => BackendPlan::TxRing(tx_ring::TxRing::plan(o, pg, slot)?),
+            BackendKind::AfXdp => BackendPlan::AfXdp(af_xdp::AfXdp::plan(o, pg, slot)?),
+            BackendKind::XdpLive => BackendPlan::XdpLive(xdp_live::XdpLive::plan(o, pg, slot)?),
+            BackendKind::Auto => {
+                return Err(Refusal("auto is resolved into its candidates first".into()));
+            }
+        })
+    }
+
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            BackendPlan::AfPacket(_) => BackendKind::AfPacket,
+            BackendPlan::TxRing(_) => BackendKind::TxRing,
+            BackendPlan::AfXdp(_) => BackendKind::AfXdp,
+            BackendPlan::XdpLive(_) => BackendKind::XdpLive,
+        }
+    }
+
+    /// Whether its frames vanish unless the receiving veth end has NAPI (xdp_live).
+    pub fn needs_peer_napi(&self) -> bool {
+        matches!(self, BackendPlan::XdpLive(_))
+    }
+
+    /// Whether it binds one TX queue of the device (af_xdp), so that pktgen's queue_map
+    /// options apply.
+    pub fn binds_a_queue(&self) -> bool {
+        matches!(self, BackendPlan::AfXdp(_))
+    }
+
+    /// Opens the backend and hands it to `u`; Err when it cannot be set up here (`auto`
+    /// then tries the next candidate).
+    pub fn open<U: WithBackend>(
+        &self,
+        at: &OpenAt,
+        frames: &mut Frames,
+        u: U,
+    ) -> anyhow::Result<U::Out> {
+        Ok(match self {
+            BackendPlan::AfPacket(c) => {
+                let b = af_packet::AfPacket::open(c, at, frames)?;
+                u.with(b, frames)
+            }
+            BackendPlan::TxRing(c) => {
+                let b = tx_ring::TxRing::open(c, at, frames)?;
+                u.with(b, frames)
+            }
+            BackendPlan::AfXdp(c) => {
+                let b = af_xdp::AfXdp::open(c, at, frames)?;
+                u.with(b, frames)
+            }
+            BackendPlan::XdpLive(c) => {
+                let b = xdp_live::XdpLive::open(c, at, frames)?;
+                u.with(b, frames)
+            }
+        })
+    }
+}
+
+/// Refuses `--xdp-live-plain` for a backend other than xdp_live.
+pub(crate) fn refuse_xdp_live_plain(o: &TxOptions) -> Result<(), Refusal> {
+    if o.xdp_live_plain {
+        return Err(Refusal(
+            "--xdp-live-plain applies to --backend xdp_live".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses `--sndbuf` for a backend whose queue is not the socket send buffer.
+pub(crate) fn refuse_sndbuf(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
+    if o.sndbuf.is_some() {
+        return Err(Refusal(format!(
+            "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
+            kind.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `--qdisc-bypass` for a backend without a qdisc on its path.
+pub(crate) fn refuse_qdisc_bypass(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
+    if o.qdisc_bypass.is_some() {
+        return Err(Refusal(format!(
+            "--qdisc-bypass applies to af_packet and tx_ring, not to {}",
+            kind.name()
+        )));
+    }
+    Ok(())
+}
+
+/// PACKET_QDISC_BYPASS for a packet socket: --qdisc-bypass, else the device's xmit_mode
+/// (start_xmit bypasses), else `default`; both given is refused.
+pub(crate) fn qdisc_bypass(o: &TxOptions, pg: &DevConfig, default: bool) -> Result<bool, Refusal> {
+    if o.qdisc_bypass.is_some() && pg.xmit_mode.is_some() {
+        return Err(Refusal(
+            "--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one"
+                .into(),
+        ));
+    }
+    Ok(o.qdisc_bypass
+        .or(pg.xmit_mode.map(|m| m == crate::pg::XmitMode::StartXmit))
+        .unwrap_or(default))
+}
+
+/// --batch, or the backend's default.
+pub(crate) fn batch(o: &TxOptions, default: u16) -> usize {
+    usize::from(o.batch.unwrap_or(default))
 }
 
 /// What a failed kick of a ring means: the frames stay on the ring and go with the next
@@ -92,7 +332,7 @@ pub struct Submitted {
     pub errors: u64,
 }
 
-/// Counters every backend keeps.
+/// Counters every backend keeps; they add up over senders (`+=`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BackendStats {
     /// Stops and wakes of the transmit queue (see [`crate::txq`]).
@@ -113,6 +353,20 @@ pub struct BackendStats {
     /// driver).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xdp_live: Option<xdp_live::XdpLiveCounters>,
+}
+
+impl std::ops::AddAssign<&BackendStats> for BackendStats {
+    fn add_assign(&mut self, b: &BackendStats) {
+        self.queue += b.queue;
+        self.idle_ns += b.idle_ns;
+        self.stopped_ns += b.stopped_ns;
+        self.kicks += b.kicks;
+        self.late_errors += b.late_errors;
+        self.undrained += b.undrained;
+        if let Some(x) = &b.xdp_live {
+            *self.xdp_live.get_or_insert_with(Default::default) += *x;
+        }
+    }
 }
 
 /// How a backend describes itself in reports.

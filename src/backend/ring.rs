@@ -1,11 +1,52 @@
 //! What ring backends share: the transmit queue with its stop/start thresholds, and the
 //! accounting of the time spent waiting for it.
 
-use super::BackendStats;
+use super::{BackendKind, BackendStats, Refusal};
 use crate::txq::{RingConfig, TxQueue};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// --ring, --stop-thresh and --start-thresh as given (None: not given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingOptions {
+    pub size: Option<u32>,
+    pub stop_thresh: Option<u32>,
+    pub start_thresh: Option<u32>,
+}
+
+impl RingOptions {
+    pub fn given(&self) -> bool {
+        self.size.is_some() || self.stop_thresh.is_some() || self.start_thresh.is_some()
+    }
+
+    /// For a backend without a ring of its own: none of the options may be given.
+    pub fn refuse(&self, kind: BackendKind) -> Result<(), Refusal> {
+        if self.given() {
+            return Err(Refusal(format!(
+                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp), not to {}",
+                kind.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A ring backend's ring: `default_size` descriptors unless --ring (a power of two up
+    /// to 65536), stop when none is free (S = 1) unless --stop-thresh, wake at half the ring
+    /// (or at S, if above) unless --start-thresh; validated.
+    pub fn resolve(&self, kind: BackendKind, default_size: u32) -> Result<RingConfig, Refusal> {
+        let size = self.size.unwrap_or(default_size);
+        if !size.is_power_of_two() || size > 1 << 16 {
+            return Err(Refusal(format!(
+                "--ring {size}: {} needs a power of two from 1 to 65536",
+                kind.name()
+            )));
+        }
+        let stop = self.stop_thresh.unwrap_or(1);
+        let start = self.start_thresh.unwrap_or((size / 2).max(stop));
+        RingConfig::new(size, stop, start).map_err(|e| Refusal(e.0))
+    }
+}
 
 /// A ring backend's queue and counters.
 #[derive(Debug)]

@@ -14,11 +14,15 @@
 //! unless something holds the skbs (a qdisc, with `--qdisc-bypass false`).
 
 use super::ring::RingQueue;
-use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use super::{
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
+    TxBackend, TxOptions,
+};
 use crate::sys::packet::{
     PacketSocket, TP_STATUS_AVAILABLE, TP_STATUS_SEND_REQUEST, TP_STATUS_WRONG_FORMAT, TxRingMap,
 };
 use crate::txq::RingConfig;
+use anyhow::Context as _;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::atomic::AtomicBool;
@@ -31,6 +35,41 @@ pub struct TxRingConfig {
     /// Frames per kick at most.
     pub batch: usize,
     pub qdisc_bypass: bool,
+}
+
+/// Descriptors in the ring unless --ring.
+pub const DEFAULT_RING: u32 = 1024;
+/// Frames per kick unless --batch.
+pub const DEFAULT_BATCH: u16 = 64;
+
+impl Backend for TxRing {
+    const KIND: BackendKind = BackendKind::TxRing;
+    type Config = TxRingConfig;
+
+    fn plan(
+        o: &TxOptions,
+        pg: &crate::pg::DevConfig,
+        _: SenderSlot,
+    ) -> Result<TxRingConfig, Refusal> {
+        super::refuse_xdp_live_plain(o)?;
+        super::refuse_sndbuf(o, Self::KIND)?;
+        let qdisc_bypass = super::qdisc_bypass(o, pg, true)?;
+        Ok(TxRingConfig {
+            ring: o.ring.resolve(Self::KIND, DEFAULT_RING)?,
+            batch: super::batch(o, DEFAULT_BATCH),
+            qdisc_bypass,
+        })
+    }
+
+    fn open(
+        c: &TxRingConfig,
+        at: &OpenAt,
+        frames: &crate::frames::Frames,
+    ) -> anyhow::Result<TxRing> {
+        at.packet_socket()
+            .and_then(|s| TxRing::new(s, &crate::frames::FrameSource::prefill(frames), *c))
+            .context("tx_ring: setting up the PACKET_MMAP TX ring")
+    }
 }
 
 pub struct TxRing {
@@ -55,7 +94,7 @@ struct RingIo {
 
 impl TxRing {
     pub fn new(sock: PacketSocket, template: &[u8], cfg: TxRingConfig) -> io::Result<Self> {
-        let frames = cfg.ring.size as usize;
+        let frames = cfg.ring.size() as usize;
         sock.set_tpacket_v2()?;
         sock.set_packet_loss(true)?;
         if cfg.qdisc_bypass {
@@ -139,7 +178,7 @@ impl TxBackend for TxRing {
                 self.cfg.batch,
                 if self.cfg.qdisc_bypass { "on" } else { "off" }
             ),
-            queue: format!("ring of {} frames; {}", r.size, r.thresholds()),
+            queue: format!("ring of {} frames; {}", r.size(), r.thresholds()),
         }
     }
 

@@ -98,56 +98,78 @@ pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The xdp_live settings from the command line, validated; None for the other backends
-/// (which must not be given xdp_live's options). `ifindex` is filled in later.
-pub fn config_from_args(
-    a: &crate::cli::RunArgs,
-    kind: super::BackendKind,
-    pg: &crate::pg::DevConfig,
-) -> Result<Option<XdpLiveConfig>, String> {
-    use crate::pg::Flag;
-    if kind != super::BackendKind::XdpLive {
-        if a.xdp_live_plain {
-            return Err("--xdp-live-plain applies to --backend xdp_live".into());
+/// Frames between flushes to the driver unless --batch.
+pub const DEFAULT_BATCH: u16 = 64;
+
+impl super::Backend for XdpLive {
+    const KIND: super::BackendKind = super::BackendKind::XdpLive;
+    type Config = XdpLiveConfig;
+
+    /// `ifindex` is filled in by the open step.
+    fn plan(
+        o: &super::TxOptions,
+        pg: &crate::pg::DevConfig,
+        _: super::SenderSlot,
+    ) -> Result<XdpLiveConfig, super::Refusal> {
+        use crate::pg::Flag;
+        if o.replay {
+            return Err(super::Refusal(
+                "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames".into(),
+            ));
         }
-        return Ok(None);
+        let not_here = |opt: &str, what: &str| {
+            Err(super::Refusal(format!(
+                "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
+            )))
+        };
+        if o.sndbuf.is_some() {
+            return not_here("--sndbuf", "socket");
+        }
+        if o.qdisc_bypass.is_some() {
+            return not_here("--qdisc-bypass", "qdisc on its path");
+        }
+        if o.ring.given() {
+            return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
+        }
+        if !crate::frames::fast_path_fits(pg) {
+            return Err(super::Refusal(
+                "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
+            ));
+        }
+        if pg.burst > 1 {
+            return not_here(
+                "--burst",
+                "burst of its own (it sends --batch frames per syscall)",
+            );
+        }
+        let c = XdpLiveConfig {
+            ifindex: 0,
+            batch: u32::from(o.batch.unwrap_or(DEFAULT_BATCH)),
+            plain: o.xdp_live_plain,
+            timestamps: !pg.has(Flag::NoTimestamp),
+            udp_csum: pg.has(Flag::Udpcsum),
+            udp_src: (pg.udp_src_min, pg.udp_src_max),
+            udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
+        };
+        check_config(&c, pg.min_pkt_size as usize)?;
+        Ok(c)
     }
-    let not_here = |opt: &str, what: &str| {
-        Err(format!(
-            "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
-        ))
-    };
-    if a.sndbuf.is_some() {
-        return not_here("--sndbuf", "socket");
+
+    fn open(
+        c: &XdpLiveConfig,
+        at: &super::OpenAt,
+        frames: &crate::frames::Frames,
+    ) -> anyhow::Result<XdpLive> {
+        let crate::frames::Frames::Fast(fast) = frames else {
+            anyhow::bail!("xdp_live: the frames need per-packet work its program does not do");
+        };
+        let frame = first_frame(fast.template(), fast.stream());
+        let cfg = XdpLiveConfig {
+            ifindex: at.ifindex,
+            ..*c
+        };
+        Ok(XdpLive::new(&frame, cfg)?)
     }
-    if a.qdisc_bypass.is_some() {
-        return not_here("--qdisc-bypass", "qdisc on its path");
-    }
-    if a.ring.is_some() || a.start_thresh.is_some() || a.stop_thresh != 1 {
-        return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
-    }
-    if !crate::frames::fast_path_fits(pg) {
-        return Err(
-            "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
-        );
-    }
-    if pg.burst > 1 {
-        return not_here(
-            "--burst",
-            "burst of its own (it sends --batch frames per syscall)",
-        );
-    }
-    let c = XdpLiveConfig {
-        ifindex: 0,
-        batch: u32::from(a.batch.unwrap_or(64)),
-        plain: a.xdp_live_plain,
-        timestamps: !pg.has(Flag::NoTimestamp),
-        udp_csum: pg.has(Flag::Udpcsum),
-        udp_src: (pg.udp_src_min, pg.udp_src_max),
-        udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
-    };
-    check_config(&c, pg.min_pkt_size as usize)?;
-    Ok(Some(c))
 }
 
 /// The frame the kernel copies: the template with the stream's first packet written
@@ -158,7 +180,8 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
     f
 }
 
-/// Frames the program refused or the driver did not accept, by cause.
+/// Frames the program refused or the driver did not accept, by cause; they add up over
+/// senders (`+=`, the last error being the latest non-zero one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
     /// Frames the XDP program ran on (each returned XDP_REDIRECT).
@@ -171,6 +194,18 @@ pub struct XdpLiveCounters {
     pub driver_calls: u64,
     /// The last error a driver call returned (negative errno), 0 if none.
     pub last_err: i32,
+}
+
+impl std::ops::AddAssign for XdpLiveCounters {
+    fn add_assign(&mut self, x: XdpLiveCounters) {
+        self.redirected += x.redirected;
+        self.driver_sent += x.driver_sent;
+        self.driver_drops += x.driver_drops;
+        self.driver_calls += x.driver_calls;
+        if x.last_err != 0 {
+            self.last_err = x.last_err;
+        }
+    }
 }
 
 pub struct XdpLive {

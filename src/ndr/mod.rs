@@ -9,7 +9,7 @@ pub mod report;
 pub mod search;
 pub mod trial;
 
-use crate::app::Exit;
+use crate::exit::Exit;
 use anyhow::{Context, Result, anyhow, bail};
 use search::{Config, Obs, Precision, Purpose, Request, Search};
 use serde::{Deserialize, Serialize};
@@ -61,10 +61,10 @@ pub struct NdrArgs {
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub pdr: String,
     /// Length of a final trial (the one that confirms a result).
-    #[arg(long, value_parser = crate::params::parse_duration, default_value = "10s", value_name = "TIME")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "10s", value_name = "TIME")]
     pub trial: std::time::Duration,
     /// Length of a searching trial [a tenth of --trial, at least 1 s, at most --trial].
-    #[arg(long, value_parser = crate::params::parse_duration, value_name = "TIME")]
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
     pub search_trial: Option<std::time::Duration>,
     /// Precision: a share of the rate (`1%`) or packets per second (`500`, `500pps`).
     #[arg(long, default_value = "1%", value_name = "P")]
@@ -338,18 +338,10 @@ pub fn line_pps(frame: u32, mbps: f64) -> f64 {
     mbps * 1e6 / (f64::from(frame + trial::WIRE_OVERHEAD) * 8.0)
 }
 
-/// Reads a results file: its header and trials (bounded: 64 MiB).
+/// Reads a results file (through the bounded reader: at most [`crate::input::MAX_JSON`]).
 pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
-    const MAX: u64 = 64 << 20;
-    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if meta.len() > MAX {
-        bail!(
-            "{}: larger than 64 MiB: not an ndr results file",
-            path.display()
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::input::read_text(path, crate::input::MAX_JSON, "an ndr results file")
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
     let mut lines = text
         .lines()
         .enumerate()

@@ -2,11 +2,30 @@
 
 use crate::backend::BackendInfo;
 use crate::lab::RxMode;
-use crate::params::{Addressing, Flags};
 use crate::sample::{IfaceCounters, SystemDelta, top_label};
 use crate::sender::SendOutcome;
+use crate::wire::MacAddr;
 use serde::Serialize;
 use std::fmt::Write;
+
+/// The two flags the report shows on their own (the device configuration has all of them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Flags {
+    /// UDPCSUM: compute the UDP checksum (otherwise 0).
+    pub udp_csum: bool,
+    /// NO_TIMESTAMP: leave tv_sec/tv_usec zero.
+    pub no_timestamp: bool,
+}
+
+/// The frame's addresses once defaults are resolved (IP addresses as text: one address, a
+/// `min-max` range, or IPv6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Addressing {
+    pub src_mac: MacAddr,
+    pub dst_mac: MacAddr,
+    pub src_ip: String,
+    pub dst_ip: String,
+}
 
 /// Where the frames went.
 #[derive(Debug, Clone, Serialize)]

@@ -15,7 +15,6 @@
 pub mod af_packet;
 pub mod af_xdp;
 pub mod backend;
-pub mod cli;
 pub mod frame;
 pub mod recv;
 pub mod report;

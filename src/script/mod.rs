@@ -8,179 +8,21 @@ pub mod parse;
 #[cfg(test)]
 mod tests;
 
-use crate::app::{self, SenderSpec};
-use crate::backend::BackendKind;
-use crate::cli::RunArgs;
-use crate::lab::{self, RxMode};
+use crate::cli::ScriptArgs;
+use crate::lab;
 use crate::out::{self, OutputError};
-use crate::params;
 use crate::pg::Flag;
 use crate::pg::show::{Current, show};
+use crate::run::plan::{RunPlan, SenderSpec};
+use crate::text::clip;
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
 use interp::{Effect, Interp};
 use parse::{Line, Target};
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-pub const SCRIPT_ABOUT: &str =
-    "Run a file of pktgen control commands, one per line, as the kernel's \
-/proc/net/pktgen takes them.
-
-A line is `TARGET COMMAND...` (what `echo \"COMMAND\" > /proc/net/pktgen/TARGET` does; that \
-spelling is accepted too, and TARGET may be written /proc/net/pktgen/TARGET), `show TARGET` or \
-`cat /proc/net/pktgen/TARGET` (prints the file), or a `#` comment. Targets:
-  pgctrl       start (run every added device at once and wait for the end; Ctrl-C stops it),
-               stop, reset (remove every device)
-  kpktgend_N   the thread on CPU N: add_device DEV[@TAG], rem_device_all, max_before_softirq
-  DEV[@TAG]    a device as added: count 1000, pkt_size 60, dst 10.0.0.2, flag UDPCSUM, ...
-               (every pktgen parameter; see `upktgen run --help`)
-
-Every command answers as pktgen does (`OK: ...` or `ERROR: ...`). ERROR answers go to standard \
-error with the line number; OK answers to standard output with --verbose. A failed command does \
-not stop the script (as a failed echo does not), unless --strict; the exit status is 1 when any \
-command failed, 130 after Ctrl-C.
-
-Where it runs: by default in a private lab (two network namespaces joined by a veth pair, \
-created for each start and removed after it) where every device name of the script stands for \
-the lab's sending interface, so a script written for eth0 runs unchanged. --real sends on the \
-interfaces the script names, in the current network namespace.";
-
-pub const SCRIPT_HELP: &str = "Example:
-  # two threads, one flow each
-  pgctrl reset
-  kpktgend_0 add_device eth0@0
-  kpktgend_1 add_device eth0@1
-  eth0@0 count 100000
-  eth0@0 src_min 198.18.1.1
-  eth0@1 count 100000
-  echo \"src_min 198.18.2.1\" > /proc/net/pktgen/eth0@1
-  pgctrl start
-  cat /proc/net/pktgen/eth0@0
-  show eth0@1
-
-To run the kernel's samples/pktgen scripts: `upktgen functions-sh > functions.sh` beside them.";
-
-/// `upktgen script`.
-#[derive(Args, Debug, Clone)]
-pub struct ScriptArgs {
-    /// The script (`-` for standard input).
-    #[arg(value_name = "FILE", required_unless_present = "write")]
-    pub file: Option<PathBuf>,
-
-    /// Run in a private lab: every device name stands for the lab's sending interface
-    /// (the default).
-    #[arg(long, conflicts_with = "real")]
-    pub lab: bool,
-
-    /// Send on the interfaces the script names, in the current network namespace.
-    #[arg(long)]
-    pub real: bool,
-
-    /// Also print OK answers.
-    #[arg(short, long)]
-    pub verbose: bool,
-
-    /// Stop at the first command that fails.
-    #[arg(long)]
-    pub strict: bool,
-
-    /// Apply every command but do not send: `pgctrl start` only checks that the devices
-    /// could start: each device's settings, the number of senders (a lab gives each a veth
-    /// queue, at most 4096), each frame against the MTU, the walk. Only a start
-    /// checks the privileges, creating the lab, the backend's options and opening it
-    /// (sockets, rings, XDP programs), and with --real the device's address.
-    #[arg(long)]
-    pub check: bool,
-
-    /// Keep the state between invocations in DIR (used by functions-sh): replay DIR/log,
-    /// run the commands, append them to the log, and write each file's text to DIR/proc/.
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub session: Option<PathBuf>,
-
-    /// With --session: one command for TARGET (the text after --write TARGET --line).
-    #[arg(long, value_name = "TARGET", requires_all = ["session", "line"], hide = true)]
-    pub write: Option<String>,
-
-    /// With --write: the command, as echo would write it.
-    #[arg(
-        long,
-        value_name = "COMMAND",
-        requires = "write",
-        allow_hyphen_values = true,
-        hide = true
-    )]
-    pub line: Option<String>,
-
-    /// Transmit path of every device.
-    #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
-    pub backend: BackendKind,
-
-    /// Ring backends: descriptors in the TX ring.
-    #[arg(long, value_name = "N")]
-    pub ring: Option<u32>,
-
-    /// Frames handed to the kernel per syscall at most.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
-    pub batch: Option<u16>,
-
-    /// SO_SNDBUF of the sending sockets in bytes.
-    #[arg(long, value_name = "BYTES")]
-    pub sndbuf: Option<u32>,
-
-    /// PACKET_QDISC_BYPASS (a device's xmit_mode also chooses it).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
-    pub qdisc_bypass: Option<bool>,
-
-    /// The lab's receiver: drop (XDP drops every frame) or stack [drop].
-    #[arg(long, value_enum, value_name = "MODE", conflicts_with = "real")]
-    pub lab_rx: Option<RxMode>,
-
-    /// Stop every start after this long (count 0 runs until then), e.g. 2s, 500ms.
-    #[arg(long, value_parser = params::parse_duration, value_name = "TIME")]
-    pub duration: Option<Duration>,
-
-    /// Seed of the random draws, for a reproducible walk.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Print each start's report as JSON.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No live statistics during a start, even on a terminal.
-    #[arg(long)]
-    pub no_live: bool,
-}
-
-/// The options `upktgen run` would take for one start.
-fn run_args(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<RunArgs> {
-    use clap::Parser as _;
-    let mut r = crate::cli::Cli::try_parse_from(["upktgen"])?.run;
-    r.dev = if a.real {
-        specs.first().map(|(_, s)| s.cfg.device().to_string())
-    } else {
-        None
-    };
-    r.backend = a.backend;
-    r.ring = a.ring;
-    r.batch = a.batch;
-    r.sndbuf = a.sndbuf;
-    r.qdisc_bypass = a.qdisc_bypass;
-    r.lab_rx = a.lab_rx;
-    r.duration = a.duration;
-    r.seed = a.seed;
-    r.json = a.json;
-    r.no_live = a.no_live;
-    // The lab's veth gets a queue per sender.
-    r.threads = u16::try_from(specs.len()).unwrap_or(u16::MAX);
-    Ok(r)
-}
 
 /// Online CPUs (kpktgend_N exists for each).
 pub fn online_cpus() -> Vec<usize> {
@@ -227,12 +69,7 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
                 Some((_, tag)) => format!("{}@{tag}", lab::TX_IF),
                 None => lab::TX_IF.to_string(),
             };
-            if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
-                cfg.dst_min = lab::RX_IP.to_string();
-            }
-            if cfg.dst_mac == MacAddr::default() {
-                cfg.dst_mac = lab::RX_MAC;
-            }
+            crate::run::plan::fill_lab_destination(&mut cfg);
         } else if cfg.dst_mac == MacAddr::default() {
             return Err(format!(
                 "ERROR: start: {name}: dst_mac is 00:00:00:00:00:00, which every receiver drops: set dst_mac"
@@ -254,9 +91,13 @@ pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>,
 
 /// What a start would refuse before sending, checked from the settings alone for
 /// `--check`, beyond each device's own checks ([`start_specs`]): the number of senders the
-/// lab can give a queue, each frame against the device's MTU, and the walk each
+/// lab can give a queue, the start's plan (the backend's options, as a start refuses
+/// them), each frame against the device's MTU, and the walk each
 /// configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
 fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
+    // The start's plan: the backend's options, and the target's.
+    RunPlan::from_script(a, specs.iter().map(|(_, s)| s.clone()).collect())
+        .map_err(|e| format!("ERROR: start: {e:#}"))?;
     if !a.real {
         lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
     }
@@ -283,7 +124,8 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
             (Some(lab::MTU), info)
         };
         if let Some(mtu) = mtu {
-            app::check_frame_fits(&s.cfg, mtu, dev).map_err(|e| fail(&format!("{e:#}")))?;
+            crate::run::device::check_frame_fits(&s.cfg, mtu, dev)
+                .map_err(|e| fail(&format!("{e:#}")))?;
         }
         crate::pg::generate::Generator::new(&s.cfg, &info, i as u64).map_err(|e| fail(&e))?;
     }
@@ -291,7 +133,7 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
 }
 
 /// What `--check` cannot check, for its help and its verbose answer.
-pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, the backend's options against the chosen backend and opening it (sockets, rings, XDP programs), and with --real the device's address";
+pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, opening the backend (sockets, rings, XDP programs), and with --real the device's address";
 
 /// How one start ended.
 enum Started {
@@ -315,12 +157,12 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
     if stop.load(Ordering::Relaxed) {
         return Started::Interrupted(String::new());
     }
-    let ra = match run_args(a, &specs) {
-        Ok(r) => r,
+    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
+    let plan = match RunPlan::from_script(a, specs.into_iter().map(|(_, s)| s).collect()) {
+        Ok(p) => p,
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
     };
-    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
-    let mut r = match app::run_senders(&ra, specs.into_iter().map(|(_, s)| s).collect(), stop) {
+    let mut r = match crate::run::execute(plan, stop) {
         Ok(Some(r)) => r,
         Ok(None) => return Started::Interrupted(String::new()),
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
@@ -415,17 +257,18 @@ fn run_lines(
     let session = a.session.is_some();
     for (no, text) in lines {
         let o = Origin { file, line: *no };
+        // What a message echoes of the input is kept short (a line may be 64 KiB).
         let label = |target: &str| {
             if session {
                 String::new()
             } else {
-                format!("{}:{}: {target}: ", o.file, o.line)
+                format!("{}:{}: {}: ", o.file, o.line, clip(target, 80))
             }
         };
         let parsed = match parse::parse_line(text) {
             Ok(p) => p,
             Err(e) => {
-                crate::errln!("{}ERROR: {e}", label(text.trim()));
+                crate::errln!("{}ERROR: {}", label(text.trim()), clip(&e, 160));
                 t.failed.push(*no);
                 if a.strict {
                     return Ok(());
@@ -451,6 +294,7 @@ fn run_lines(
                 true
             }
             Effect::Answer(Err(s)) => {
+                let s = clip(&s, 160);
                 if session {
                     crate::errln!("Result: {s}");
                 } else {
@@ -459,7 +303,7 @@ fn run_lines(
                 false
             }
             Effect::Missing(s) => {
-                crate::errln!("{}ERROR: {s}", label(&target));
+                crate::errln!("{}ERROR: {}", label(&target), clip(&s, 160));
                 t.missing = true;
                 false
             }
@@ -534,36 +378,32 @@ fn quote(cmd: &str) -> String {
     }
 }
 
-fn read_script(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading the script from standard input")?;
-        Ok(s)
+/// The script's lines, numbered from 1, read with the caps of [`crate::input`] (a line, the
+/// whole script).
+fn read_script(path: &Path) -> Result<Vec<(usize, String)>> {
+    use crate::input;
+    let name = if path == Path::new("-") {
+        "standard input".to_string()
     } else {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        String::from_utf8(bytes).map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
-    }
+        path.display().to_string()
+    };
+    let mut r = input::open(path, input::MAX_SCRIPT, "a script")
+        .map_err(|e| anyhow!("reading {name}: {e}"))?;
+    input::read_lines(&mut r, input::MAX_SCRIPT_LINE).map_err(|e| anyhow!("reading {name}: {e}"))
 }
 
 /// Replays a session's log (quietly), then restores each file's Result and Current.
 fn load_session(it: &mut Interp, dir: &Path) -> Result<()> {
-    let log = dir.join("log");
-    let text = match std::fs::read_to_string(&log) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", log.display())),
-    };
+    let text = read_session_file(&dir.join("log"))?.unwrap_or_default();
     for l in text.lines() {
         if let Ok(p) = parse::parse_line(l) {
             let _ = it.apply(&p);
         }
     }
-    let proc_dir = dir.join("proc");
+    let proc_dir = session_proc(dir)?;
     let names: Vec<String> = it.devices().iter().map(|(n, _)| n.to_string()).collect();
     for n in names {
-        if let Ok(t) = std::fs::read_to_string(proc_dir.join(&n))
+        if let Some(t) = read_session_file(&proc_dir.join(&n))?
             && let Some(d) = it.device_mut(&n)
         {
             d.result = interp::result_section(&t).unwrap_or_default();
@@ -573,40 +413,82 @@ fn load_session(it: &mut Interp, dir: &Path) -> Result<()> {
         }
     }
     for n in it.cpus.clone() {
-        if let Ok(t) = std::fs::read_to_string(proc_dir.join(format!("kpktgend_{n}"))) {
+        if let Some(t) = read_session_file(&proc_dir.join(format!("kpktgend_{n}")))? {
             it.set_thread_result(n, interp::result_section(&t).unwrap_or_default());
         }
     }
     Ok(())
 }
 
-/// Writes the session's log and every file's text.
+/// The file in a session's directory that lists (one name a line) the files of `proc/` the
+/// session wrote: the only ones it ever removes.
+const MANIFEST: &str = "manifest";
+
+/// `DIR/proc`, which must be a directory (not a link to one) when it exists.
+fn session_proc(dir: &Path) -> Result<PathBuf> {
+    let p = dir.join("proc");
+    match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "--session {}: proc is a symbolic link; a session keeps its files in a directory of its own (remove the link)",
+            dir.display()
+        ),
+        Ok(m) if !m.is_dir() => bail!(
+            "--session {}: proc is not a directory (remove it)",
+            dir.display()
+        ),
+        _ => Ok(p),
+    }
+}
+
+/// A session file's text, read with the session's cap (None when it is not there).
+fn read_session_file(p: &Path) -> Result<Option<String>> {
+    match crate::input::read_text(p, crate::input::MAX_SESSION_FILE, "a session file") {
+        Ok(t) => Ok(Some(t)),
+        Err(crate::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("{}: {e}", p.display())),
+    }
+}
+
+/// Writes the session's log and every file's text; removes from `proc/` only the files its
+/// manifest says it wrote and that no longer exist.
 fn save_session(it: &Interp, dir: &Path, log: &[String]) -> Result<()> {
     use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     if !log.is_empty() {
+        // Appended in place, never through a link.
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(dir.join("log"))
             .with_context(|| format!("writing {}", dir.join("log").display()))?;
         for l in log {
             writeln!(f, "{l}")?;
         }
     }
-    let proc_dir = dir.join("proc");
-    std::fs::create_dir_all(&proc_dir)
-        .with_context(|| format!("creating {}", proc_dir.display()))?;
+    let proc_dir = session_proc(dir)?;
+    if !proc_dir.exists() {
+        std::fs::create_dir(&proc_dir)
+            .with_context(|| format!("creating {}", proc_dir.display()))?;
+    }
     let files = it.files();
-    for e in std::fs::read_dir(&proc_dir)?.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !files.iter().any(|(n, _)| *n == name) {
-            let _ = std::fs::remove_file(e.path());
+    let manifest = dir.join(MANIFEST);
+    let old = read_session_file(&manifest)?.unwrap_or_default();
+    for name in old.lines() {
+        // Only plain names: a manifest edited to say ../x removes nothing outside proc/.
+        let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+        if plain && !files.iter().any(|(n, _)| n == name) {
+            let _ = std::fs::remove_file(proc_dir.join(name));
         }
     }
-    for (name, text) in files {
-        std::fs::write(proc_dir.join(&name), text)
-            .with_context(|| format!("writing {}", proc_dir.join(&name).display()))?;
+    for (name, text) in &files {
+        let p = proc_dir.join(name);
+        crate::outfile::write(&p, text.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
     }
+    let list: String = files.iter().map(|(n, _)| format!("{n}\n")).collect();
+    crate::outfile::write(&manifest, list.as_bytes())
+        .with_context(|| format!("writing {}", manifest.display()))?;
     Ok(())
 }
 
@@ -625,16 +507,7 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
             let cmd = a.line.clone().unwrap_or_default();
             ("-".into(), vec![(1, log_line(&target, &cmd))])
         }
-        (None, Some(f)) => {
-            let text = read_script(f)?;
-            (
-                f.display().to_string(),
-                text.lines()
-                    .enumerate()
-                    .map(|(i, l)| (i + 1, l.to_string()))
-                    .collect(),
-            )
-        }
+        (None, Some(f)) => (f.display().to_string(), read_script(f)?),
         (None, None) => bail!("give a script FILE"),
     };
     let mut log = Vec::new();
@@ -653,7 +526,7 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
 /// Ctrl-C, 2 when the script could not be read or its output could not be written (141,
 /// quietly, when standard output's reader went away).
 pub fn main(a: &ScriptArgs) -> ExitCode {
-    let stop = match app::stop_flag() {
+    let stop = match crate::exit::stop_flag() {
         Ok(s) => s,
         Err(e) => return out::fail(&e, 2),
     };
@@ -690,18 +563,3 @@ pub fn functions_sh() -> String {
 fn sh_single_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
-
-pub const FUNCTIONS_SH_ABOUT: &str =
-    "Print a bash replacement for the kernel's samples/pktgen/functions.sh.
-
-Save it as functions.sh beside the kernel's sample scripts (pktgen_sample01_simple.sh ...) and \
-they run unchanged, driving upktgen: pg_ctrl, pg_thread, pg_set, proc_cmd and pgset record the \
-commands in a session kept by `upktgen script --session` (each answers at once, as the kernel \
-would), `pg_ctrl start` sends and prints upktgen's report, and `cat /proc/net/pktgen/DEV` prints \
-the device in the kernel's layout. Environment: UPKTGEN (the binary; default: this one), \
-UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring` or `--real`), UPKTGEN_STATE \
-(a directory that keeps the session, for -a append runs). By default the scripts run in a \
-private lab, every device name standing for the lab's sending interface.
-
-Example: upktgen functions-sh > samples/pktgen/functions.sh && \
-samples/pktgen/pktgen_sample01_simple.sh -i eth0 -m 02:00:00:00:00:02 -n 1000";

@@ -216,7 +216,7 @@ struct Sim<'m> {
 }
 
 impl<'m> Sim<'m> {
-    fn new(m: &'m Model) -> Sim<'m> {
+    fn new(m: &'m Model, ring: crate::txq::RingConfig) -> Sim<'m> {
         let tm = Timing::new(m);
         Sim {
             m,
@@ -224,7 +224,7 @@ impl<'m> Sim<'m> {
             rng: Rng::new(m.seed),
             jitter: m.jitter,
             t: 0,
-            q: TxQueue::new(m.ring),
+            q: TxQueue::new(ring),
             waiting: VecDeque::with_capacity(m.ring.size as usize),
             wire_end: NEVER,
             dma_end: NEVER,
@@ -783,7 +783,8 @@ impl<'m> Sim<'m> {
 /// Runs the model to the end of its packet count.
 pub fn simulate(m: &Model) -> Result<Outcome, ModelError> {
     m.validate()?;
-    let mut sim = Sim::new(m);
+    let ring = m.ring.config().map_err(|e| ModelError(e.0))?;
+    let mut sim = Sim::new(m, ring);
     sim.run()?;
     sim.drain_wire();
     Ok(sim.outcome())
@@ -804,7 +805,7 @@ pub fn wake_latency_min_s(m: &Model) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::txq::RingConfig;
+    use crate::sim::model::RingSpec;
 
     /// A short run of the seed machine (fast enough for the debug test profile).
     fn short(count: u64) -> Model {
@@ -814,8 +815,12 @@ mod tests {
         }
     }
 
-    fn ring(size: u32, stop: u32, start: u32) -> RingConfig {
-        RingConfig::new(size, stop, start).unwrap()
+    fn ring(size: u32, stop: u32, start: u32) -> RingSpec {
+        RingSpec {
+            size,
+            stop_thresh: stop,
+            start_thresh: start,
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! from. Durations are given either in CPU cycles (they scale with the clock) or in nanoseconds
 //! (bus I/O and DMA, which do not).
 
-use crate::txq::RingConfig;
+use crate::txq::{RingConfig, RingConfigError};
 use serde::Serialize;
 use std::fmt;
 
@@ -55,7 +55,7 @@ pub struct Model {
 
     // --- NIC and driver ---
     /// TX descriptor ring and its stop / start (wake) thresholds.
-    pub ring: RingConfig,
+    pub ring: RingSpec,
     /// Descriptor and frame DMA fetch time (ns).
     pub dma_ns: f64,
     /// TX FIFO size in frames. 0: a descriptor completes when its frame has left the wire (the
@@ -108,6 +108,21 @@ pub struct Model {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError(pub String);
 
+/// The simulated ring's size and thresholds as set (a sweep changes them one by one);
+/// [`RingSpec::config`] validates them into the [`RingConfig`] the queue takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RingSpec {
+    pub size: u32,
+    pub stop_thresh: u32,
+    pub start_thresh: u32,
+}
+
+impl RingSpec {
+    pub fn config(&self) -> Result<RingConfig, RingConfigError> {
+        RingConfig::new(self.size, self.stop_thresh, self.start_thresh)
+    }
+}
+
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -141,7 +156,7 @@ impl Model {
             fcs: 4,
             preamble: 8,
             ifg: 12,
-            ring: RingConfig {
+            ring: RingSpec {
                 size: 16,
                 stop_thresh: 1,
                 start_thresh: 1,
@@ -201,11 +216,7 @@ impl Model {
             ));
         }
         // Ring thresholds: the same rule as the real backends (1 <= stop <= start <= size).
-        if let Err(e) = RingConfig::new(
-            self.ring.size,
-            self.ring.stop_thresh,
-            self.ring.start_thresh,
-        ) {
+        if let Err(e) = self.ring.config() {
             return err(e.0);
         }
         if self.ring.size > 1 << 20 {
@@ -427,7 +438,7 @@ mod tests {
             },
             "--idle-window-cycles",
         );
-        let ring = |size, stop, start| RingConfig {
+        let ring = |size, stop, start| RingSpec {
             size,
             stop_thresh: stop,
             start_thresh: start,

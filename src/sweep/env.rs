@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 /// Where the kernel exposes the CPUs.
-pub const SYSFS_CPU: &str = "/sys/devices/system/cpu";
+pub use crate::cli::sweep::SYSFS_CPU;
 
 /// cpufreq of every CPU under a sysfs root (a parameter, so tests use a fake tree).
 #[derive(Debug)]

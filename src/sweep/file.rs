@@ -52,6 +52,39 @@ impl Val {
         }
     }
 
+    /// A key equal for values that compare equal (for finding duplicates in one pass).
+    fn key(&self) -> String {
+        match self {
+            Val::Float(f) if *f == 0.0 => "f0".into(),
+            Val::Float(f) => format!("f{f:?}"),
+            Val::Int(i) => format!("i{i}"),
+            Val::Bool(b) => format!("b{b}"),
+            Val::Str(s) => format!("s{s}"),
+            Val::List(v) => format!(
+                "l{}",
+                v.iter().map(|x| x.key() + "\u{0}").collect::<String>()
+            ),
+        }
+    }
+
+    /// Whether the value (each item of a list) is one word, as every option value is: a
+    /// string with a blank in it would read as several ("10 --dev eth0"), and a control
+    /// character as none. `name` is the parameter's, for the message (worded as the pktgen
+    /// parser words it).
+    pub fn one_word(&self, name: &str) -> std::result::Result<(), String> {
+        match self {
+            Val::Str(s) if s.chars().any(char::is_whitespace) => Err(format!(
+                "{name}: '{s}' is more than one value; {name} takes one (options go in [base] or \
+                 in a dimension of their own)"
+            )),
+            Val::Str(s) if s.chars().any(char::is_control) => Err(format!(
+                "{name}: {s:?} holds a control character; a value is one printable word"
+            )),
+            Val::List(v) => v.iter().try_for_each(|x| x.one_word(name)),
+            _ => Ok(()),
+        }
+    }
+
     /// The value as a number, if it is one (a numeric string counts).
     pub fn as_f64(&self) -> Option<f64> {
         match self {
@@ -189,8 +222,25 @@ pub fn line_of(src: &str, offset: usize) -> usize {
         + 1
 }
 
-fn span_line(src: &str, span: Range<usize>) -> usize {
-    line_of(src, span.start)
+/// The 1-based line of any byte offset, found by a binary search over where the lines
+/// start (counting from the start of the file for every value made the check of a long
+/// dimension quadratic).
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        LineIndex(
+            src.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    fn line(&self, span: Range<usize>) -> usize {
+        self.0.partition_point(|&nl| nl < span.start) + 1
+    }
 }
 
 /// `start-thresh`, `Start_Thresh` -> `start_thresh`.
@@ -201,10 +251,29 @@ pub fn normalize(name: &str) -> String {
 /// Parses the text of a sweep file named `file` (for messages). Checks the file's own
 /// structure; the parameters are checked against the command by [`super::points`].
 pub fn parse(file: &str, src: &str) -> Result<Spec> {
+    let index = LineIndex::new(src);
+    let span_line = |_: &str, span: Range<usize>| index.line(span);
     let raw: RawFile = toml::from_str(src).map_err(|e| {
         let line = e.span().map(|s| span_line(src, s)).unwrap_or(1);
         anyhow!("{file}:{line}: {}", e.message().trim())
     })?;
+    // The size from the sizes alone, before any value is looked at.
+    let reps = match raw
+        .sweep
+        .get_ref()
+        .repetitions
+        .as_ref()
+        .map(|r| *r.get_ref())
+    {
+        None => DEFAULT_REPETITIONS,
+        Some(r) => u32::try_from(r).unwrap_or(1).max(1),
+    };
+    let sizes: Vec<usize> = raw
+        .dimension
+        .iter()
+        .map(|d| d.get_ref().values.get_ref().len())
+        .collect();
+    super::points::size_of(file, &sizes, reps)?;
     let mut lines = Lines {
         file: file.to_string(),
         sweep: span_line(src, raw.sweep.span()),
@@ -235,6 +304,7 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
             return Err(lines.at(kl, format!("parameter {name:?} given twice")));
         }
         let val = Val::from_toml(v.get_ref()).map_err(|e| lines.at(vl, format!("{name}: {e}")))?;
+        val.one_word(&name).map_err(|e| lines.at(vl, e))?;
         lines.base.push((kl, vl));
         base.push((name, val));
     }
@@ -269,6 +339,7 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
         }
         let mut values = Vec::new();
         let mut vlines = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for v in raw_values {
             let l = span_line(src, v.span());
             let val = match v.get_ref() {
@@ -280,9 +351,10 @@ pub fn parse(file: &str, src: &str) -> Result<Spec> {
                 }
                 x => Val::from_toml(x).map_err(|e| lines.at(l, format!("{name}: {e}")))?,
             };
-            if values.contains(&val) {
+            if !seen.insert(val.key()) {
                 return Err(lines.at(l, format!("{name}: value {} given twice", val.text())));
             }
+            val.one_word(&name).map_err(|e| lines.at(l, e))?;
             values.push(val);
             vlines.push(l);
         }

@@ -19,72 +19,19 @@ pub mod metrics;
 pub mod output;
 pub mod points;
 
-use crate::app::Exit;
+pub use crate::cli::sweep::{CompareArgs, SweepArgs};
+use crate::exit::Exit;
 use crate::out::{self, OutputError};
 use anyhow::{Context, Result, anyhow, bail};
 use metrics::Metrics;
 use output::RunsFile;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// More runs than this need `--yes` (or a "y" on a terminal).
 pub const MAX_RUNS_UNASKED: usize = 200;
-
-/// `upktgen sweep`: run a sweep file, or redraw a finished sweep's report.
-#[derive(clap::Args, Debug, Clone)]
-#[command(
-    after_help = "See docs/sweep.md for the file format. Repetitions are interleaved \
-(repetition 1 of every point, then repetition 2, ...) so slow drift spreads over all points."
-)]
-pub struct SweepArgs {
-    /// The sweep file (TOML): [sweep], [base], [[dimension]], [compare].
-    #[arg(value_name = "FILE", required_unless_present = "redraw")]
-    pub file: Option<PathBuf>,
-
-    /// Write runs.json, runs.csv, summary.csv, SVG plots and index.html into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Run even when the sweep has more than 200 runs.
-    #[arg(long)]
-    pub yes: bool,
-
-    /// Print the points and the command line of each, run nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// Redraw the tables, plots and index.html of DIR from its runs.json, without rerunning.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "out", "dry_run"])]
-    pub redraw: Option<PathBuf>,
-
-    /// Where the CPUs' cpufreq directories are (for tests).
-    #[arg(long, hide = true, default_value = env::SYSFS_CPU, value_name = "DIR")]
-    pub cpufreq_root: PathBuf,
-}
-
-/// `upktgen compare`: A/B between two sets of runs.
-#[derive(clap::Args, Debug, Clone)]
-#[command(
-    after_help = "Each FILE is a sweep's runs.json (pick a point with --a/--b \
-NAME=VALUE[,NAME=VALUE], or a label), one run's JSON (upktgen run --json, upktgen sim --json) \
-or a JSON array of such runs. With one runs.json and no selectors, its [compare] section is used."
-)]
-pub struct CompareArgs {
-    /// Sample A (the baseline).
-    #[arg(value_name = "A.json")]
-    pub a: PathBuf,
-    /// Sample B [the same file as A, with --b].
-    #[arg(value_name = "B.json")]
-    pub b: Option<PathBuf>,
-    /// Which point of A's runs.json: NAME=VALUE[,NAME=VALUE] or a point's label.
-    #[arg(long = "a", value_name = "SELECTOR")]
-    pub sel_a: Option<String>,
-    /// Which point of B's runs.json.
-    #[arg(long = "b", value_name = "SELECTOR")]
-    pub sel_b: Option<String>,
-}
 
 fn cpufreq_for(
     spec: &file::Spec,
@@ -171,7 +118,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(dir) = &args.redraw {
         let f = output::read_runs(&dir.join("runs.json"))?;
         print_report(&f)?;
-        let w = output::write_dir(dir, &f, false)?;
+        let w = output::write_dir(dir, "--redraw", &f, false)?;
         crate::errln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
         return Ok(Exit::Done);
     }
@@ -179,16 +126,50 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         .file
         .as_ref()
         .ok_or_else(|| anyhow!("a sweep file is needed"))?;
-    let src =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let spec = file::parse(&path.display().to_string(), &src)?;
-    // Size, names and values first (cheap), then the question, then the points.
+    match prepare(args, path, stop) {
+        Err(e) if e.is::<points::Interrupted>() => {
+            crate::errln!("upktgen sweep: interrupted before running anything");
+            Ok(Exit::Interrupted)
+        }
+        r => r,
+    }
+}
+
+/// Parses `src` on a thread of its own, so that Ctrl-C ends the wait (the parse, bounded by
+/// the file's cap, is left to end with the process).
+fn parse_until(name: String, src: String, stop: &AtomicBool) -> Result<file::Spec> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(file::parse(&name, &src));
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    bail!(points::Interrupted);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("parsing the sweep file failed")
+            }
+        }
+    }
+}
+
+/// Reads, checks and runs the sweep file at `path`.
+fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let src = crate::input::read_text(path, crate::input::MAX_SWEEP_FILE, "a sweep file")
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    // The size from the dimensions' sizes first (refused before any value is looked at),
+    // then names and values, then the question, then the points; Ctrl-C ends each.
+    let spec = parse_until(path.display().to_string(), src, stop)?;
     let (n_points, total) = points::size(&spec)?;
-    points::check(&spec)?;
+    points::check_until(&spec, stop)?;
     if !args.dry_run {
         confirm(total, n_points, spec.repetitions, args.yes)?;
     }
-    let pts = points::expand(&spec)?;
+    let pts = points::expand_until(&spec, stop)?;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
         out::println(format_args!(
@@ -198,6 +179,9 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             spec.command.name()
         ))?;
         for p in &pts {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(Exit::Interrupted);
+            }
             let mut extra = String::new();
             if p.load > 0 {
                 extra += &format!(" with {} busy threads", p.load);
@@ -209,13 +193,13 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 "{:>3}  {}: upktgen {}{extra}",
                 p.index + 1,
                 p.label,
-                p.args.join(" ")
+                crate::text::shell_line(&p.args)
             ))?;
         }
         return Ok(Exit::Done);
     }
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::outfile::out_dir(dir, "--out")?;
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
@@ -251,7 +235,7 @@ pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     print_report(&f)?;
     if let Some(dir) = &args.out {
-        let w = output::write_dir(dir, &f, true)?;
+        let w = output::write_dir(dir, "--out", &f, true)?;
         crate::errln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
     }
     Ok(if f.interrupted {
@@ -268,10 +252,8 @@ enum Doc {
 }
 
 fn load(path: &Path) -> Result<Doc> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        crate::input::read_json(path, crate::input::MAX_JSON, "a JSON document")?;
     if v.get("runs").is_some() && v.get("spec").is_some() {
         let f: RunsFile = serde_json::from_value(v)
             .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
@@ -422,10 +404,7 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
                         args.a.display()
                     );
                 }
-                for c in &cmp {
-                    print_comparison(c)?;
-                }
-                return Ok(());
+                return print_comparisons(&cmp);
             }
             if args.sel_a.is_none() || args.sel_b.is_none() {
                 bail!("one file: give both --a and --b");
@@ -435,6 +414,28 @@ pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     };
     let a = sample(&args.a, &da, args.sel_a.as_deref(), "a")?;
     let b = sample(&pb, &db, args.sel_b.as_deref(), "b")?;
-    print_comparison(&compare::compare(&a, &b))?;
-    Ok(())
+    print_comparisons(&[compare::compare(&a, &b)])
+}
+
+/// Prints the comparisons that could be made; an error (a non-zero exit) naming those that
+/// could not (too few runs).
+fn print_comparisons(cs: &[compare::Comparison]) -> Result<()> {
+    let mut failed = Vec::new();
+    for c in cs {
+        if c.result.is_ok() {
+            print_comparison(c)?;
+        } else {
+            failed.push(c.sentence());
+        }
+    }
+    match failed.as_slice() {
+        [] => Ok(()),
+        [one] if cs.len() == 1 => bail!("{one}"),
+        _ => bail!(
+            "{} of {} comparisons could not be made: {}",
+            failed.len(),
+            cs.len(),
+            failed.join("; ")
+        ),
+    }
 }

@@ -37,25 +37,12 @@ struct RunsView<'a> {
     runs: &'a [RunRecord],
 }
 
-/// Writes `text` to `path` atomically: a temporary file next to it, synced, then renamed over
-/// it, so a reader (or a crash) sees the old file or the new one, never half of one.
+/// Writes `text` to `path` with [`crate::outfile`]: a temporary file next to it, synced, then
+/// renamed over it, so a reader (or a crash) sees the old file or the new one, never half of
+/// one, and a link at the name is replaced rather than followed.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.with_context(|| format!("writing {}", path.display()))
+    crate::outfile::write(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn runs_json_text(
@@ -692,12 +679,10 @@ tr.incomplete{{background:#fdd}}figure{{margin:1.5em 0}}img{{max-width:100%}}</s
 }
 
 /// Writes runs.json (unless `keep_runs`, when redrawing) and everything drawn from it.
-pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<String>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let put = |name: &str, text: &str| -> Result<()> {
-        let p = dir.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
-    };
+/// `what` names the option that gave `dir`, for messages.
+pub fn write_dir(dir: &Path, what: &str, f: &RunsFile, write_runs: bool) -> Result<Vec<String>> {
+    crate::outfile::out_dir(dir, what)?;
+    let put = |name: &str, text: &str| write_atomic(&dir.join(name), text);
     let mut written = Vec::new();
     if write_runs {
         write_atomic(
@@ -722,10 +707,7 @@ pub fn write_dir(dir: &Path, f: &RunsFile, write_runs: bool) -> Result<Vec<Strin
 
 /// Reads runs.json, checked with [`validate`].
 pub fn read_runs(path: &Path) -> Result<RunsFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let f: RunsFile = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
+    let f: RunsFile = crate::input::read_json(path, crate::input::MAX_JSON, "a sweep's runs.json")?;
     validate(&f).map_err(|e| anyhow::anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
     Ok(f)
 }
@@ -884,7 +866,7 @@ mod tests {
         // Within CHECKPOINT_EVERY of the last one: not rewritten.
         c.save(&f.spec, &f.points, &f.runs[..2]);
         assert_eq!(read_runs(&d.join("runs.json")).unwrap().runs.len(), 1);
-        write_dir(&d, &f, true).unwrap();
+        write_dir(&d, "--out", &f, true).unwrap();
         let back = read_runs(&d.join("runs.json")).unwrap();
         assert!(!back.interrupted);
         assert_eq!(back.runs.len(), 4);

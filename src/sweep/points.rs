@@ -5,8 +5,21 @@
 use super::file::{Command, Spec, Val};
 use crate::cli::Cli;
 use anyhow::{Result, bail};
-use clap::{ArgAction, CommandFactory, Parser};
+use clap::{ArgAction, CommandFactory};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A sweep given up on Ctrl-C before it ran (while its file was read or checked).
+#[derive(Debug, Clone, Copy)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
 
 /// Built-in parameters the sweep itself implements (not options of the command).
 pub const LOAD: &str = "load";
@@ -49,34 +62,39 @@ pub const MAX_RUNS: usize = 100_000;
 /// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions), or
 /// `None` when that product overflows.
 pub fn count(spec: &Spec) -> Option<usize> {
-    spec.dimensions
-        .iter()
-        .try_fold(1usize, |n, d| n.checked_mul(d.values.len()))
+    let sizes: Vec<usize> = spec.dimensions.iter().map(|d| d.values.len()).collect();
+    count_of(&sizes)
+}
+
+fn count_of(sizes: &[usize]) -> Option<usize> {
+    sizes.iter().try_fold(1usize, |n, &k| n.checked_mul(k))
 }
 
 /// Points and runs (points x repetitions) of `spec`, refused above [`MAX_RUNS`] with an
 /// error naming the file. Cheap: nothing is expanded.
 pub fn size(spec: &Spec) -> Result<(usize, usize)> {
-    let sizes = || {
-        spec.dimensions
-            .iter()
-            .map(|d| d.values.len().to_string())
-            .collect::<Vec<_>>()
-            .join(" x ")
-    };
-    let reps = spec.repetitions as usize;
-    match count(spec).and_then(|n| Some((n, n.checked_mul(reps)?))) {
+    let sizes: Vec<usize> = spec.dimensions.iter().map(|d| d.values.len()).collect();
+    size_of(&spec.lines.file, &sizes, spec.repetitions)
+}
+
+/// [`size`] from the dimensions' sizes alone (what the file parser knows before it looks at
+/// a value).
+pub fn size_of(file: &str, sizes: &[usize], reps: u32) -> Result<(usize, usize)> {
+    let reps = reps as usize;
+    match count_of(sizes).and_then(|n| Some((n, n.checked_mul(reps)?))) {
         Some((n, runs)) if runs <= MAX_RUNS => Ok((n, runs)),
         Some((n, runs)) => bail!(
-            "{}: {runs} runs ({n} points x {reps} repetitions): more than {MAX_RUNS}, the most \
-             one sweep may run; use fewer values or dimensions",
-            spec.lines.file
+            "{file}: {runs} runs ({n} points x {reps} repetitions): more than {MAX_RUNS}, the most \
+             one sweep may run; use fewer values or dimensions"
         ),
         None => bail!(
-            "{}: the dimensions' values ({}) make too many points to count; one sweep may run \
+            "{file}: the dimensions' values ({}) make too many points to count; one sweep may run \
              at most {MAX_RUNS}",
-            spec.lines.file,
-            sizes()
+            sizes
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(" x ")
         ),
     }
 }
@@ -199,14 +217,37 @@ impl Refused {
     }
 }
 
+/// `upktgen run` and `upktgen sim` as the command line defines them, built once: building
+/// the whole command line was most of what checking one value cost.
+fn built_def(sub: &str) -> Option<&'static clap::Command> {
+    static DEF: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
+    DEF.get_or_init(|| {
+        let mut c = Cli::command();
+        c.build();
+        c
+    })
+    .find_subcommand(sub)
+}
+
+/// Whether `args` (`run ...` or `sim ...`) parse as the subcommand, and for `run` whether
+/// its pktgen parameters are accepted as `run` accepts them.
 fn parses(args: &[String]) -> std::result::Result<(), Refused> {
-    let cli =
-        Cli::try_parse_from(std::iter::once("upktgen".to_string()).chain(args.iter().cloned()))
-            .map_err(Refused::Clap)?;
-    if let Some(crate::cli::Cmd::Run(r)) = &cli.cmd {
-        let ifname = r.dev.as_deref().unwrap_or(crate::lab::TX_IF);
-        r.dev_config(ifname, r.dev.is_none())
-            .map_err(Refused::Pktgen)?;
+    use clap::FromArgMatches as _;
+    let sub = args.first().map(String::as_str).unwrap_or("");
+    let Some(def) = built_def(sub) else {
+        return Err(Refused::Pktgen(format!(
+            "{sub:?}: not a command a sweep runs"
+        )));
+    };
+    let m = def
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(Refused::Clap)?;
+    if sub == "run" {
+        let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
+        crate::run::plan::check_pktgen_params(&r).map_err(Refused::Pktgen)?;
+    } else {
+        crate::sim::SimArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
     }
     Ok(())
 }
@@ -223,6 +264,11 @@ pub struct Checked {
 /// cheap, so it runs before the sweep asks to be confirmed. Errors name the line of the
 /// offending key or value.
 pub fn check(spec: &Spec) -> Result<Checked> {
+    check_until(spec, &AtomicBool::new(false))
+}
+
+/// [`check`], given up with [`Interrupted`] once `stop` is set (Ctrl-C).
+pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
     size(spec)?;
     let def = command_def(spec.command);
     let l = &spec.lines;
@@ -236,6 +282,9 @@ pub fn check(spec: &Spec) -> Result<Checked> {
         let (nl, vls) = l.dims.get(i).cloned().unwrap_or((l.sweep, vec![]));
         check_name(&def, spec.command, &d.name).map_err(|e| l.at(nl, e))?;
         for (k, v) in d.values.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                bail!(Interrupted);
+            }
             let vl = vls.get(k).copied().unwrap_or(nl);
             builtin(&d.name, v).map_err(|e| l.at(vl, e))?;
             // Each value alone must parse: the error then points at the value's line.
@@ -281,16 +330,24 @@ pub fn check(spec: &Spec) -> Result<Checked> {
 /// Expands `spec` into its points and checks every one with the command's real option
 /// parser. Errors name the line of the offending key or value.
 pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
+    expand_until(spec, &AtomicBool::new(false))
+}
+
+/// [`expand`], given up with [`Interrupted`] once `stop` is set (Ctrl-C).
+pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
     let Checked {
         def,
         base_args,
         base_load,
         base_mhz,
-    } = check(spec)?;
+    } = check_until(spec, stop)?;
     let l = &spec.lines;
     let (total, _) = size(spec)?;
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
+        if stop.load(Ordering::Relaxed) {
+            bail!(Interrupted);
+        }
         // The first dimension varies slowest, the last fastest.
         let mut idx = vec![0; spec.dimensions.len()];
         let mut rest = index;
@@ -356,7 +413,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::file::parse;
+    use super::super::file::{self, parse};
     use super::*;
 
     fn expand_src(src: &str) -> Result<Vec<Point>> {
@@ -453,7 +510,21 @@ mod tests {
     fn huge_grids_are_refused_before_anything_is_built() {
         // 10^23 overflows usize (a panic in debug); 2^64 wraps to 0 points in release.
         for (dims, k) in [(23, 10), (64, 2)] {
-            let spec = parse("big.toml", &grid(dims, k, 1)).unwrap();
+            // The file parser refuses it from the sizes alone, before any value is looked at.
+            let e = format!("{:#}", parse("big.toml", &grid(dims, k, 1)).unwrap_err());
+            assert!(
+                e.starts_with("big.toml: the dimensions' values (") && e.contains("100000"),
+                "{e}"
+            );
+            // A spec made otherwise is refused by size and expand too.
+            let mut spec = parse("big.toml", &grid(1, k, 1)).unwrap();
+            let d = spec.dimensions[0].clone();
+            spec.dimensions = (0..dims)
+                .map(|i| file::Dimension {
+                    name: format!("d{i}"),
+                    ..d.clone()
+                })
+                .collect();
             assert_eq!(count(&spec), None);
             let e = format!("{:#}", size(&spec).unwrap_err());
             assert!(
@@ -466,8 +537,7 @@ mod tests {
         }
         let spec = parse("big.toml", &grid(5, 10, 1)).unwrap();
         assert_eq!(size(&spec).unwrap(), (100_000, 100_000));
-        let spec = parse("big.toml", &grid(5, 10, 2)).unwrap();
-        let e = format!("{:#}", check(&spec).err().unwrap());
+        let e = format!("{:#}", parse("big.toml", &grid(5, 10, 2)).err().unwrap());
         assert_eq!(
             e,
             "big.toml: 200000 runs (100000 points x 2 repetitions): more than 100000, the most \

@@ -1,7 +1,32 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// A fresh directory for one test, removed when dropped (also when the test fails).
+pub struct Tmp(PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `upktgen-e2e-SUITE-TAG-PID` under the temporary directory, empty.
+pub fn tmp_dir(suite: &str, tag: &str) -> Tmp {
+    let d = std::env::temp_dir().join(format!("upktgen-e2e-{suite}-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
 
 /// End-to-end tests need root (namespaces, veth, packet sockets). Outside CI they are
 /// skipped for other users; in CI (CI=true) a missing privilege is a failure.
@@ -177,30 +202,6 @@ pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output 
     }
     a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
-}
-
-/// A fresh directory for one test, removed when dropped (also when the test fails).
-pub struct Tmp(pub std::path::PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `upktgen-e2e-<name>-<pid>` in the temporary directory, empty.
-pub fn tmp_dir(name: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("upktgen-e2e-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
 }
 
 /// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.

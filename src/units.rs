@@ -1,19 +1,7 @@
-//! pktgen parameters as upktgen takes them, validated before anything is sent.
+//! Values of options that are not pktgen parameters (those are the device language's, in
+//! [`crate::pg`]): durations.
 
-use crate::wire::MacAddr;
 use std::time::Duration;
-
-/// The seed's packet count.
-pub const DEFAULT_COUNT: u64 = 4_000_000;
-
-/// The two flags the report shows on their own (the device configuration has all of them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Flags {
-    /// UDPCSUM: compute the UDP checksum (otherwise 0).
-    pub udp_csum: bool,
-    /// NO_TIMESTAMP: leave tv_sec/tv_usec zero.
-    pub no_timestamp: bool,
-}
 
 /// Parses a duration: `10` (seconds), `2.5s`, `500ms`, `100us`, `3m`, `1h`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -38,16 +26,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("'{s}': the duration must be positive and finite"));
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-/// The frame's addresses once defaults are resolved (IP addresses as text: one address, a
-/// `min-max` range, or IPv6).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Addressing {
-    pub src_mac: MacAddr,
-    pub dst_mac: MacAddr,
-    pub src_ip: String,
-    pub dst_ip: String,
 }
 
 #[cfg(test)]

@@ -1,14 +1,11 @@
-//! `upktgen rx`: receive on a named interface and report what arrived.
+//! `upktgen rx`'s options and help.
 
-use super::recv::{Receiver, RxBackend, RxConfig};
-use super::sink::FlowKeyMode;
-use crate::app::Exit;
-use crate::caps::{self, Cap};
-use crate::sys::{self, rx_ring::RxRingConfig};
-use anyhow::{Result, anyhow, bail};
+use super::run::LiveArgs;
+use crate::rx::DEFAULT_XSK_FRAMES;
+use crate::rx::recv::RxBackend;
+use crate::rx::sink::FlowKeyMode;
+use crate::units::parse_duration;
 use clap::Args;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub const RX_ABOUT: &str = "Receive on an interface and report what arrived: frames and bytes, frames with pktgen's header, \
@@ -19,9 +16,6 @@ af_xdp (AF_XDP sockets on every RX queue fed by a hand-assembled XDP redirect pr
 has it, else copy mode) and af_packet (TPACKET_V3 ring); auto takes af_xdp where it works. Runs until Ctrl-C \
 (exit status 0), --count or --duration, then prints the report. Needs CAP_NET_RAW (af_xdp: also CAP_NET_ADMIN, \
 CAP_BPF or CAP_SYS_ADMIN).";
-
-/// UMEM frames per queue of the AF_XDP receiver.
-pub const DEFAULT_XSK_FRAMES: u32 = super::af_xdp::DEFAULT_FRAMES;
 
 pub const RX_HELP: &str = "Flows: one sequence per sender. By default a flow is (source IP, destination IP, VLAN id): \
 upktgen and pktgen number packets per sender while walking UDP ports. --flow-key addr-ports adds both ports.
@@ -47,7 +41,7 @@ pub struct RxArgs {
     pub count: u64,
 
     /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m).
-    #[arg(long, value_parser = crate::params::parse_duration, value_name = "TIME")]
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
 
     /// Print one JSON document instead of the text report.
@@ -85,25 +79,8 @@ pub struct RxArgs {
     #[arg(long, default_value_t = DEFAULT_XSK_FRAMES, value_name = "N")]
     pub xsk_frames: u32,
 
-    /// Print live statistics on standard error every --interval (RX pps and Mb/s of the
-    /// frames read, loss so far, the socket's drops, CPU busy), and a last line for the
-    /// whole run; on a terminal a counted run (--count) also gets a progress bar with an
-    /// ETA. On by default when standard error is a terminal.
-    #[arg(long, conflicts_with = "no_live")]
-    pub live: bool,
-
-    /// No live statistics, even on a terminal.
-    #[arg(long)]
-    pub no_live: bool,
-
-    /// Live statistics as one JSON object per line (on standard error), the last with
-    /// "final": true.
-    #[arg(long, conflicts_with = "no_live")]
-    pub json_lines: bool,
-
-    /// Interval of the live statistics (e.g. 1s, 500ms).
-    #[arg(long, value_parser = crate::params::parse_duration, default_value = "1s", value_name = "TIME")]
-    pub interval: Duration,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// Blocks in the receive ring.
     #[arg(long, default_value_t = 16, value_name = "N")]
@@ -112,6 +89,9 @@ pub struct RxArgs {
     /// Bytes per ring block (a power of two, at least 4096).
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     pub block_size: usize,
+
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 /// `--xdp-mode`.
@@ -131,75 +111,4 @@ impl XdpModeArg {
             XdpModeArg::ZeroCopy => Some(true),
         }
     }
-}
-
-/// Checks --xsk-frames.
-pub fn check_xsk_frames(n: u32) -> Result<u32> {
-    if !n.is_power_of_two() || !(64..=1 << 20).contains(&n) {
-        bail!("--xsk-frames {n}: needs a power of two from 64 to 1048576");
-    }
-    Ok(n)
-}
-
-impl RxArgs {
-    pub fn config(&self) -> Result<RxConfig> {
-        check_xsk_frames(self.xsk_frames)?;
-        if self.interval.is_zero() {
-            bail!("--interval: must be above 0");
-        }
-        super::recv::candidates(self.rx_backend, self.all_frames).map_err(|e| anyhow!(e))?;
-        if !self.block_size.is_power_of_two() || self.block_size < 4096 {
-            bail!(
-                "--block-size {}: needs a power of two of at least 4096",
-                self.block_size
-            );
-        }
-        if self.ring_blocks == 0 || self.ring_blocks > 4096 {
-            bail!("--ring-blocks {}: needs 1 to 4096", self.ring_blocks);
-        }
-        Ok(RxConfig {
-            backend: self.rx_backend,
-            xsk_frames: self.xsk_frames,
-            zerocopy: self.xdp_mode.zerocopy(),
-            ring: RxRingConfig {
-                block_size: self.block_size,
-                blocks: self.ring_blocks,
-                all_frames: self.all_frames,
-                ..RxRingConfig::default()
-            },
-            flow_key: self.flow_key,
-            expect_first: self.expect_first,
-            count: self.count,
-            duration: self.duration,
-            hist: self.hist,
-        })
-    }
-}
-
-/// Runs `upktgen rx`.
-pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let cfg = a.config()?;
-    caps::require(&[Cap::NetRaw], &format!("receiving on {}", a.dev))?;
-    let ifindex = sys::if_nametoindex(&a.dev).map_err(|e| match e.raw_os_error() {
-        Some(libc::ENODEV) | Some(libc::ENXIO) => anyhow!("--dev {}: no such interface", a.dev),
-        _ => anyhow!("--dev {}: {e}", a.dev),
-    })?;
-    let mut rx = Receiver::open(ifindex, &a.dev, cfg)
-        .map_err(|e| anyhow!("--dev {}: cannot set up the receiver: {e}", a.dev))?;
-    if let Some(c) = &rx.choice {
-        crate::errln!("upktgen: {c}");
-    }
-    let live = crate::live::start_for_rx(a, rx.progress())?;
-    let why = rx.run(stop)?;
-    let report = rx.report(&a.dev, why)?;
-    if let Some(m) = live {
-        m.finish();
-    }
-    if a.json {
-        crate::out::println(serde_json::to_string_pretty(&report)?)?;
-    } else {
-        crate::out::print(report.text(a.hist))?;
-    }
-    // Ctrl-C is the normal end of `rx`: exit status 0, with the full report.
-    Ok(Exit::Done)
 }

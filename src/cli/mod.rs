@@ -1,0 +1,89 @@
+//! The command line: clap structs and help text only. Nothing here decides a default that
+//! a run depends on or refuses a combination of options: [`crate::run::plan`] does, once.
+//! Nothing below the run layer imports this module.
+//!
+//! - [`run`]: `upktgen run`'s options, in groups (`#[command(flatten)]`) that `script` shares.
+//! - [`rx`], [`script`], [`sweep`]: those subcommands' options (`rx` shares [`LiveArgs`]).
+//!   `sim` keeps its own beside its code ([`crate::sim::SimArgs`]), which does not import
+//!   this module.
+
+pub mod run;
+pub mod rx;
+pub mod script;
+pub mod sweep;
+
+pub use run::{LiveArgs, RingArgs, RunArgs, TxArgs};
+pub use script::ScriptArgs;
+pub use sweep::{CompareArgs, SweepArgs};
+
+use clap::{Parser, Subcommand};
+
+const ABOUT: &str = "A userspace packet generator for Linux with the kernel pktgen's vocabulary and Result arithmetic.
+
+With no arguments, upktgen reproduces the 2007 pktgen benchmark it was born from: in a private lab \
+(two network namespaces joined by a veth pair, created for the run and removed after it) it sends \
+4,000,000 UDP packets of 60 bytes and prints pktgen's Result line with top's Cpu(s) line and the \
+interrupt count, then what pktgen never showed: packets delivered, transmit-queue stops and wakes, \
+softirqs. Needs root (CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN).";
+
+pub const TIME_HELP: &str = "Time accounting (pktgen's Result line `OK: E(cB+dI) usec`):
+  E  elapsed: from the first send to the end of the final wait for completions
+  dI idle: time the sender was blocked — waiting for room while the transmit queue was stopped
+     (af_packet: the socket send buffer full, EAGAIN until poll says writable; tx_ring/af_xdp:
+     fewer than --stop-thresh descriptors free, until --start-thresh are reclaimed — kicks made
+     meanwhile count here too, as pktgen counted the softirq work it did while stopped),
+     sleeping or spinning for the rate limiter (--delay/--ratep), and the final wait for
+     completions
+  cB busy: E - I, i.e. preparing frames and inside the send syscalls
+  pps = sent*1e9/elapsed_ns, bps = pps*8*pkt_size (frame bytes, not link utilisation),
+  Mb/sec = bps/1e6, all in integer arithmetic as the kernel does.
+Cpu(s): /proc/stat deltas over the run, all CPUs, top's fields (us sy ni id wa hi si st).
+Interrupts: the sum of all /proc/interrupts counters over the run (--irq NAME: only matching lines).";
+
+#[derive(Parser, Debug)]
+#[command(name = "upktgen", version, about = ABOUT, after_help = TIME_HELP, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+    /// With no subcommand: `run` with these options.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Send packets (in a private lab, or on --dev IFACE) and report like pktgen.
+    #[command(after_help = TIME_HELP)]
+    Run(Box<RunArgs>),
+    /// Simulate the seed's machine: a NIC's TX ring, its driver and the CPU (no root needed).
+    Sim(Box<crate::sim::SimArgs>),
+    /// Receive on an interface and report loss, duplicates, reordering and latency.
+    #[command(long_about = rx::RX_ABOUT, after_help = rx::RX_HELP)]
+    Rx(rx::RxArgs),
+    /// Run a sweep file: a matrix of runs (or simulations), repeated, with a summary, plots
+    /// and A/B comparisons (docs/sweep.md).
+    Sweep(SweepArgs),
+    /// Compare two sets of runs: median change with a 95 % interval and a rank test (two
+    /// `upktgen ndr` results files: the change in NDR per frame size).
+    Compare(CompareArgs),
+    /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
+    /// search over real runs), with latency (docs/ndr.md).
+    Ndr(Box<crate::ndr::NdrArgs>),
+    /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
+    #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
+    Script(Box<ScriptArgs>),
+    /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
+    #[command(name = "functions-sh", long_about = script::FUNCTIONS_SH_ABOUT)]
+    FunctionsSh,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,234 @@
+//! `upktgen run`'s options. The groups [`TxArgs`] (the transmit path and its ring) and
+//! [`LiveArgs`] are flattened into every command that takes them.
+
+use crate::backend::BackendKind;
+use crate::lab::RxMode;
+use crate::units::parse_duration;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A TX ring and its thresholds (tx_ring, af_xdp).
+#[derive(Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct RingArgs {
+    /// Ring backends: descriptors in the TX ring (a power of two) [tx_ring: 1024; af_xdp: 2048].
+    #[arg(long, value_name = "N")]
+    pub ring: Option<u32>,
+
+    /// Ring backends: stop producing when fewer than S descriptors are free [1].
+    #[arg(long, value_name = "S")]
+    pub stop_thresh: Option<u32>,
+
+    /// Ring backends: after a stop, resume only when at least W descriptors are free
+    /// (W >= S; W = S means no hysteresis) [half the ring].
+    #[arg(long, value_name = "W")]
+    pub start_thresh: Option<u32>,
+}
+
+/// The transmit path and how frames are handed to it.
+#[derive(Args, Debug, Clone)]
+pub struct TxArgs {
+    /// Transmit path.
+    #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
+    pub backend: BackendKind,
+
+    #[command(flatten)]
+    pub ring: RingArgs,
+
+    /// Frames handed to the kernel per syscall at most [af_packet, tx_ring: 64; af_xdp: 32,
+    /// what the kernel moves per kick in copy mode; xdp_live: the kernel's batch size of live
+    /// frames, 1 to 256, default 64].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024), value_name = "N")]
+    pub batch: Option<u16>,
+
+    /// SO_SNDBUF of the sending socket in bytes (af_packet) [the system default].
+    #[arg(long, value_name = "BYTES")]
+    pub sndbuf: Option<u32>,
+
+    /// PACKET_QDISC_BYPASS: hand frames straight to the driver, skipping the qdisc (a
+    /// device's xmit_mode also chooses it) [af_packet: false; tx_ring: true].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub qdisc_bypass: Option<bool>,
+}
+
+/// Live statistics on standard error.
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// Print live statistics on standard error every --interval (run: TX pps and Mb/s from
+    /// the sending interface, RX pps from the receiving one; rx: RX pps and Mb/s of the
+    /// frames read, the socket's drops; both: the receiver's loss so far, CPU busy), and a
+    /// last line for the whole run; on a terminal a counted run (--count) also gets a
+    /// progress bar with an ETA. On by default when standard error is a terminal.
+    #[arg(long, conflicts_with = "no_live")]
+    pub live: bool,
+
+    /// No live statistics, even on a terminal.
+    #[arg(long)]
+    pub no_live: bool,
+
+    /// Live statistics as one JSON object per line (on standard error), the last with
+    /// "final": true.
+    #[arg(long, conflicts_with = "no_live")]
+    pub json_lines: bool,
+
+    /// Interval of the live statistics (e.g. 1s, 500ms).
+    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "TIME")]
+    pub interval: Duration,
+}
+
+/// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Send on this interface (in the current network namespace) instead of a private lab.
+    #[arg(long, value_name = "IFACE")]
+    pub dev: Option<String>,
+
+    /// Receiver at the far end of the lab's veth pair: `drop` (an XDP program drops every
+    /// frame; rx_packets still counts it; measures the sender) or `stack` (frames climb the
+    /// receiving namespace's IP/UDP stack; xdp_live adds an XDP_PASS program so veth-rx has
+    /// the NAPI live frames need). Lab only [drop; stack with --rx-analyze].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lab_rx: Option<RxMode>,
+
+    #[command(flatten)]
+    pub tx: TxArgs,
+
+    /// xdp_live: redirect one identical frame (sequence number 1, no per-packet writes),
+    /// to measure what the program's per-packet writes cost.
+    #[arg(long)]
+    pub xdp_live_plain: bool,
+
+    /// pktgen's parameters, by pktgen's names (`--pkt-size` for pkt_size, ...).
+    #[command(flatten)]
+    pub pg: crate::pg::cli::PgArgs,
+
+    /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m), whichever of count/duration comes first.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
+    pub duration: Option<Duration>,
+
+    /// Seed of the random draws (*_RND flags, IMIX, random flows, dst6 ranges), for a
+    /// reproducible walk [a fresh one per run, printed in the report].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Pin the sending thread to this CPU (with -t N: threads on CPU, CPU+1, ...).
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+
+    /// Sender threads, as the kernel's kpktgend_N: thread i sends as `DEV@i` on its own
+    /// socket, pinned to CPU i, with `count` frames each; a rate (delay/rate/ratep) is the
+    /// total, split evenly across the threads. In the lab, the veth pair gets one queue per
+    /// thread.
+    /// At most as many threads as CPUs this process may run on (its affinity mask), unless
+    /// --allow-oversubscribe.
+    #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N")]
+    pub threads: u16,
+
+    /// Allow -t N above the CPUs this process may run on (threads then share CPUs, and
+    /// their figures are no longer one CPU's each).
+    #[arg(long)]
+    pub allow_oversubscribe: bool,
+
+    /// Also print one Cpu line per CPU.
+    #[arg(long)]
+    pub per_cpu: bool,
+
+    /// Count only /proc/interrupts lines whose name or description contains NAME
+    /// (e.g. a NIC queue like eth0-TxRx-0 or virtio0-output.0).
+    #[arg(long, value_name = "NAME")]
+    pub irq: Option<String>,
+
+    /// Print one JSON document with every raw counter instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
+
+    /// Lab: receive on veth-rx with upktgen's own receiver (--rx-backend: AF_XDP, or
+    /// AF_PACKET TPACKET_V3) and add its figures to the report: frames, lost,
+    /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's
+    /// drops, and the path from sent to received with each difference named. Implies
+    /// --lab-rx stack.
+    #[arg(long)]
+    pub rx_analyze: bool,
+
+    /// Lab: run this shell command in the lab's receiving namespace once the lab is up,
+    /// before the first frame is sent (e.g. an nftables rule on veth-rx's ingress that
+    /// plays a device of known capacity; `upktgen ndr`'s tests use it). It must succeed.
+    #[arg(long, value_name = "COMMAND")]
+    pub lab_rx_setup: Option<String>,
+
+    /// With --rx-analyze: also print the whole latency histogram.
+    #[arg(long, requires = "rx_analyze")]
+    pub hist: bool,
+
+    /// With --rx-analyze: the receiver's backend, af_xdp (AF_XDP sockets fed by an XDP
+    /// redirect program on veth-rx, copy mode on veth; before tc/nftables ingress),
+    /// af_packet (TPACKET_V3 ring, after them) or auto (af_xdp where it works).
+    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "rx_analyze")]
+    pub rx_backend: crate::rx::recv::RxBackend,
+
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    /// Write the frames the run would send to FILE (pcap, nanosecond timestamps, readable by
+    /// tcpdump/tshark) instead of sending them, then exit. Frame k is stamped at the start's
+    /// wall clock + its time on the run's schedule (delay/ratep/burst; 1 ns apart at delay
+    /// 0), and so is pktgen's header in it. Needs no privilege and makes no lab: the source
+    /// MAC/IPv4 default to the lab's sending end (02:00:00:99:00:01, 10.99.0.1), or with --dev
+    /// to that interface's (read from sysfs; its IPv4 address needs CAP_NET_RAW; give --src
+    /// otherwise).
+    #[arg(long, value_name = "FILE", help_heading = "Capture and replay",
+          conflicts_with_all = ["replay", "duration", "rx_analyze", "lab_rx"])]
+    pub pcap: Option<PathBuf>,
+
+    /// With --pcap: frames to write [count; count 0 needs this].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "pcap",
+        help_heading = "Capture and replay"
+    )]
+    pub pcap_count: Option<u64>,
+
+    /// Send the frames of a pcap file (classic pcap, Ethernet; not pcapng) in order, looping,
+    /// exactly as recorded: sequence numbers, addresses and timestamps are not rewritten.
+    /// --count caps the frames sent (0 = until Ctrl-C/--duration), --replay-loops the passes
+    /// over the file; --ratep/--delay/--burst pace them (or --replay-timing file). pktgen's
+    /// frame parameters do not apply. Frames longer than the device's
+    /// MTU + 14 (+ 4 per VLAN tag) are refused before sending. af_packet, tx_ring, af_xdp
+    /// (not xdp_live).
+    #[arg(long, value_name = "FILE", help_heading = "Capture and replay")]
+    pub replay: Option<PathBuf>,
+
+    /// With --replay: send the whole file N times (0 = no limit; --count still caps) [0].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_loops: Option<u64>,
+
+    /// With --replay: `rate` paces the frames by the rate options (as fast as possible
+    /// without); `file` follows the file's gaps between records (the loop back to the first
+    /// record takes the file's mean gap), on an absolute schedule [rate].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_timing: Option<crate::replay::ReplayTiming>,
+
+    /// With --replay-timing file: play the file X times as fast (0.5 = half speed) [1].
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "replay",
+        help_heading = "Capture and replay"
+    )]
+    pub replay_speed: Option<f64>,
+}

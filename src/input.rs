@@ -1,0 +1,307 @@
+//! The one way upktgen reads an input file: as a stream, with a stated cap ([`Capped`]).
+//!
+//! A regular file larger than the cap is refused from its size before anything is read; a
+//! pipe or a device (`-`, /dev/stdin, /dev/zero) is read until the cap and refused there,
+//! so memory stays bounded by the cap whatever the input. Every refusal names the limit.
+//! The caps: a script line [`MAX_SCRIPT_LINE`], a script [`MAX_SCRIPT`], a sweep file
+//! [`MAX_SWEEP_FILE`], a JSON document [`MAX_JSON`], a pcap file to replay
+//! [`MAX_REPLAY`](crate::pcap::MAX_REPLAY) (its records read one at a time, each bounded by
+//! [`MAX_CAPLEN`](crate::pcap::MAX_CAPLEN)).
+
+use std::fmt;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+/// The longest line of a script (`upktgen script`), in bytes.
+pub const MAX_SCRIPT_LINE: usize = 64 << 10;
+/// The largest script.
+pub const MAX_SCRIPT: u64 = 16 << 20;
+/// The largest file of a `--session` directory (its log, a proc file, its manifest).
+pub const MAX_SESSION_FILE: u64 = 16 << 20;
+/// The largest sweep file.
+pub const MAX_SWEEP_FILE: u64 = 1 << 20;
+/// The largest JSON document (`compare`, `sweep --redraw`).
+pub const MAX_JSON: u64 = 256 << 20;
+
+/// `65536` -> "64 KiB", `16 << 20` -> "16 MiB".
+pub fn size_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// An input over its cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooBig {
+    pub cap: u64,
+    /// What the cap is of: "a script", "a JSON document" ...
+    pub what: &'static str,
+}
+
+impl fmt::Display for TooBig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "more than {}, the most {} may hold",
+            size_text(self.cap),
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for TooBig {}
+
+/// The [`TooBig`] inside an I/O error from a [`Capped`] reader, if that is what it is.
+pub fn too_big(e: &io::Error) -> Option<&TooBig> {
+    e.get_ref().and_then(|i| i.downcast_ref::<TooBig>())
+}
+
+/// Why an input could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(io::Error),
+    TooBig(TooBig),
+    /// A line (1-based) longer than the line cap.
+    LongLine(usize, usize),
+    /// Not UTF-8 (at a line, 1-based, when read by lines).
+    NotUtf8(Option<usize>),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::TooBig(t) => write!(f, "{t}"),
+            ReadError::LongLine(n, cap) => write!(
+                f,
+                "line {n}: longer than {}, the most a line may hold",
+                size_text(*cap as u64)
+            ),
+            ReadError::NotUtf8(Some(n)) => write!(f, "line {n}: not UTF-8 text"),
+            ReadError::NotUtf8(None) => write!(f, "not UTF-8 text"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        match too_big(&e) {
+            Some(t) => ReadError::TooBig(t.clone()),
+            None => ReadError::Io(e),
+        }
+    }
+}
+
+/// A reader that fails with [`TooBig`] once more than `cap` bytes come from `inner`.
+pub struct Capped<R> {
+    inner: R,
+    left: u64,
+    limit: TooBig,
+}
+
+impl<R: Read> Capped<R> {
+    pub fn new(inner: R, cap: u64, what: &'static str) -> Self {
+        Capped {
+            inner,
+            left: cap,
+            limit: TooBig { cap, what },
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            // At the cap: one more byte says the input goes on.
+            let mut one = [0u8; 1];
+            return match self.inner.read(&mut one)? {
+                0 => Ok(0),
+                _ => Err(io::Error::other(self.limit.clone())),
+            };
+        }
+        let n = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let got = self.inner.read(&mut buf[..n])?;
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+/// Opens `path` (`-` for standard input) capped at `cap`; a regular file larger than the cap
+/// is refused from its size at once.
+pub fn open(
+    path: &Path,
+    cap: u64,
+    what: &'static str,
+) -> Result<BufReader<Capped<Box<dyn Read>>>, ReadError> {
+    let inner: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(io::stdin())
+    } else {
+        let f = std::fs::File::open(path)?;
+        let m = f.metadata()?;
+        if m.is_file() && m.len() > cap {
+            return Err(ReadError::TooBig(TooBig { cap, what }));
+        }
+        Box::new(f)
+    };
+    Ok(BufReader::new(Capped::new(inner, cap, what)))
+}
+
+/// The whole of `path` as UTF-8 text, at most `cap` bytes.
+pub fn read_text(path: &Path, cap: u64, what: &'static str) -> Result<String, ReadError> {
+    let mut bytes = Vec::new();
+    open(path, cap, what)?.read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8(None))
+}
+
+/// The lines of `r` (without their `\n` or `\r\n`), numbered from 1, each at most
+/// `line_cap` bytes: a longer line is refused as soon as it is seen, without reading the
+/// rest of it.
+pub fn read_lines(
+    r: &mut impl BufRead,
+    line_cap: usize,
+) -> Result<Vec<(usize, String)>, ReadError> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = r
+            .by_ref()
+            .take(line_cap as u64 + 2)
+            .read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let no = out.len() + 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
+        if buf.len() > line_cap {
+            return Err(ReadError::LongLine(no, line_cap));
+        }
+        let line = String::from_utf8(std::mem::take(&mut buf))
+            .map_err(|_| ReadError::NotUtf8(Some(no)))?;
+        out.push((no, line));
+    }
+}
+
+/// A JSON document from `path`, read as a stream of at most `cap` bytes; `what` says what
+/// it should be ("a sweep's runs.json"), for messages.
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    cap: u64,
+    what: &'static str,
+) -> anyhow::Result<T> {
+    let name = path.display();
+    let r = open(path, cap, what).map_err(|e| anyhow::anyhow!("reading {name}: {e}"))?;
+    serde_json::from_reader(r).map_err(|e| {
+        if e.is_io() {
+            let io: io::Error = e.into();
+            anyhow::anyhow!("reading {name}: {}", ReadError::from(io))
+        } else if e.is_data() {
+            anyhow::anyhow!("{name}: not {what}: {e}")
+        } else {
+            anyhow::anyhow!("{name}: not JSON: {e}")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capped_reader_names_its_limit_and_stops_there() {
+        let mut r = Capped::new(io::repeat(0), 1000, "a test input");
+        let mut v = Vec::new();
+        let e = ReadError::from(r.read_to_end(&mut v).unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            "more than 1000 bytes, the most a test input may hold"
+        );
+        assert_eq!(v.len(), 1000, "nothing past the cap is kept");
+        // Exactly the cap is fine.
+        let mut v = Vec::new();
+        Capped::new(&[7u8; 1000][..], 1000, "x")
+            .read_to_end(&mut v)
+            .unwrap();
+        assert_eq!(v.len(), 1000);
+        assert_eq!(size_text(64 << 10), "64 KiB");
+        assert_eq!(size_text(256 << 20), "256 MiB");
+    }
+
+    #[test]
+    fn a_regular_file_over_the_cap_is_refused_from_its_size() {
+        let p = std::env::temp_dir().join(format!("upktgen-input-{}", std::process::id()));
+        std::fs::write(&p, "0123456789").unwrap();
+        let e = read_text(&p, 9, "a nine").unwrap_err();
+        assert!(matches!(e, ReadError::TooBig(_)), "{e}");
+        assert_eq!(read_text(&p, 10, "a ten").unwrap(), "0123456789");
+        std::fs::remove_file(&p).unwrap();
+        let e = read_text(Path::new("/dev/zero"), 4096, "a page").unwrap_err();
+        assert_eq!(e.to_string(), "more than 4 KiB, the most a page may hold");
+    }
+
+    #[test]
+    fn lines_are_capped_one_by_one() {
+        let mut r = io::Cursor::new(b"a\r\nbb\n\nccc".to_vec());
+        let l = read_lines(&mut r, 3).unwrap();
+        assert_eq!(
+            l,
+            [
+                (1, "a".into()),
+                (2, "bb".into()),
+                (3, String::new()),
+                (4, "ccc".into())
+            ]
+        );
+        let mut r = io::Cursor::new(b"ok\nfour\n".to_vec());
+        assert_eq!(
+            read_lines(&mut r, 3).unwrap_err().to_string(),
+            "line 2: longer than 3 bytes, the most a line may hold"
+        );
+        // An endless line is refused after the cap, not read to its end.
+        let mut r = BufReader::new(io::repeat(b'x'));
+        assert!(matches!(
+            read_lines(&mut r, MAX_SCRIPT_LINE),
+            Err(ReadError::LongLine(1, MAX_SCRIPT_LINE))
+        ));
+        let mut r = io::Cursor::new(b"ok\n\xff\n".to_vec());
+        assert_eq!(
+            read_lines(&mut r, 3).unwrap_err().to_string(),
+            "line 2: not UTF-8 text"
+        );
+    }
+
+    #[test]
+    fn json_streams_and_stops_at_the_cap() {
+        let e = read_json::<serde_json::Value>(Path::new("/dev/zero"), MAX_JSON, "a JSON document")
+            .unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("/dev/zero: not JSON: "),
+            "{e:#}"
+        );
+        let p = std::env::temp_dir().join(format!("upktgen-input-json-{}", std::process::id()));
+        std::fs::write(&p, "  [1, 2]  ").unwrap();
+        let v: serde_json::Value = read_json(&p, 100, "x").unwrap();
+        assert_eq!(v, serde_json::json!([1, 2]));
+        let e = read_json::<serde_json::Value>(&p, 5, "a JSON document").unwrap_err();
+        assert!(
+            format!("{e:#}").ends_with("more than 5 bytes, the most a JSON document may hold"),
+            "{e:#}"
+        );
+        std::fs::remove_file(&p).unwrap();
+    }
+}

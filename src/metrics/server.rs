@@ -1,0 +1,338 @@
+//! The HTTP endpoint (`GET /metrics`) and the probes it runs before each scrape.
+
+use super::{Direction, Format, Metrics, RunState, RxTotals};
+use crate::live::{DevReader, Watched};
+use crate::report::run::RunReport;
+use crate::rx::recv::RxProgress;
+use crate::rx::report::RxReport;
+use crate::sample::{IfaceCounters, StatSnapshot};
+use anyhow::{Context, Result, anyhow};
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A closure the server thread runs before each scrape, to bring the metrics up to date.
+pub type Probe = Box<dyn FnMut(&Metrics) + Send>;
+
+struct Shared {
+    metrics: Metrics,
+    probes: Mutex<Vec<Probe>>,
+}
+
+impl Shared {
+    /// Runs the probes, then encodes.
+    fn scrape(&self, format: Format) -> String {
+        {
+            let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
+            for p in probes.iter_mut() {
+                p(&self.metrics);
+            }
+        }
+        self.metrics.encode(format)
+    }
+}
+
+/// The listening endpoint; its server thread ends when this is dropped.
+pub struct Endpoint {
+    shared: Arc<Shared>,
+    server: Arc<tiny_http::Server>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    addr: SocketAddr,
+    linger: Duration,
+}
+
+/// What a failed bind means, for the one error line.
+fn bind_hint(e: &io::Error) -> &'static str {
+    match e.kind() {
+        io::ErrorKind::AddrInUse => " (another process listens there; pick another port)",
+        io::ErrorKind::AddrNotAvailable => {
+            " (not an address of this host, or of this network namespace)"
+        }
+        io::ErrorKind::PermissionDenied => " (ports below 1024 need CAP_NET_BIND_SERVICE)",
+        _ => "",
+    }
+}
+
+/// Answers one request: GET /metrics (a query string is ignored; OpenMetrics unless the
+/// Accept header lists only text/plain), 404 for other paths, 405 for other methods.
+fn respond(shared: &Shared, rq: tiny_http::Request) {
+    use tiny_http::{Header, Method, Response};
+    let path = rq.url().split('?').next().unwrap_or("");
+    let res = match (rq.method(), path) {
+        (Method::Get, "/metrics") => {
+            let accept = rq
+                .headers()
+                .iter()
+                .find(|h| h.field.equiv("Accept"))
+                .map(|h| h.value.as_str().to_string());
+            let format = Format::from_accept(accept.as_deref());
+            let body = shared.scrape(format);
+            let ct = Header::from_bytes("Content-Type", format.content_type()).ok();
+            let r = Response::from_string(body);
+            rq.respond(match ct {
+                Some(h) => r.with_header(h),
+                None => r,
+            })
+        }
+        (Method::Get, _) => rq.respond(
+            Response::from_string("not found: the metrics are at /metrics\n").with_status_code(404),
+        ),
+        _ => {
+            let allow = Header::from_bytes("Allow", "GET").ok();
+            let r =
+                Response::from_string("method not allowed: GET /metrics\n").with_status_code(405);
+            rq.respond(match allow {
+                Some(h) => r.with_header(h),
+                None => r,
+            })
+        }
+    };
+    // A client that went away is its own problem.
+    let _ = res;
+}
+
+impl Endpoint {
+    /// Listens on `addr` and starts serving (state `starting`). An address in use or not on
+    /// this host is an error naming it; nothing has been sent by then.
+    pub fn start(addr: SocketAddr, linger: Duration) -> Result<Endpoint> {
+        let listener = TcpListener::bind(addr).map_err(|e| {
+            anyhow!(
+                "--metrics-listen {addr}: cannot listen: {e}{}",
+                bind_hint(&e)
+            )
+        })?;
+        let addr = listener.local_addr().unwrap_or(addr);
+        let server = tiny_http::Server::from_listener(listener, None)
+            .map_err(|e| anyhow!("--metrics-listen {addr}: cannot serve: {e}"))?;
+        let server = Arc::new(server);
+        let shared = Arc::new(Shared {
+            metrics: Metrics::new(),
+            probes: Mutex::new(Vec::new()),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (server, shared, stop) =
+                (Arc::clone(&server), Arc::clone(&shared), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("upktgen-metrics".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        match server.recv_timeout(Duration::from_millis(200)) {
+                            Ok(Some(rq)) => respond(&shared, rq),
+                            Ok(None) => {}
+                            Err(_) => break,
+                        }
+                    }
+                })
+                .context("starting the metrics server thread")?
+        };
+        Ok(Endpoint {
+            shared,
+            server,
+            stop,
+            thread: Some(thread),
+            addr,
+            linger,
+        })
+    }
+
+    /// The address listened on (the port the kernel chose for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The metric families, to observe into.
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// Adds a probe run before each scrape.
+    pub fn add_probe(&self, p: Probe) {
+        self.shared
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p);
+    }
+
+    /// A run begins (its totals count on from the previous runs'): state `running`.
+    pub fn running(&self) {
+        self.metrics().begin_run();
+        self.metrics().set_state(RunState::Running);
+    }
+
+    /// Runs the probes one last time, then drops them: from here on scrapes serve what the
+    /// caller observes next (the report) and nothing else.
+    fn last_probe(&self) {
+        let mut probes = self.shared.probes.lock().unwrap_or_else(|e| e.into_inner());
+        for p in probes.iter_mut() {
+            p(&self.shared.metrics);
+        }
+        probes.clear();
+    }
+
+    /// The receiver's report is in: the final counters, state `finished`.
+    pub fn finish_rx(&self, r: &RxReport) {
+        self.last_probe();
+        self.metrics().observe_rx_report(r);
+        self.metrics().set_state(RunState::Finished);
+    }
+
+    /// The run's report is in: the final counters, state `finished`.
+    pub fn finish_run(&self, r: &RunReport) {
+        self.last_probe();
+        self.metrics().observe_run_report(r);
+        self.metrics().set_state(RunState::Finished);
+    }
+
+    /// Keeps serving the final values for `--metrics-linger` (call after the report is
+    /// printed); returns at once without it. `stop` is the command's stop flag: it is
+    /// cleared first (a Ctrl-C may have ended the run), and a signal during the linger
+    /// ends it early.
+    pub fn linger(&self, stop: &AtomicBool) {
+        if self.linger.is_zero() {
+            return;
+        }
+        stop.store(false, Ordering::Relaxed);
+        let end = std::time::Instant::now() + self.linger;
+        while !stop.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The probe of a running receiver: its published totals.
+pub fn rx_probe(progress: Arc<RxProgress>) -> Probe {
+    Box::new(move |m: &Metrics| m.observe_rx(&RxTotals::from_progress(&progress)))
+}
+
+/// The name of the network namespace at `path` under /run/netns, or of the process's own
+/// when it is one of those (`ip netns exec`); empty when it has no name.
+pub fn netns_name(path: Option<&std::path::Path>) -> String {
+    use std::os::unix::fs::MetadataExt;
+    if let Some(p) = path {
+        return p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    let Ok(own) = std::fs::metadata("/proc/self/ns/net") else {
+        return String::new();
+    };
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return String::new();
+    };
+    dir.flatten()
+        .find(|e| {
+            std::fs::metadata(e.path()).is_ok_and(|m| m.ino() == own.ino() && m.dev() == own.dev())
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// An interface's counters in one direction, since the probe was made.
+pub struct IfaceProbe {
+    reader: DevReader,
+    iface: String,
+    netns: String,
+    dir: Direction,
+    base: IfaceCounters,
+}
+
+impl IfaceProbe {
+    /// Reads the interface's counters now (the base the metrics count from).
+    pub fn new(w: &Watched, dir: Direction) -> Result<IfaceProbe> {
+        let mut reader = DevReader::open(w)?;
+        let base = reader.read()?;
+        Ok(IfaceProbe {
+            reader,
+            iface: w.iface.clone(),
+            netns: netns_name(w.netns.as_deref()),
+            dir,
+            base,
+        })
+    }
+
+    pub fn into_probe(mut self) -> Probe {
+        Box::new(move |m: &Metrics| {
+            if let Ok(now) = self.reader.read() {
+                m.observe_iface(&self.iface, &self.netns, self.dir, &self.base.delta(&now));
+            }
+        })
+    }
+}
+
+/// The CPUs' busy share since the probe was made.
+pub struct CpuProbe {
+    base: StatSnapshot,
+}
+
+impl CpuProbe {
+    pub fn new() -> Result<CpuProbe> {
+        Ok(CpuProbe {
+            base: StatSnapshot::read()?,
+        })
+    }
+
+    pub fn into_probe(self) -> Probe {
+        Box::new(move |m: &Metrics| {
+            if let Ok(now) = StatSnapshot::read() {
+                m.observe_cpu_busy(crate::live::cpu_busy(&self.base, &now) / 100.0);
+            }
+        })
+    }
+}
+
+/// `upktgen rx`'s live feed: the receiver's totals, its interface's rx counters (in the
+/// process's namespace) and the CPUs' busy share, read at each scrape; state `running`.
+pub fn watch_rx(e: &Endpoint, dev: &str, progress: Arc<RxProgress>) -> Result<()> {
+    let w = Watched {
+        iface: dev.to_string(),
+        netns: None,
+    };
+    e.running();
+    e.add_probe(rx_probe(progress));
+    e.add_probe(IfaceProbe::new(&w, Direction::Rx)?.into_probe());
+    e.add_probe(CpuProbe::new()?.into_probe());
+    Ok(())
+}
+
+/// `upktgen run`'s live feed: the sending interface's tx counters and, in the lab, the
+/// receiving interface's rx counters (each read in its own namespace), the lab receiver's
+/// totals with --rx-analyze, and the CPUs' busy share; state `running`. Call where the run
+/// starts its live monitor, with the same [`Watched`] interfaces.
+pub fn watch_run(
+    e: &Endpoint,
+    tx: &Watched,
+    rx: Option<&Watched>,
+    receiver: Option<Arc<RxProgress>>,
+) -> Result<()> {
+    e.running();
+    e.add_probe(IfaceProbe::new(tx, Direction::Tx)?.into_probe());
+    if let Some(w) = rx {
+        e.add_probe(IfaceProbe::new(w, Direction::Rx)?.into_probe());
+    }
+    if let Some(p) = receiver {
+        e.add_probe(rx_probe(p));
+    }
+    e.add_probe(CpuProbe::new()?.into_probe());
+    Ok(())
+}

@@ -1,0 +1,371 @@
+use super::*;
+use crate::rx::frame::FlowAddr;
+use std::io::{Read, Write};
+use std::net::{Ipv6Addr, TcpListener, TcpStream};
+
+#[test]
+fn listen_addresses() {
+    let v4 = |a: [u8; 4], p| SocketAddr::new(IpAddr::V4(Ipv4Addr::from(a)), p);
+    assert_eq!(parse_listen("9100"), Ok(v4([127, 0, 0, 1], 9100)));
+    assert_eq!(parse_listen(" 9100 "), Ok(v4([127, 0, 0, 1], 9100)));
+    assert_eq!(parse_listen("0.0.0.0:9100"), Ok(v4([0, 0, 0, 0], 9100)));
+    assert_eq!(parse_listen("10.1.2.3:80"), Ok(v4([10, 1, 2, 3], 80)));
+    assert_eq!(
+        parse_listen("[::1]:9100"),
+        Ok(SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 9100))
+    );
+    for bad in [
+        "",
+        "abc",
+        "127.0.0.1",
+        "::1:9100",
+        "70000",
+        "1.2.3.4:70000",
+        "host:9100",
+    ] {
+        let e = parse_listen(bad).unwrap_err();
+        assert!(e.contains("ADDR:PORT"), "{bad}: {e}");
+    }
+    for zero in ["0", "127.0.0.1:0", "[::1]:0"] {
+        assert!(parse_listen(zero).unwrap_err().contains("port"), "{zero}");
+    }
+}
+
+fn flow(i: u32, seq: SeqCounters) -> FlowReport {
+    FlowReport {
+        flow: FlowAddr {
+            src_ip: Ipv4Addr::from(0x0a00_0000 + i),
+            dst_ip: Ipv4Addr::new(10, 99, 0, 2),
+            src_port: 0,
+            dst_port: 0,
+            vlan: (i % 2 == 1).then_some(7),
+        },
+        first_seq: Some(1),
+        last_seq: Some(10),
+        seq,
+    }
+}
+
+fn seq(received: u64, lost: u64, duplicates: u64, reordered: u64) -> SeqCounters {
+    SeqCounters {
+        received,
+        lost,
+        duplicates,
+        reordered,
+        ..SeqCounters::default()
+    }
+}
+
+#[test]
+fn flow_labels_are_bounded_and_the_rest_summed() {
+    let flows: Vec<FlowReport> = (0..70u32)
+        .map(|i| flow(i, seq(100 + u64::from(i), 1, 2, 3)))
+        .collect();
+    let b = bounded_flows(&flows);
+    assert_eq!(b.len(), MAX_FLOW_LABELS + 1);
+    assert_eq!(b[0].0, "10.0.0.0:0 -> 10.99.0.2:0");
+    assert_eq!(b[1].0, "10.0.0.1:0 -> 10.99.0.2:0 vlan 7");
+    let (name, rest) = &b[MAX_FLOW_LABELS];
+    assert_eq!(name, OTHER_FLOW);
+    // Flows 64..69: received 164 + ... + 169, and six of each other count.
+    assert_eq!(rest.received, (164..170).sum::<u64>());
+    assert_eq!((rest.lost, rest.duplicates, rest.reordered), (6, 12, 18));
+    // At the bound itself, no "other".
+    assert_eq!(
+        bounded_flows(&flows[..MAX_FLOW_LABELS]).len(),
+        MAX_FLOW_LABELS
+    );
+    // The exposition has as many flow series, and no more.
+    let m = Metrics::new();
+    m.observe_flows(&flows);
+    let text = m.encode(Format::OpenMetrics);
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("upktgen_rx_flow_received_packets_total{"))
+        .count();
+    assert_eq!(series, MAX_FLOW_LABELS + 1);
+    assert!(text.contains("upktgen_rx_flow_received_packets_total{flow=\"other\"} 999\n"));
+}
+
+/// The value of the one sample `name` (with its labels, as printed) in `text`.
+fn sample(text: &str, name: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ').map(str::to_string))
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+#[test]
+fn counters_follow_snapshots_and_never_go_back() {
+    let m = Metrics::new();
+    let frames = |m: &Metrics| sample(&m.encode(Format::OpenMetrics), "upktgen_rx_frames_total");
+    let lost = |m: &Metrics| sample(&m.encode(Format::OpenMetrics), "upktgen_rx_lost_packets");
+    let t = |frames, lost| RxTotals {
+        frames,
+        bytes: frames * 60,
+        lost,
+        drops: 0,
+    };
+    m.observe_rx(&t(10, 3));
+    assert_eq!(frames(&m), "10");
+    m.observe_rx(&t(25, 1));
+    assert_eq!(frames(&m), "25");
+    // A lower snapshot leaves the counter where it was; the gauge of open holes follows.
+    m.observe_rx(&t(5, 0));
+    assert_eq!(frames(&m), "25");
+    assert_eq!(lost(&m), "0");
+    m.observe_rx(&t(26, 2));
+    assert_eq!(frames(&m), "26");
+    assert_eq!(lost(&m), "2");
+    // Labelled counters too.
+    let c = |packets| IfaceCounters {
+        tx_packets: packets,
+        tx_bytes: packets * 64,
+        ..IfaceCounters::default()
+    };
+    let key = "upktgen_iface_packets_total{iface=\"veth-tx\",netns=\"ns1\",direction=\"tx\"}";
+    m.observe_iface("veth-tx", "ns1", Direction::Tx, &c(100));
+    m.observe_iface("veth-tx", "ns1", Direction::Tx, &c(40));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "100");
+    m.observe_iface("veth-tx", "ns1", Direction::Tx, &c(140));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "140");
+}
+
+#[test]
+fn a_second_run_adds_to_the_first() {
+    // An agent runs several times in one process; each run's totals start at 0.
+    let m = Metrics::new();
+    let thread = |packets| ThreadTotals {
+        packets,
+        ..ThreadTotals::default()
+    };
+    let key = "upktgen_thread_sent_packets_total{thread=\"veth-tx\"}";
+    m.begin_run();
+    m.observe_thread("veth-tx", &thread(1000));
+    m.begin_run();
+    m.observe_thread("veth-tx", &thread(300));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1300");
+    m.observe_thread("veth-tx", &thread(200));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1300");
+    m.observe_thread("veth-tx", &thread(500));
+    assert_eq!(sample(&m.encode(Format::OpenMetrics), key), "1500");
+}
+
+/// Every family observed once.
+fn full() -> Metrics {
+    let m = Metrics::new();
+    m.observe_thread(
+        "veth-tx@0",
+        &ThreadTotals {
+            packets: 1000,
+            bytes: 60_000,
+            errors: 1,
+            queue_stops: 4,
+            queue_wakes: 4,
+            late_ns: Some([1_000, 20_000, 1_500_000]),
+        },
+    );
+    m.observe_iface("veth-tx", "", Direction::Tx, &IfaceCounters::default());
+    m.observe_rx(&RxTotals::default());
+    m.observe_flows(&[flow(0, seq(1000, 0, 0, 0))]);
+    m.observe_cpu_busy(0.25);
+    m.set_state(RunState::Running);
+    m
+}
+
+#[test]
+fn exposition_has_every_family_and_ends_with_eof() {
+    let text = full().encode(Format::OpenMetrics);
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    for f in FAMILIES {
+        assert!(
+            text.contains(&format!("# TYPE {f} ")),
+            "no family {f} in\n{text}"
+        );
+        assert!(text.contains(&format!("# HELP {f} ")), "no help for {f}");
+    }
+    let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    assert_eq!(types, FAMILIES.len(), "FAMILIES lists every family");
+    for (sample_name, v) in [
+        (
+            "upktgen_thread_sent_packets_total{thread=\"veth-tx@0\"}",
+            "1000",
+        ),
+        (
+            "upktgen_thread_sent_bytes_total{thread=\"veth-tx@0\"}",
+            "60000",
+        ),
+        (
+            "upktgen_thread_queue_stops_total{thread=\"veth-tx@0\"}",
+            "4",
+        ),
+        (
+            "upktgen_thread_pacing_late_p99_seconds{thread=\"veth-tx@0\"}",
+            "2e-5",
+        ),
+        (
+            "upktgen_thread_pacing_late_max_seconds{thread=\"veth-tx@0\"}",
+            "0.0015",
+        ),
+        ("upktgen_cpu_busy_ratio", "0.25"),
+        ("upktgen_state{state=\"running\"}", "1"),
+        ("upktgen_state{state=\"starting\"}", "0"),
+        ("upktgen_build_info{version=\"0.1.0\"}", "1"),
+    ] {
+        let got = sample(&text, sample_name);
+        assert!(
+            got.parse::<f64>().unwrap() == v.parse::<f64>().unwrap(),
+            "{sample_name}: {got}, not {v}"
+        );
+    }
+    assert!(text.contains("# UNIT upktgen_rx_bytes bytes\n"));
+    // The Prometheus text variant carries the same series, without OpenMetrics' EOF.
+    let p = full().encode(Format::PrometheusText);
+    assert!(!p.contains("# EOF"));
+    assert!(p.contains("# TYPE upktgen_rx_frames_total counter\n"));
+    assert!(p.contains("upktgen_thread_sent_packets_total{thread=\"veth-tx@0\"} 1000\n"));
+}
+
+#[test]
+fn families_nobody_fed_are_not_shown() {
+    let m = Metrics::new();
+    m.observe_thread("veth-tx", &ThreadTotals::default());
+    let text = m.encode(Format::OpenMetrics);
+    assert!(text.contains("upktgen_thread_sent_packets_total{thread=\"veth-tx\"} 0\n"));
+    // A run without a receiver has no receiver figures (not zeros), and no CPU figure until
+    // one is read; the state and build info are always there.
+    for absent in [
+        "upktgen_rx_",
+        "upktgen_cpu_busy_ratio ",
+        "pacing_late_p50_seconds{",
+    ] {
+        assert!(!text.contains(absent), "{absent} in\n{text}");
+    }
+    assert!(text.contains("upktgen_state{state=\"starting\"} 1\n"));
+    assert!(text.contains("upktgen_build_info{version="));
+}
+
+#[test]
+fn readme_lists_every_family() {
+    let readme = include_str!("../../README.md");
+    for f in FAMILIES {
+        assert!(readme.contains(f), "README.md does not name {f}");
+    }
+}
+
+#[test]
+fn accept_header_picks_the_format() {
+    use Format::*;
+    assert_eq!(Format::from_accept(None), OpenMetrics);
+    assert_eq!(Format::from_accept(Some("*/*")), OpenMetrics);
+    assert_eq!(
+        Format::from_accept(Some(
+            "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+        )),
+        OpenMetrics
+    );
+    assert_eq!(
+        Format::from_accept(Some("text/plain; version=0.0.4")),
+        PrometheusText
+    );
+    assert_eq!(OpenMetrics.content_type(), CONTENT_TYPE);
+}
+
+/// One HTTP/1.0 request to `addr`; the whole response.
+fn http(addr: SocketAddr, method: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "{method} {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut r = String::new();
+    s.read_to_string(&mut r).unwrap();
+    r
+}
+
+fn status(response: &str) -> &str {
+    response.split(' ').nth(1).unwrap_or("")
+}
+
+#[test]
+fn endpoint_serves_get_metrics_only_and_stops_on_drop() {
+    let e = Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::ZERO).unwrap();
+    let addr = e.addr();
+    assert_ne!(addr.port(), 0);
+    e.metrics().observe_rx(&RxTotals {
+        frames: 7,
+        ..RxTotals::default()
+    });
+    let ok = http(addr, "GET", "/metrics");
+    assert_eq!(status(&ok), "200", "{ok}");
+    assert!(
+        ok.contains(&format!("Content-Type: {CONTENT_TYPE}\r\n")),
+        "{ok}"
+    );
+    assert!(ok.contains("upktgen_rx_frames_total 7\n"));
+    assert!(ok.contains("upktgen_state{state=\"starting\"} 1\n"));
+    assert!(ok.ends_with("# EOF\n"));
+    assert_eq!(status(&http(addr, "GET", "/")), "404");
+    assert_eq!(status(&http(addr, "GET", "/metricsx")), "404");
+    let post = http(addr, "POST", "/metrics");
+    assert_eq!(status(&post), "405", "{post}");
+    assert!(post.contains("Allow: GET\r\n"), "{post}");
+    // A probe runs before each scrape.
+    let n = Arc::new(AtomicU64::new(0));
+    let n2 = Arc::clone(&n);
+    e.add_probe(Box::new(move |m: &Metrics| {
+        let v = n2.fetch_add(10, Ordering::Relaxed) + 10;
+        m.observe_rx(&RxTotals {
+            frames: v,
+            ..RxTotals::default()
+        });
+    }));
+    assert!(http(addr, "GET", "/metrics").contains("upktgen_rx_frames_total 10\n"));
+    assert!(http(addr, "GET", "/metrics?x=1").contains("upktgen_rx_frames_total 20\n"));
+    drop(e);
+    // tiny_http's accept thread closes the socket once it sees the server dropped.
+    let t0 = std::time::Instant::now();
+    while TcpStream::connect(addr).is_ok() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "still listening after drop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_port_in_use_is_one_clear_error() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let e = Endpoint::start(addr, Duration::ZERO)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("--metrics-listen {addr}: cannot listen")),
+        "{e}"
+    );
+    assert!(e.contains("another process listens there"), "{e}");
+    assert!(!e.contains('\n'));
+}
+
+use std::sync::Arc;
+
+#[test]
+fn a_signal_during_the_linger_ends_it() {
+    use std::sync::atomic::AtomicBool;
+    let e = Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::from_secs(3600)).unwrap();
+    let addr = e.addr();
+    // The run was ended by a Ctrl-C: the flag is already set when the linger begins.
+    let stop = Arc::new(AtomicBool::new(true));
+    let s2 = Arc::clone(&stop);
+    let signal = std::thread::spawn(move || {
+        // The linger clears the old signal; it still serves while it lingers; a new
+        // signal ends it.
+        while s2.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = http(addr, "GET", "/metrics");
+        s2.store(true, Ordering::Relaxed);
+        r
+    });
+    e.linger(&stop);
+    assert_eq!(status(&signal.join().unwrap()), "200");
+}

@@ -1,0 +1,474 @@
+//! `upktgen run` and a script's `pgctrl start`: a [`plan::RunPlan`] executed. The plan has
+//! decided everything; here the target is made (the lab) or probed (the devices,
+//! [`device`]), the frames are built for each device, the senders run on their threads
+//! ([`threads`]) with the system sampled around them, and the report is assembled.
+
+pub mod device;
+pub mod plan;
+pub mod rx;
+pub mod threads;
+
+use crate::caps::{self, Cap};
+use crate::cli::RunArgs;
+use crate::exit::Exit;
+use crate::frames::{self, FrameSource, Frames};
+use crate::lab::receiver::LabReceiver;
+use crate::lab::{self, Lab};
+use crate::pg::Flag;
+use crate::pg::generate::Generator;
+use crate::report::run::{Addressing, Flags, Reconciliation, RunReport, Target, ThreadReport};
+use crate::rx::report::RxAnalysis;
+use crate::sample::IfaceCounters;
+use crate::sender::{Limits, SendOutcome, StopReason};
+use crate::wire::MacAddr;
+use anyhow::{Result, anyhow, bail};
+use device::{Device, NetDevReader, check_frame_fits};
+use plan::{RunPlan, SenderPlan, SenderSpec};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use threads::{SendJob, SenderRun};
+
+/// A finished sender.
+pub struct SenderDone {
+    pub spec: SenderSpec,
+    pub info: crate::backend::BackendInfo,
+    pub outcome: SendOutcome,
+    /// The walk's state at the end (for pktgen's `Current:` section), when frames came from
+    /// the full walk.
+    pub walk: Option<Generator>,
+    /// CLOCK_MONOTONIC at the start and end of its send loop, ns.
+    pub started_ns: u64,
+    pub stopped_ns: u64,
+}
+
+/// A finished run: the report and each sender.
+pub struct RunResult {
+    pub report: RunReport,
+    pub senders: Vec<SenderDone>,
+    pub interrupted: bool,
+}
+
+/// Runs `upktgen run`.
+pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let plan = RunPlan::from_args(a)?;
+    if let Some(p) = &plan.pcap {
+        return write_pcap(&plan, p, stop);
+    }
+    let output = plan.output;
+    let metrics = plan.metrics.start()?;
+    let Some(r) = execute_with(plan, stop, metrics.as_ref())? else {
+        return Ok(Exit::Interrupted);
+    };
+    if let Some(m) = &metrics {
+        m.finish_run(&r.report);
+    }
+    if output.json {
+        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
+    } else {
+        crate::out::print(r.report.text(output.per_cpu))?;
+    }
+    if let Some(m) = &metrics {
+        m.linger(stop);
+    }
+    Ok(if r.interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
+/// `--pcap`: the one sender's frames, built for the device's addresses (read without
+/// privileges), written to the file.
+fn write_pcap(plan: &RunPlan, p: &plan::PcapPlan, stop: &AtomicBool) -> Result<Exit> {
+    let s = &plan.senders[0].spec;
+    let (info, mtu, dev) = Device::unprivileged(p.dev.as_deref(), &s.cfg);
+    check_frame_fits(&s.cfg, mtu, &dev)?;
+    let frames = frames::for_config(&s.cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
+        .map_err(|e| anyhow!(e))?;
+    crate::replay::write_pcap(&p.path, p.count, &s.cfg, frames, stop)
+}
+
+/// Where the senders run: the lab made for the run (removed when this is dropped), or the
+/// current namespace.
+struct Site {
+    lab: Option<Lab>,
+    /// The senders' network namespace (None: the current one).
+    ns: Option<PathBuf>,
+}
+
+/// `--lab-rx-setup`: `sh -c COMMAND` in the lab's receiving namespace; its failure is the run's.
+fn lab_rx_setup(ns: &str, cmd: &str) -> Result<()> {
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c", cmd])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| anyhow!("--lab-rx-setup: running ip netns exec: {e}"))?;
+    if !o.status.success() {
+        bail!(
+            "--lab-rx-setup {cmd:?} failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+impl Site {
+    /// Checks the privileges the target needs and makes the lab.
+    fn open(plan: &RunPlan) -> Result<Site> {
+        match &plan.target {
+            plan::Target::Device(d) => {
+                caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
+                Ok(Site {
+                    lab: None,
+                    ns: None,
+                })
+            }
+            plan::Target::Lab(l) => {
+                caps::require(
+                    &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
+                    "the private lab (network namespaces and a veth pair)",
+                )?;
+                let lab = Lab::create_opts(l.rx_mode, l.peer_napi, l.queues)?;
+                if let Some(cmd) = &plan.lab_rx_setup {
+                    lab_rx_setup(&lab.rx_ns, cmd)?;
+                }
+                let ns = Some(lab.tx_path());
+                Ok(Site { lab: Some(lab), ns })
+            }
+        }
+    }
+
+    /// Each distinct device of the senders, probed once.
+    fn probe(&self, senders: &[SenderPlan]) -> Result<Vec<Device>> {
+        let mut devices: Vec<Device> = Vec::new();
+        for s in senders {
+            let name = s.spec.cfg.device();
+            if !devices.iter().any(|d| d.name == name) {
+                let mut dev = Device::probe(name, self.ns.as_deref())?;
+                if let Some(l) = &self.lab {
+                    dev.info.tx_queues = l.queues;
+                }
+                devices.push(dev);
+            }
+        }
+        Ok(devices)
+    }
+}
+
+fn device_of<'a>(devices: &'a [Device], name: &str) -> Result<&'a Device> {
+    devices
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| anyhow!("{name}: not probed"))
+}
+
+/// Runs the plan's senders at once, each on its own thread: every backend is set up first,
+/// then the system is sampled and all start together; the report adds them up. None when
+/// stopped before anything was sent.
+pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult>> {
+    execute_with(plan, stop, None)
+}
+
+/// [`execute`], feeding a metrics endpoint while it runs.
+fn execute_with(
+    plan: RunPlan,
+    stop: &Arc<AtomicBool>,
+    metrics: Option<&crate::metrics::Endpoint>,
+) -> Result<Option<RunResult>> {
+    let site = Site::open(&plan)?;
+    let devices = site.probe(&plan.senders)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let (jobs, uses_random) = jobs(&plan, &devices)?;
+    if let Some(f) = &plan.irq {
+        let snap = crate::sample::InterruptsSnapshot::read()?;
+        if !snap.matches(f) {
+            bail!(
+                "--irq {f}: no line of /proc/interrupts matches (look at `cat /proc/interrupts` for the device's queue names)"
+            );
+        }
+    }
+    let lab = site.lab.as_ref();
+    let mut counters = Counters::open(&site, &devices)?;
+    let rx_sink = match (lab, plan.rx) {
+        (Some(l), Some(rx)) => Some(LabReceiver::start(
+            &l.rx_path(),
+            crate::rx::recv::RxConfig {
+                backend: rx.backend,
+                ..crate::lab::receiver::config(rx.hist)
+            },
+        )?),
+        _ => None,
+    };
+    let before = counters.read()?;
+    let first = &plan.senders[0].spec.cfg;
+    let tx_watch = crate::live::Watched {
+        iface: devices[0].name.clone(),
+        netns: site.ns.clone(),
+    };
+    let rx_watch = lab.map(|l| crate::live::Watched {
+        iface: lab::RX_IF.to_string(),
+        netns: Some(l.rx_path()),
+    });
+    if let Some(m) = metrics {
+        let rx_progress = rx_sink.as_ref().map(LabReceiver::progress);
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), rx_progress)?;
+    }
+    let live = crate::live::start_for_run(
+        &plan.live,
+        first.count.saturating_mul(plan.senders.len() as u64),
+        tx_watch,
+        rx_watch,
+        rx_sink.as_ref().map(LabReceiver::progress),
+    )?;
+    let ran = threads::run_jobs(site.ns.clone(), jobs, stop)?;
+    // Frames in flight on veth are delivered within the sender's own softirq; a short
+    // pause lets any deferred NAPI poll on the receiving end finish before counting.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let after = counters.read()?;
+    let tx_if = before.tx.delta(&after.tx);
+    let rx_if = before.rx.zip(after.rx).map(|(a, b)| a.delta(&b));
+    let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
+    let rx_analysis = match (rx_sink, &rx_if) {
+        (Some(r), Some(rx)) => Some(RxAnalysis::new(
+            outcome.result.sent,
+            tx_if.tx_packets,
+            rx.rx_packets,
+            r.finish(rx.rx_packets)?,
+        )),
+        _ => None,
+    };
+    if let Some(m) = live {
+        m.finish();
+    }
+    let system = ran.before.delta(&ran.after, plan.irq.as_deref());
+    let senders: Vec<SenderDone> = plan
+        .senders
+        .into_iter()
+        .zip(ran.senders)
+        .map(|(p, r)| done(p.spec, r))
+        .collect();
+    let interrupted = outcome.stop_reason == StopReason::Interrupted;
+    let first = &senders[0].spec.cfg;
+    let report = RunReport {
+        target: report_target(&devices, lab),
+        backend: senders[0].info.clone(),
+        addressing: addressing(first, &device_of(&devices, first.device())?.info),
+        flags: Flags {
+            udp_csum: first.has(Flag::Udpcsum),
+            no_timestamp: first.has(Flag::NoTimestamp),
+        },
+        seed: uses_random.then_some(plan.seed),
+        count: first.count,
+        delay_ns: first.delay,
+        reconciliation: Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref()),
+        tx_iface: tx_if,
+        rx_iface: rx_if,
+        outcome,
+        threads: thread_reports(&senders),
+        system,
+        rx_analysis,
+        xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
+    };
+    drop(site);
+    Ok(Some(RunResult {
+        report,
+        senders,
+        interrupted,
+    }))
+}
+
+/// Where the frames went, for the report: every device (`a+b`), and the lab's namespaces.
+fn report_target(devices: &[Device], lab: Option<&Lab>) -> Target {
+    Target {
+        device: devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join("+"),
+        netns: lab.map(|l| l.tx_ns.clone()),
+        lab_rx: lab.map(|l| l.rx_mode),
+        rx_netns: lab.map(|l| l.rx_ns.clone()),
+    }
+}
+
+fn done(spec: SenderSpec, r: SenderRun) -> SenderDone {
+    SenderDone {
+        spec,
+        info: r.info,
+        outcome: r.outcome,
+        walk: r.walk,
+        started_ns: r.started_ns,
+        stopped_ns: r.stopped_ns,
+    }
+}
+
+/// One line per sender in the report, when there are several.
+fn thread_reports(senders: &[SenderDone]) -> Vec<ThreadReport> {
+    if senders.len() < 2 {
+        return Vec::new();
+    }
+    senders
+        .iter()
+        .map(|s| ThreadReport {
+            device: s.spec.cfg.ifname.clone(),
+            cpu: s.spec.cpu,
+            backend: s.info.name,
+            detail: s.info.detail.clone(),
+            outcome: s.outcome.clone(),
+        })
+        .collect()
+}
+
+/// The senders' jobs: each one's frames built for its device (and checked against it), its
+/// limits and backends. Also says whether any walk draws random numbers (the report then
+/// prints the seed). The first sender's notes are printed.
+fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
+    let mut jobs = Vec::with_capacity(plan.senders.len());
+    let mut uses_random = false;
+    for (i, s) in plan.senders.iter().enumerate() {
+        let cfg = &s.spec.cfg;
+        let dev = device_of(devices, cfg.device())?;
+        let frames = match &plan.replay {
+            Some(r) => {
+                r.check_fits(dev.mtu, &dev.name)?;
+                Frames::Replay(Box::new(r.clone()))
+            }
+            None => {
+                check_frame_fits(cfg, dev.mtu, &dev.name)?;
+                // Each sender draws its own random sequence; the seed reproduces all of them.
+                frames::for_config(
+                    cfg,
+                    &dev.info,
+                    plan.seed.wrapping_add(i as u64),
+                    s.spec.cpu.unwrap_or(0) as u16,
+                )
+                .map_err(|e| anyhow!("{}: {e}", cfg.ifname))?
+            }
+        };
+        uses_random |= frames.generator().is_some_and(Generator::uses_random);
+        if i == 0 {
+            print_notes(s);
+        }
+        jobs.push(SendJob {
+            backends: s.backends.clone(),
+            auto: s.is_auto(),
+            ruled_out: s.ruled_out.clone(),
+            priority: cfg.skb_priority,
+            ifindex: dev.ifindex,
+            tx_queues: dev.info.tx_queues,
+            frames,
+            limits: Limits {
+                count: cfg.count,
+                duration: plan.duration,
+                delay_ns: cfg.delay,
+                burst: cfg.burst,
+                timestamps: !cfg.has(Flag::NoTimestamp),
+            },
+            cpu: s.spec.cpu,
+        });
+    }
+    Ok((jobs, uses_random))
+}
+
+/// The device's notes, and one when queue maps cannot apply.
+fn print_notes(s: &SenderPlan) {
+    let cfg = &s.spec.cfg;
+    let mut notes = cfg.range_notes();
+    let queue_map = cfg.queue_map_min != 0
+        || cfg.queue_map_max != 0
+        || cfg.has(Flag::QueueMapRnd)
+        || cfg.has(Flag::QueueMapCpu);
+    if queue_map && !s.backends.iter().all(|b| b.binds_a_queue()) {
+        notes.push(
+            "queue_map_*/QUEUE_MAP_*: a packet socket cannot choose the TX queue per packet; af_packet and tx_ring frames take the queue the kernel picks (XPS, or the hash); af_xdp binds the queue".into(),
+        );
+    }
+    for n in cfg.notes.iter().chain(&notes) {
+        crate::errln!("upktgen: note: {n}");
+    }
+}
+
+/// The interfaces' counters: the senders' devices summed, and the lab's receiving end.
+struct Counters<'a> {
+    tx: NetDevReader,
+    rx: Option<NetDevReader>,
+    devices: &'a [Device],
+}
+
+struct CountersNow {
+    tx: IfaceCounters,
+    rx: Option<IfaceCounters>,
+}
+
+impl<'a> Counters<'a> {
+    fn open(site: &Site, devices: &'a [Device]) -> Result<Counters<'a>> {
+        Ok(Counters {
+            tx: NetDevReader::open(site.ns.as_deref())?,
+            rx: match &site.lab {
+                Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
+                None => None,
+            },
+            devices,
+        })
+    }
+
+    fn read(&mut self) -> Result<CountersNow> {
+        Ok(CountersNow {
+            tx: self
+                .tx
+                .read_sum(self.devices.iter().map(|d| d.name.as_str()))?,
+            rx: match &mut self.rx {
+                Some(r) => Some(r.read(lab::RX_IF)?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// The report's view of the addresses: single addresses, or `min-max` ranges.
+fn addressing(cfg: &crate::pg::DevConfig, dev: &crate::pg::generate::DeviceInfo) -> Addressing {
+    let range = |min: &str, max: &str| {
+        if max.is_empty() || max == min {
+            min.to_string()
+        } else {
+            format!("{min}-{max}")
+        }
+    };
+    let src_mac = if cfg.src_mac == MacAddr::default() {
+        dev.mac
+    } else {
+        cfg.src_mac
+    };
+    let (src_ip, dst_ip) = if cfg.has(Flag::Ipv6) {
+        let src = if cfg.src6.is_unspecified() {
+            crate::pg::generate::link_local_from_mac(src_mac)
+        } else {
+            cfg.src6
+        };
+        let dst = if cfg.dst6_min.is_unspecified() {
+            cfg.dst6.to_string()
+        } else {
+            format!("{}-{}", cfg.dst6_min, cfg.dst6_max)
+        };
+        (src.to_string(), dst)
+    } else {
+        let src = if cfg.src_min.is_empty() {
+            dev.ipv4
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
+                .to_string()
+        } else {
+            range(&cfg.src_min, &cfg.src_max)
+        };
+        (src, range(&cfg.dst_min, &cfg.dst_max))
+    };
+    Addressing {
+        src_mac,
+        dst_mac: cfg.dst_mac,
+        src_ip,
+        dst_ip,
+    }
+}

@@ -1,0 +1,564 @@
+//! The Params stage: turns what the user asked for — `upktgen run`'s options, a script's
+//! devices at `pgctrl start` — into one [`RunPlan`], with every default resolved once and
+//! every refusal made here, before anything needs privileges or touches the system (a
+//! `--replay` file is read; nothing else is). The run layer ([`super`]) then only executes
+//! the plan. Errors name the option the user gave.
+
+use crate::backend::{BackendKind, BackendPlan, SenderSlot, TxOptions, ring::RingOptions};
+use crate::cli::{LiveArgs, RunArgs, ScriptArgs, TxArgs};
+use crate::lab::{self, RxMode};
+use crate::live::LiveOptions;
+use crate::pg::generate::DeviceInfo;
+use crate::pg::{DevConfig, Flag};
+use crate::replay::{REPLAY_PARAMS, ReplayFrames, ReplayTiming};
+use crate::rx::recv::RxBackend;
+use crate::wire::MacAddr;
+use anyhow::{Context, Result, anyhow, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The seed's packet count: `count` when no --count is given.
+pub const DEFAULT_COUNT: u64 = 4_000_000;
+
+/// Where the frames go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A private lab made for the run.
+    Lab(LabPlan),
+    /// An interface the user named (--dev, or a script's device with --real), in the
+    /// current network namespace.
+    Device(String),
+}
+
+/// The lab to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabPlan {
+    pub rx_mode: RxMode,
+    /// Give veth-rx the NAPI live frames need (an XDP_PASS program): a backend that may
+    /// be used needs it, and no AF_XDP receiver's program will give it.
+    pub peer_napi: bool,
+    /// TX and RX queues on each end: one per sender.
+    pub queues: u16,
+}
+
+/// One sender: pktgen's device (the name may carry an `@tag`, as `dev@1`) and the CPU its
+/// thread is pinned to.
+#[derive(Debug, Clone)]
+pub struct SenderSpec {
+    pub cfg: DevConfig,
+    pub cpu: Option<usize>,
+}
+
+/// A sender with its transmit paths: one backend, or for `--backend auto` every candidate
+/// the options allow, fastest first.
+#[derive(Debug, Clone)]
+pub struct SenderPlan {
+    pub spec: SenderSpec,
+    pub backends: Vec<BackendPlan>,
+    /// Candidates `auto` ruled out, and why (empty otherwise).
+    pub ruled_out: Vec<String>,
+}
+
+impl SenderPlan {
+    /// Whether `auto` chooses among several (the choice is then reported).
+    pub fn is_auto(&self) -> bool {
+        self.backends.len() > 1 || !self.ruled_out.is_empty()
+    }
+}
+
+/// The receiver in the lab (--rx-analyze).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxPlan {
+    pub backend: RxBackend,
+    pub hist: bool,
+}
+
+/// `--pcap FILE`: write the frames instead of sending them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcapPlan {
+    pub path: PathBuf,
+    /// Frames to write (never 0).
+    pub count: u64,
+    /// --dev, whose addresses the frames take (read without privileges).
+    pub dev: Option<String>,
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Output {
+    pub json: bool,
+    pub per_cpu: bool,
+}
+
+/// One run, decided.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub target: Target,
+    pub senders: Vec<SenderPlan>,
+    /// --replay's frames, read and checked (every sender sends them).
+    pub replay: Option<ReplayFrames>,
+    /// The random draws' seed: --seed, or a fresh one (printed in the report when used).
+    pub seed: u64,
+    pub duration: Option<Duration>,
+    /// --irq: count only matching /proc/interrupts lines.
+    pub irq: Option<String>,
+    pub output: Output,
+    pub live: LiveOptions,
+    pub rx: Option<RxPlan>,
+    /// Some: write a pcap file instead of sending (then `senders` holds one, unsent).
+    pub pcap: Option<PcapPlan>,
+    /// --metrics-listen / --metrics-linger (`run` only).
+    pub metrics: crate::metrics::MetricsArgs,
+    /// --lab-rx-setup: a shell command run in the lab's receiving namespace before sending.
+    pub lab_rx_setup: Option<String>,
+}
+
+impl RunPlan {
+    /// `upktgen run`'s plan, threads placed on the CPUs this process may use.
+    pub fn from_args(a: &RunArgs) -> Result<RunPlan> {
+        RunPlan::from_args_on(a, &crate::sys::allowed_cpus())
+    }
+
+    /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests).
+    pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
+        let in_lab = a.dev.is_none();
+        check_replay_args(a)?;
+        let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
+        let mut cfg = dev_config(a, ifname, in_lab).map_err(|e| anyhow!(e))?;
+        let replay = load_replay(a)?;
+        if let Some(r) = &replay {
+            cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
+        }
+        if !in_lab && replay.is_none() {
+            if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
+                bail!(
+                    "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
+                );
+            }
+            if cfg.dst_mac == MacAddr::default() {
+                bail!(
+                    "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
+                );
+            }
+        }
+        cfg.check_start().map_err(|e| anyhow!(e))?;
+        let pcap = match &a.pcap {
+            Some(path) => Some(pcap_plan(a, &cfg, path)?),
+            None => None,
+        };
+        // --pcap writes one sender's frames: -t does not apply.
+        let specs = if pcap.is_some() {
+            vec![SenderSpec { cfg, cpu: a.cpu }]
+        } else {
+            thread_specs(a, &cfg, cpus)?
+        };
+        let knobs = Knobs {
+            dev: a.dev.clone(),
+            tx: &a.tx,
+            xdp_live_plain: a.xdp_live_plain,
+            lab_rx: a.lab_rx,
+            rx: a.rx_analyze.then_some(RxPlan {
+                backend: a.rx_backend,
+                hist: a.hist,
+            }),
+        };
+        let (target, senders) = knobs.plan(specs, replay.is_some())?;
+        if a.lab_rx_setup.is_some() && matches!(target, Target::Device(_)) {
+            bail!(
+                "--lab-rx-setup: runs in the lab's receiving namespace; with --dev there is no lab"
+            );
+        }
+        Ok(RunPlan {
+            target,
+            senders,
+            replay,
+            seed: a.seed.unwrap_or_else(fresh_seed),
+            duration: a.duration,
+            irq: a.irq.clone(),
+            output: Output {
+                json: a.json,
+                per_cpu: a.per_cpu,
+            },
+            live: live_options(&a.live),
+            rx: knobs.rx,
+            pcap,
+            metrics: a.metrics.clone(),
+            lab_rx_setup: a.lab_rx_setup.clone(),
+        })
+    }
+
+    /// The plan of a script's `pgctrl start`: its devices as `specs` (checked, and mapped
+    /// to the lab unless --real), with `upktgen script`'s options.
+    pub fn from_script(a: &ScriptArgs, specs: Vec<SenderSpec>) -> Result<RunPlan> {
+        let dev = if a.real {
+            Some(
+                specs
+                    .first()
+                    .context("no device to start")?
+                    .cfg
+                    .device()
+                    .to_string(),
+            )
+        } else {
+            None
+        };
+        let knobs = Knobs {
+            dev,
+            tx: &a.tx,
+            xdp_live_plain: false,
+            lab_rx: a.lab_rx,
+            rx: None,
+        };
+        let (target, senders) = knobs.plan(specs, false)?;
+        Ok(RunPlan {
+            target,
+            senders,
+            replay: None,
+            seed: a.seed.unwrap_or_else(fresh_seed),
+            duration: a.duration,
+            irq: None,
+            output: Output {
+                json: a.json,
+                per_cpu: false,
+            },
+            live: LiveOptions {
+                no_live: a.no_live,
+                ..LiveOptions::default()
+            },
+            rx: None,
+            pcap: None,
+            metrics: crate::metrics::MetricsArgs::default(),
+            lab_rx_setup: None,
+        })
+    }
+
+    /// The sending end's namespace is a lab's.
+    pub fn in_lab(&self) -> Option<&LabPlan> {
+        match &self.target {
+            Target::Lab(l) => Some(l),
+            Target::Device(_) => None,
+        }
+    }
+}
+
+/// What `run` and `script` share of the plan: the transmit path and the target.
+struct Knobs<'a> {
+    dev: Option<String>,
+    tx: &'a TxArgs,
+    xdp_live_plain: bool,
+    lab_rx: Option<RxMode>,
+    rx: Option<RxPlan>,
+}
+
+impl Knobs<'_> {
+    fn plan(&self, specs: Vec<SenderSpec>, replay: bool) -> Result<(Target, Vec<SenderPlan>)> {
+        if specs.is_empty() {
+            bail!("no sender to run");
+        }
+        let o = TxOptions {
+            batch: self.tx.batch,
+            ring: RingOptions {
+                size: self.tx.ring.ring,
+                stop_thresh: self.tx.ring.stop_thresh,
+                start_thresh: self.tx.ring.start_thresh,
+            },
+            sndbuf: self.tx.sndbuf,
+            qdisc_bypass: self.tx.qdisc_bypass,
+            xdp_live_plain: self.xdp_live_plain,
+            replay,
+        };
+        let n = specs.len();
+        let senders = specs
+            .into_iter()
+            .enumerate()
+            .map(|(index, spec)| {
+                let slot = SenderSlot {
+                    index,
+                    senders: n,
+                    cpu: spec.cpu,
+                };
+                let (backends, ruled_out) =
+                    backends(self.tx.backend, self.dev.is_none(), &o, &spec.cfg, slot)?;
+                Ok(SenderPlan {
+                    spec,
+                    backends,
+                    ruled_out,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let target = self.target(&senders)?;
+        Ok((target, senders))
+    }
+
+    fn target(&self, senders: &[SenderPlan]) -> Result<Target> {
+        if self.rx.is_some() && self.lab_rx == Some(RxMode::Drop) {
+            bail!(
+                "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
+            );
+        }
+        if let Some(d) = &self.dev {
+            if self.lab_rx.is_some() {
+                bail!("--lab-rx: chooses the lab's receiver; with --dev there is no lab");
+            }
+            if self.rx.is_some() {
+                bail!(
+                    "--rx-analyze: the receiver runs in the lab's receiving namespace; with --dev run `upktgen rx --dev IFACE` on the receiving host"
+                );
+            }
+            return Ok(Target::Device(d.clone()));
+        }
+        let rx_mode = self.lab_rx.unwrap_or(if self.rx.is_some() {
+            RxMode::Stack
+        } else {
+            RxMode::Drop
+        });
+        // An AF_XDP receiver's own program gives veth-rx the NAPI xdp_live needs. Only when
+        // af_xdp is asked for by name: `auto` may fall back to af_packet, and veth-rx must
+        // then still have NAPI (with the lab's program in place, auto's af_xdp cannot
+        // attach and falls back at once).
+        let receiver_gives_napi = self.rx.is_some_and(|r| r.backend == RxBackend::AfXdp);
+        let peer_napi = senders
+            .iter()
+            .any(|s| s.backends.iter().any(BackendPlan::needs_peer_napi))
+            && !receiver_gives_napi;
+        Ok(Target::Lab(LabPlan {
+            rx_mode,
+            peer_napi,
+            queues: u16::try_from(senders.len()).unwrap_or(u16::MAX).max(1),
+        }))
+    }
+}
+
+/// The backend plans for `kind`: one, or for `auto` every candidate the options allow,
+/// fastest first, with the candidates ruled out and why.
+fn backends(
+    kind: BackendKind,
+    in_lab: bool,
+    o: &TxOptions,
+    cfg: &DevConfig,
+    slot: SenderSlot,
+) -> Result<(Vec<BackendPlan>, Vec<String>)> {
+    if kind != BackendKind::Auto {
+        let p = BackendPlan::new(kind, o, cfg, slot)?;
+        return Ok((vec![p], Vec::new()));
+    }
+    let mut out = Vec::new();
+    let mut refused = Vec::new();
+    for &k in kind.candidates(in_lab) {
+        match BackendPlan::new(k, o, cfg, slot) {
+            Ok(p) => out.push(p),
+            Err(e) => refused.push(format!("{} ruled out: {e}", k.name())),
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "--backend auto: no backend accepts these options ({})",
+            refused.join("; ")
+        );
+    }
+    Ok((out, refused))
+}
+
+/// A seed for a run that gave none.
+fn fresh_seed() -> u64 {
+    crate::sys::realtime_ns() ^ u64::from(std::process::id())
+}
+
+/// The live statistics the options ask for.
+pub fn live_options(l: &LiveArgs) -> LiveOptions {
+    LiveOptions {
+        live: l.live,
+        no_live: l.no_live,
+        json_lines: l.json_lines,
+        interval: l.interval,
+    }
+}
+
+/// The lab's receiving end as the frames' destination, where the configuration names none.
+pub fn fill_lab_destination(c: &mut DevConfig) {
+    if c.dst_min.is_empty() && !c.has(Flag::Ipv6) {
+        c.dst_min = lab::RX_IP.to_string();
+    }
+    if c.dst_mac == MacAddr::default() {
+        c.dst_mac = lab::RX_MAC;
+    }
+}
+
+/// The lab's sending end as the frames' source (its MAC and address), for what is built
+/// without a lab (--pcap, a script's `Current:` section).
+pub fn lab_sender() -> DeviceInfo {
+    DeviceInfo {
+        mac: lab::TX_MAC,
+        ipv4: Some(lab::TX_IP),
+        tx_queues: 1,
+    }
+}
+
+/// The device configuration the options describe: pktgen's defaults but the seed's count,
+/// then every pktgen parameter in command-line order; in the lab, the destination defaults
+/// to the lab's receiving end.
+pub fn dev_config(a: &RunArgs, ifname: &str, lab: bool) -> Result<DevConfig, String> {
+    let mut c = DevConfig::new(ifname);
+    c.count = DEFAULT_COUNT;
+    let rates: Vec<&str> = ["delay", "rate", "ratep"]
+        .into_iter()
+        .filter(|n| a.pg.has(n))
+        .collect();
+    if rates.len() > 1 {
+        return Err(format!(
+            "--{} and --{} both set the packet rate: give one of them",
+            rates[0], rates[1]
+        ));
+    }
+    // `rate` is Mb/s of min_pkt_size-byte frames, computed when it is applied (as in the
+    // kernel); on the command line, where option order reads as irrelevant, it comes last
+    // so that it uses the size given anywhere on the line.
+    let (rates, rest): (Vec<_>, Vec<_>) = a.pg.items.iter().partition(|(n, _)| *n == "rate");
+    for (name, value) in rest.into_iter().chain(rates) {
+        c.set(name, value).map_err(|e| {
+            let msg = e.strip_prefix("ERROR: ").unwrap_or(&e).to_string();
+            format!("--{} {value}: {msg}", name.replace('_', "-"))
+        })?;
+    }
+    if lab {
+        fill_lab_destination(&mut c);
+    }
+    Ok(c)
+}
+
+/// The pktgen parameters of `run`'s options, checked as `run` checks them (for a sweep's
+/// points).
+pub fn check_pktgen_params(a: &RunArgs) -> Result<(), String> {
+    let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
+    dev_config(a, ifname, a.dev.is_none()).map(|_| ())
+}
+
+/// The senders `-t N` asks for: one per thread, named `dev@i` as the kernel's sample scripts
+/// name them, pinned to the i-th CPU of `cpus` (counting from --cpu's), each with its share
+/// of the rate so the total is what was asked. With one thread: the device itself, on --cpu.
+/// More threads than CPUs need --allow-oversubscribe.
+fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<SenderSpec>> {
+    let n = usize::from(a.threads);
+    if n == 0 {
+        bail!("-t/--threads 0: give at least one sender thread");
+    }
+    if n == 1 {
+        return Ok(vec![SenderSpec {
+            cfg: cfg.clone(),
+            cpu: a.cpu,
+        }]);
+    }
+    if a.rx_analyze {
+        bail!(
+            "--rx-analyze with -t {n}: the receiver tells sequences apart by address and VLAN, and every thread's sequence starts at 1 from the same address; run one thread, or give threads distinct sources with `upktgen script`"
+        );
+    }
+    if cpus.is_empty() {
+        bail!("-t/--threads {n}: this process may run on no CPU (its affinity mask is empty)");
+    }
+    if n > cpus.len() && !a.allow_oversubscribe {
+        bail!(
+            "-t/--threads {n}: this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
+            cpus.len(),
+            if cpus.len() == 1 { "" } else { "s" },
+            cpus.len()
+        );
+    }
+    let first = match a.cpu {
+        Some(c) => cpus.iter().position(|&x| x == c).with_context(|| {
+            format!("--cpu {c}: not a CPU this process may run on (allowed: {cpus:?})")
+        })?,
+        None => 0,
+    };
+    Ok((0..n)
+        .map(|i| {
+            let mut c = cfg.clone();
+            c.ifname = format!("{}@{i}", cfg.device());
+            if c.delay != 0 && c.delay != u64::MAX {
+                c.delay = c.delay.saturating_mul(n as u64);
+            }
+            SenderSpec {
+                cfg: c,
+                cpu: Some(cpus[(first + i) % cpus.len()]),
+            }
+        })
+        .collect())
+}
+
+/// Option checks for --replay: pktgen's frame parameters do not apply to recorded frames.
+fn check_replay_args(a: &RunArgs) -> Result<()> {
+    if a.replay.is_none() {
+        return Ok(());
+    }
+    let follow = a.replay_timing == Some(ReplayTiming::File);
+    if a.replay_speed.is_some() && !follow {
+        bail!("--replay-speed: scales the file's gaps; it goes with --replay-timing file");
+    }
+    if follow
+        && let Some((name, _)) =
+            a.pg.items
+                .iter()
+                .find(|(n, _)| ["delay", "ratep", "burst"].contains(n))
+    {
+        bail!(
+            "--{name}: --replay-timing file paces the frames by the file's timestamps; give one or the other"
+        );
+    }
+    for (name, _) in &a.pg.items {
+        if *name == "rate" {
+            bail!(
+                "--rate: with --replay the frames' sizes are the file's; give the rate in packets per second (--ratep) or as a gap (--delay)"
+            );
+        }
+        if !REPLAY_PARAMS.contains(name) {
+            bail!(
+                "--{}: --replay sends the file's frames as recorded; frame parameters do not apply (with --replay: {})",
+                name.replace('_', "-"),
+                REPLAY_PARAMS
+                    .iter()
+                    .map(|p| format!("--{}", p.replace('_', "-")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// --replay's frames, read, checked and paced as the options say (None without --replay).
+fn load_replay(a: &RunArgs) -> Result<Option<ReplayFrames>> {
+    let Some(path) = &a.replay else {
+        return Ok(None);
+    };
+    let mut r = ReplayFrames::load(path)?;
+    if a.replay_timing == Some(ReplayTiming::File) {
+        r.follow_file_timing(a.replay_speed.unwrap_or(1.0))
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
+    Ok(Some(r))
+}
+
+/// --pcap's frames to write: --pcap-count, else count (never 0, never a delay that sends
+/// nothing).
+fn pcap_plan(a: &RunArgs, cfg: &DevConfig, path: &std::path::Path) -> Result<PcapPlan> {
+    let count = a.pcap_count.unwrap_or(cfg.count);
+    if count == 0 {
+        bail!(
+            "--pcap: count 0 means \"until stopped\"; give --pcap-count N (or --count N) for the number of frames to write"
+        );
+    }
+    if cfg.delay == u64::MAX {
+        bail!(
+            "--pcap: delay {} never sends: there is nothing to write",
+            cfg.delay
+        );
+    }
+    Ok(PcapPlan {
+        path: path.to_path_buf(),
+        count,
+        dev: a.dev.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,319 @@
+//! End-to-end: `upktgen rx --metrics-listen` inside the lab's receiving namespace, scraped
+//! with curl on that namespace's loopback during and after a run sent with `upktgen run`,
+//! the text checked with `promtool check metrics`.
+
+mod common;
+use common::{root_or_skip, stderr, stdout};
+use std::io::Write;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use upktgen::lab::{self, Lab, RxMode};
+
+/// The endpoint's port, on the receiving namespace's own loopback (nothing on the host's).
+const PORT: &str = "19464";
+
+fn tools_or_skip() -> bool {
+    for t in ["curl", "promtool"] {
+        if Command::new(t).arg("--version").output().is_err() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{t} is missing (.ci/run installs curl and prometheus)"
+            );
+            eprintln!("skipping: {t} not installed");
+            return false;
+        }
+    }
+    true
+}
+
+/// `curl` inside `ns`; with `prom_text`, asking for the Prometheus text format.
+fn scrape(ns: &str, prom_text: bool) -> Output {
+    let mut c = Command::new("ip");
+    c.args([
+        "netns",
+        "exec",
+        ns,
+        "curl",
+        "-sS",
+        "--max-time",
+        "5",
+        "-D",
+        "-",
+    ]);
+    if prom_text {
+        c.args(["-H", "Accept: text/plain; version=0.0.4"]);
+    }
+    c.arg(format!("http://127.0.0.1:{PORT}/metrics"))
+        .output()
+        .unwrap()
+}
+
+/// A scrape's headers and body, when the request succeeded.
+fn scrape_ok(ns: &str, prom_text: bool) -> Option<(String, String)> {
+    let o = scrape(ns, prom_text);
+    if !o.status.success() {
+        return None;
+    }
+    let s = stdout(&o);
+    let (head, body) = s.split_once("\r\n\r\n")?;
+    Some((head.to_string(), body.to_string()))
+}
+
+/// The value of the sample `name` (with labels, as printed).
+fn value(body: &str, name: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+fn state(body: &str) -> Option<&'static str> {
+    ["starting", "running", "finished"]
+        .into_iter()
+        .find(|s| value(body, &format!("upktgen_state{{state=\"{s}\"}}")) == Some(1.0))
+}
+
+fn promtool_ok(text: &str) {
+    let mut p = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = p.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        stdout(&o),
+        stderr(&o)
+    );
+}
+
+/// `upktgen ARGS` inside `ns`, its output piped.
+fn spawn_in(ns: &str, args: &[&str]) -> Child {
+    Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen")])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `upktgen rx ARGS` on veth-rx (af_packet) in the lab's receiving namespace.
+fn rx(lab: &Lab, args: &[&str]) -> Child {
+    let mut a = vec!["rx", "--dev", lab::RX_IF, "--rx-backend", "af_packet"];
+    a.extend_from_slice(args);
+    spawn_in(&lab.rx_ns, &a)
+}
+
+/// `upktgen run --dev veth-tx ARGS`, at veth-rx, in the lab's sending namespace.
+fn run(lab: &Lab, args: &[&str]) -> Child {
+    let mac = lab::RX_MAC.to_string();
+    let mut a = vec![
+        "run",
+        "--dev",
+        lab::TX_IF,
+        "--dst",
+        "10.99.0.2",
+        "--dst-mac",
+        &mac,
+    ];
+    a.extend_from_slice(args);
+    spawn_in(&lab.tx_ns, &a)
+}
+
+/// Scrapes the endpoint in `ns` until `upktgen_state` says `want`, while `child` runs; the
+/// body of that scrape.
+fn wait_for_state(ns: &str, want: &str, child: &mut Child) -> String {
+    let t0 = Instant::now();
+    loop {
+        if let Some((_, body)) = scrape_ok(ns, false)
+            && state(&body) == Some(want)
+        {
+            return body;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "upktgen ended before its state was {want}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(30), "never {want}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn rx_metrics_are_scraped_during_and_after_the_run() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    let count = 20_000u64;
+    let n = count.to_string();
+    let listen = format!("127.0.0.1:{PORT}");
+    let mut receiver = rx(
+        &lab,
+        &[
+            "--count",
+            &n,
+            "--duration",
+            "60s",
+            "--json",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "4s",
+        ],
+    );
+    // Up and receiving once the state says running (set after the receiver is open).
+    wait_for_state(&lab.rx_ns, "running", &mut receiver);
+    // Nothing listens on the host's own loopback.
+    let host = Command::new("curl")
+        .args(["-s", "--max-time", "2", &format!("http://{listen}/metrics")])
+        .output()
+        .unwrap();
+    assert!(!host.status.success(), "the endpoint is on the host");
+
+    // 20,000 frames at 5,000 pps: about four seconds to scrape in.
+    let mut sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
+    let mut during: Vec<f64> = Vec::new();
+    let mut checked_during = false;
+    while sender.try_wait().unwrap().is_none() {
+        if let Some((head, body)) = scrape_ok(&lab.rx_ns, false) {
+            assert!(
+                head.contains(
+                    "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"
+                ),
+                "{head}"
+            );
+            assert!(body.ends_with("# EOF\n"), "{body}");
+            if let Some(v) = value(&body, "upktgen_rx_frames_total") {
+                during.push(v);
+            }
+            if !checked_during && state(&body) == Some("running") {
+                let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+                promtool_ok(&text);
+                checked_during = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s = sender.wait_with_output().unwrap();
+    assert!(s.status.success(), "{}", stderr(&s));
+    assert!(checked_during, "no scrape while the run was sending");
+    assert!(
+        during.windows(2).all(|w| w[0] <= w[1]),
+        "frames went backwards: {during:?}"
+    );
+    assert!(
+        during.iter().any(|&v| v > 0.0 && v < count as f64),
+        "no scrape saw the count growing: {during:?}"
+    );
+
+    // After the report: the final figures, while --metrics-linger keeps the endpoint up.
+    let body = wait_for_state(&lab.rx_ns, "finished", &mut receiver);
+    assert_eq!(value(&body, "upktgen_rx_frames_total"), Some(count as f64));
+    assert_eq!(value(&body, "upktgen_rx_lost_packets"), Some(0.0));
+    assert_eq!(
+        value(
+            &body,
+            "upktgen_rx_flow_received_packets_total{flow=\"10.99.0.1:0 -> 10.99.0.2:0\"}"
+        ),
+        Some(count as f64),
+        "{body}"
+    );
+    let iface = format!(
+        "upktgen_iface_packets_total{{iface=\"{}\",netns=\"{}\",direction=\"rx\"}}",
+        lab::RX_IF,
+        lab.rx_ns
+    );
+    assert!(
+        value(&body, &iface).is_some_and(|v| v >= count as f64),
+        "{iface} in\n{body}"
+    );
+    let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+    promtool_ok(&text);
+
+    // A second endpoint on the same port: one clear line, non-zero, nothing received.
+    let busy = rx(&lab, &["--count", "1", "--metrics-listen", &listen])
+        .wait_with_output()
+        .unwrap();
+    assert!(!busy.status.success());
+    let e = stderr(&busy);
+    assert_eq!(
+        e.trim_end().lines().last().unwrap(),
+        format!(
+            "upktgen: --metrics-listen {listen}: cannot listen: Address already in use (os error 98) (another process listens there; pick another port)"
+        ),
+        "{e}"
+    );
+    assert!(stdout(&busy).is_empty());
+    // An address that is not this namespace's.
+    let away = rx(
+        &lab,
+        &["--count", "1", "--metrics-listen", "192.0.2.1:9100"],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert!(!away.status.success());
+    assert!(
+        stderr(&away).contains("--metrics-listen 192.0.2.1:9100: cannot listen"),
+        "{}",
+        stderr(&away)
+    );
+
+    let o = receiver.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = common::json(&o);
+    assert_eq!(j["frames"]["pktgen"], count);
+    // The endpoint closed with the process.
+    assert!(scrape_ok(&lab.rx_ns, false).is_none());
+}
+
+#[test]
+fn run_metrics_final_scrape_sees_every_frame_sent() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Drop).unwrap();
+    let count = 5_000u64;
+    let n = count.to_string();
+    let listen = format!("127.0.0.1:{PORT}");
+    let mut sender = run(
+        &lab,
+        &[
+            "--count",
+            &n,
+            "--no-live",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "5s",
+        ],
+    );
+    let body = wait_for_state(&lab.tx_ns, "finished", &mut sender);
+    assert_eq!(
+        value(
+            &body,
+            "upktgen_thread_sent_packets_total{thread=\"veth-tx\"}"
+        ),
+        Some(count as f64),
+        "{body}"
+    );
+    let iface = format!(
+        "upktgen_iface_packets_total{{iface=\"{}\",netns=\"{}\",direction=\"tx\"}}",
+        lab::TX_IF,
+        lab.tx_ns
+    );
+    assert!(
+        value(&body, &iface).is_some_and(|v| v >= count as f64),
+        "{iface} in\n{body}"
+    );
+    // No receiver in this run: no receiver figures.
+    assert!(!body.contains("upktgen_rx_frames_total"), "{body}");
+    let (_, text) = scrape_ok(&lab.tx_ns, true).unwrap();
+    promtool_ok(&text);
+    let o = sender.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Result: OK:"), "{}", stdout(&o));
+}
