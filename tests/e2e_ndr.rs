@@ -308,6 +308,10 @@ fn bad_input_is_a_clear_error() {
             vec!["ndr", "--resume", "/nonexistent/r.jsonl"],
             "/nonexistent/r.jsonl",
         ),
+        (
+            vec!["run", "--dev", "lo", "--lab-rx-setup", "true"],
+            "--lab-rx-setup: runs in the lab's receiving namespace; with --dev there is no lab",
+        ),
     ] {
         let o = upktgen(&args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
