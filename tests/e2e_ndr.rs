@@ -309,7 +309,18 @@ fn bad_input_is_a_clear_error() {
             "/nonexistent/r.jsonl",
         ),
         (
-            vec!["run", "--dev", "lo", "--lab-rx-setup", "true"],
+            // (No such device: nothing is sent even if the refusal were missing.)
+            vec![
+                "run",
+                "--dev",
+                "ndrnope0",
+                "--dst",
+                "10.0.0.2",
+                "--dst-mac",
+                "02:00:00:00:00:02",
+                "--lab-rx-setup",
+                "true",
+            ],
             "--lab-rx-setup: runs in the lab's receiving namespace; with --dev there is no lab",
         ),
     ] {
