@@ -1,13 +1,12 @@
-//! `upktgen ndr` end to end, against real trials in the lab. Ground truth: an nftables rule
-//! on veth-rx's netdev ingress (set up by `run --lab-rx-setup` in each trial's fresh lab)
-//! that drops what exceeds a packet rate, or a share of every frame; the af_packet receiver
-//! sits after ingress, so its drops become sequence holes. Trials are short (0.25-0.5 s).
+//! `upktgen ndr` end to end, against real trials. Ground truth: the DUT lab (`run --lab dut`,
+//! a fresh one per trial) with an nftables rule on the DUT's ingress (`--dut-setup`) that
+//! drops what exceeds a packet rate, or a share of every frame: the receiver sees its drops
+//! as sequence holes. Trials are short (0.25-0.5 s).
 
 mod common;
 
-use common::{
-    Tmp, namespaces_with_prefix, nft_or_skip, root_or_skip, stderr, stdout, tmp_dir, upktgen,
-};
+use common::nft::nft_or_skip;
+use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,10 +15,10 @@ fn tmp(tag: &str) -> Tmp {
     tmp_dir("ndr", tag)
 }
 
-/// An nftables rule on veth-rx's ingress, for `--lab-rx-setup`.
+/// An nftables rule on the DUT's ingress (dut-in), for `--dut-setup`.
 fn rule(expr: &str) -> String {
     format!(
-        "nft add table netdev ndr_test && nft add chain netdev ndr_test in '{{ type filter hook ingress device veth-rx priority 0; policy accept; }}' && nft add rule netdev ndr_test in '{expr} counter drop'"
+        "nft add table netdev ndr_test && nft add chain netdev ndr_test in '{{ type filter hook ingress device dut-in priority 0; policy accept; }}' && nft add rule netdev ndr_test in '{expr} counter drop'"
     )
 }
 
@@ -44,7 +43,7 @@ fn limiter_args<'a>(setup: &'a str, sizes: &'a str, extra: &[&'a str]) -> Vec<&'
         "--no-latency",
     ];
     v.extend_from_slice(extra);
-    v.extend_from_slice(&["--", "--rx-backend", "af_packet", "--lab-rx-setup", setup]);
+    v.extend_from_slice(&["--", "--lab", "dut", "--dut-setup", setup]);
     v
 }
 
@@ -170,9 +169,9 @@ fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
         "0.5%",
         "--json",
         "--no-latency",
-        "--rx-backend",
-        "af_packet",
-        "--lab-rx-setup",
+        "--lab",
+        "dut",
+        "--dut-setup",
         &setup,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -307,21 +306,6 @@ fn bad_input_is_a_clear_error() {
         (
             vec!["ndr", "--resume", "/nonexistent/r.jsonl"],
             "/nonexistent/r.jsonl",
-        ),
-        (
-            // (No such device: nothing is sent even if the refusal were missing.)
-            vec![
-                "run",
-                "--dev",
-                "ndrnope0",
-                "--dst",
-                "10.0.0.2",
-                "--dst-mac",
-                "02:00:00:00:00:02",
-                "--lab-rx-setup",
-                "true",
-            ],
-            "--lab-rx-setup: runs in the lab's receiving namespace; with --dev there is no lab",
         ),
     ] {
         let o = upktgen(&args);

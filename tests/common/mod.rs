@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
+pub mod hosts;
+pub mod nft;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -202,16 +205,4 @@ pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output 
     }
     a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
-}
-
-/// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.
-pub fn nft_or_skip() -> bool {
-    if Command::new("nft").arg("--version").output().is_ok() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("nft (nftables) is needed by the loss tests: .ci/run installs it");
-    }
-    eprintln!("skipping: nft (nftables) is not installed");
-    false
 }
