@@ -21,6 +21,7 @@ pub mod lab;
 pub mod live;
 pub mod merge;
 pub mod metrics;
+pub mod ndr;
 pub mod out;
 pub mod outfile;
 pub mod pcap;
