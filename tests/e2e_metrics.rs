@@ -337,6 +337,13 @@ fn call(
         .unwrap_or_else(|| panic!("{method}: {v}"))
 }
 
+/// `upktgen agent` inside `ns`.
+fn agent_in(ns: &str) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen"), "agent"]);
+    c
+}
+
 #[test]
 fn agent_metrics_follow_its_receiver_to_the_final_report() {
     if !root_or_skip() || !tools_or_skip() {
@@ -344,14 +351,7 @@ fn agent_metrics_follow_its_receiver_to_the_final_report() {
     }
     let lab = Lab::create(RxMode::Stack).unwrap();
     let listen = format!("127.0.0.1:{PORT}");
-    let mut agent = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.rx_ns,
-            env!("CARGO_BIN_EXE_upktgen"),
-            "agent",
-        ])
+    let mut agent = agent_in(&lab.rx_ns)
         .args(["--metrics-listen", &listen, "--metrics-linger", "3s"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -401,14 +401,7 @@ fn agent_metrics_follow_its_receiver_to_the_final_report() {
         .1;
     assert_eq!(value(&body, "upktgen_rx_frames_total"), Some(count as f64));
     // A second agent on the same port: one clear line, non-zero.
-    let busy = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.rx_ns,
-            env!("CARGO_BIN_EXE_upktgen"),
-            "agent",
-        ])
+    let busy = agent_in(&lab.rx_ns)
         .args(["--metrics-listen", &listen])
         .stdin(Stdio::null())
         .output()

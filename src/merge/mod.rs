@@ -11,13 +11,14 @@
 //! or rx document; documents of different upktgen versions (or without one); the same
 //! document twice, or the same sender (host, device, namespace) starting at the same
 //! instant twice; runs that did not share one `--start-at` (some with one, others with
-//! another or none); no run document at all. Merged but flagged (a `Flagged:` line naming
+//! another or none); no run document at all; an ndr document (a search per host is not
+//! added up). Merged but flagged (a `Flagged:` line naming
 //! the file, and `flags` in JSON): runs none of which used `--start-at` (not started
 //! together), a host whose clock is not synchronised, an interrupted run, different frame
 //! sizes.
 
 use crate::report::PktgenResult;
-use crate::report::run::{StartReport, clock_short, signed_time, time_text};
+use crate::report::run::{Reconciliation, StartReport, clock_short, signed_time, time_text};
 use crate::rx::report::{RxAnalysis, RxReport};
 use crate::sys::clock::ClockSync;
 use anyhow::{Result, anyhow, bail};
@@ -48,7 +49,7 @@ struct RunDoc {
     outcome: OutcomeDoc,
     #[serde(default)]
     threads: Vec<ThreadDoc>,
-    reconciliation: HostReconciliation,
+    reconciliation: Reconciliation,
     #[serde(default)]
     start: Option<StartReport>,
     #[serde(default)]
@@ -73,17 +74,6 @@ struct ThreadDoc {
     outcome: OutcomeDoc,
 }
 
-/// One host's sent vs its interfaces' counters (the run report's `reconciliation`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostReconciliation {
-    pub sent: u64,
-    pub tx_packets: u64,
-    pub tx_dropped: u64,
-    pub rx_packets: Option<u64>,
-    pub rx_dropped: Option<u64>,
-    pub lost: Option<u64>,
-}
-
 /// One sending host's run.
 #[derive(Debug, Clone, Serialize)]
 pub struct SenderHost {
@@ -99,7 +89,7 @@ pub struct SenderHost {
     /// --start-at: its latest thread's start error (None: stopped before the instant).
     pub start_error_ns: Option<i64>,
     pub clock: Option<ClockSync>,
-    pub reconciliation: HostReconciliation,
+    pub reconciliation: Reconciliation,
 }
 
 /// One receiver: an rx document, or the receiver of a run's --rx-analyze/--peer.
@@ -145,7 +135,7 @@ pub struct Merged {
     /// Latest host start - earliest host start.
     pub start_skew_ns: u64,
     /// The hosts' reconciliations summed (rx_packets/lost only when every host has them).
-    pub reconciliation: HostReconciliation,
+    pub reconciliation: Reconciliation,
     pub receivers: Vec<ReceiverHost>,
     pub received: Option<Received>,
     /// What was merged but deserves a look, each naming its file.
@@ -186,6 +176,11 @@ pub fn read_docs(files: &[PathBuf]) -> Result<Vec<(PathBuf, Value)>> {
 fn classify(path: &Path, v: &Value) -> Result<Doc> {
     let name = path.display();
     let has = |k: &str| v.get(k).is_some();
+    if v.pointer("/header/upktgen_ndr").is_some() {
+        bail!(
+            "{name}: an ndr document: merge adds up runs (`run --json`) and receivers (`rx --json`); each host's NDR search stands on its own (compare searches with `upktgen compare`)"
+        );
+    }
     let kind = if has("outcome") && has("reconciliation") {
         "run"
     } else if has("sink") && has("frames") && has("stopped_by") {
@@ -462,19 +457,20 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
 /// The hosts' reconciliations as one: rx_packets, rx_dropped and lost only when every host
 /// has them.
 fn sum_reconciliations<'a>(
-    all: impl Iterator<Item = &'a HostReconciliation> + Clone,
-) -> HostReconciliation {
-    HostReconciliation {
+    all: impl Iterator<Item = &'a Reconciliation> + Clone,
+) -> Reconciliation {
+    Reconciliation {
         sent: all.clone().map(|r| r.sent).sum(),
         tx_packets: all.clone().map(|r| r.tx_packets).sum(),
         tx_dropped: all.clone().map(|r| r.tx_dropped).sum(),
         rx_packets: all.clone().map(|r| r.rx_packets).sum(),
         rx_dropped: all.clone().map(|r| r.rx_dropped).sum(),
-        lost: all.map(|r| r.lost).sum(),
+        lost: all.clone().map(|r| r.lost).sum(),
+        vanished: all.map(|r| r.vanished).sum(),
     }
 }
 
-fn reconciliation_text(r: &HostReconciliation) -> String {
+fn reconciliation_text(r: &Reconciliation) -> String {
     let mut s = format!(
         "sent {}, tx_packets {}, tx_dropped {}",
         r.sent, r.tx_packets, r.tx_dropped

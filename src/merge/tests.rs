@@ -214,6 +214,8 @@ fn other_versions_and_unrelated_runs_are_refused() {
     // Not a document of ours; only receivers.
     let e = refused(&[json!({"runs": []})]);
     assert!(e.starts_with("h0.json: not a run or rx document"), "{e}");
+    let e = refused(&[json!({"header": {"upktgen_ndr": 1, "sizes": [64]}, "results": []})]);
+    assert!(e.starts_with("h0.json: an ndr document"), "{e}");
     let e = refused(&[rx("r", 1, 0)]);
     assert!(e.contains("no run document"), "{e}");
     let mut bad = run("a", 1, AT, 1, 0);

@@ -38,7 +38,7 @@ pub struct Target {
 }
 
 /// Sent by upktgen vs counted by the interfaces, with the differences named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Reconciliation {
     pub sent: u64,
     /// tx_packets of the sending interface.
