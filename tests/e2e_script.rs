@@ -75,7 +75,7 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
         ),
     );
     let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["script", script.to_str().unwrap()])
+        .args(["script", "--lab", script.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -130,7 +130,7 @@ fn strict_stops_at_the_first_failure_and_check_does_not_send() {
     );
     let s = script.to_str().unwrap();
     // --check: no lab, no root needed; flows without flowlen fails at start.
-    let o = upktgen(&["script", "--check", "-v", s]);
+    let o = upktgen(&["script", "--lab", "--check", "-v", s]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(stdout(&o).contains("s.pg:1: kpktgend_0: OK: add_device=eth0"));
@@ -139,7 +139,7 @@ fn strict_stops_at_the_first_failure_and_check_does_not_send() {
         err.contains("s.pg:4: pgctrl: ERROR: start: eth0: flows is set but flowlen is 0"),
         "{err}"
     );
-    let o = upktgen(&["script", "--check", "--strict", s]);
+    let o = upktgen(&["script", "--lab", "--check", "--strict", s]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1));
     assert!(err.contains("line 2)") && !err.contains("s.pg:4"), "{err}");
@@ -156,7 +156,9 @@ fn functions_sh(dir: &Path) {
     std::fs::write(dir.join("functions.sh"), &o.stdout).unwrap();
 }
 
-/// `bash SCRIPT ARGS` with the temporary directory for sessions under `dir`.
+/// `bash SCRIPT ARGS` with the temporary directory for sessions under `dir`, in the
+/// private lab (UPKTGEN_ARGS=--lab) unless `env` gives UPKTGEN_ARGS: a script that names
+/// eth0 never sends on the host's eth0.
 fn bash(dir: &Path, script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -164,7 +166,7 @@ fn bash(dir: &Path, script: &Path, args: &[&str], env: &[(&str, &str)]) -> Outpu
     c.arg(script)
         .args(args)
         .env("TMPDIR", &tmp)
-        .env_remove("UPKTGEN_ARGS");
+        .env("UPKTGEN_ARGS", "--lab");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -351,7 +353,7 @@ fn a_kept_session_lets_a_later_script_append_and_start() {
         &[],
         &[
             ("UPKTGEN_STATE", state_s),
-            ("UPKTGEN_ARGS", "--backend tx_ring"),
+            ("UPKTGEN_ARGS", "--lab --backend tx_ring"),
         ],
     );
     let out = stdout(&o);
@@ -441,7 +443,7 @@ fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
         "forever.pg",
         "kpktgend_0 add_device eth0\neth0 count 0\npgctrl start\nshow eth0\n",
     );
-    let out = interrupt_lab_run(&["script", "--no-live", script.to_str().unwrap()]);
+    let out = interrupt_lab_run(&["script", "--lab", "--no-live", script.to_str().unwrap()]);
     let dev = device_text(&out, "eth0");
     assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
     assert!(dev.contains("\nResult: OK: "), "{dev}");
@@ -461,6 +463,7 @@ fn a_script_run_honours_the_ring_thresholds() {
     );
     let o = upktgen(&[
         "script",
+        "--lab",
         "--backend",
         "tx_ring",
         "--ring",
@@ -483,7 +486,13 @@ fn a_script_run_honours_the_ring_thresholds() {
     );
     assert_eq!(j["outcome"]["result"]["sent"], 200);
     // A threshold the backend has no ring for is refused at start, as run refuses it.
-    let o = upktgen(&["script", "--start-thresh", "7", script.to_str().unwrap()]);
+    let o = upktgen(&[
+        "script",
+        "--lab",
+        "--start-thresh",
+        "7",
+        script.to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("--ring/--stop-thresh/--start-thresh apply to the ring backends"),
@@ -493,6 +502,7 @@ fn a_script_run_honours_the_ring_thresholds() {
     // --check refuses it too, without privileges or a lab.
     let o = upktgen(&[
         "script",
+        "--lab",
         "--check",
         "--start-thresh",
         "7",
@@ -518,7 +528,7 @@ fn check_refuses_what_start_would_refuse() {
     }
     text += "pgctrl start\n";
     let big = t.write("big.pg", &text);
-    let o = upktgen(&["script", "--check", big.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", big.to_str().unwrap()]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -530,7 +540,7 @@ fn check_refuses_what_start_would_refuse() {
         "mtu.pg",
         "kpktgend_0 add_device eth0\neth0 pkt_size 9000\npgctrl start\n",
     );
-    let o = upktgen(&["script", "--check", mtu.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", mtu.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("do not fit veth-tx: 1500 MTU"),
@@ -538,7 +548,7 @@ fn check_refuses_what_start_would_refuse() {
         stderr(&o)
     );
     let ok = t.write("ok.pg", "kpktgend_0 add_device eth0\npgctrl start\n");
-    let o = upktgen(&["script", "--check", "-v", ok.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", "-v", ok.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o)
