@@ -97,6 +97,9 @@ fn echo_and_cat_spellings() {
     assert!(parse_line("cat a b").is_err());
 }
 
+/// `start_specs`'s argument for the private lab.
+const LAB: bool = true;
+
 fn two_cpus() -> Interp {
     Interp::permissive(vec![0, 1])
 }
@@ -236,7 +239,7 @@ fn start_specs_pin_threads_and_map_to_the_lab() {
     ok(it.apply(&w("kpktgend_1", "add_device eth0@1")));
     ok(it.apply(&w("kpktgend_0", "add_device eth0@0")));
     ok(it.apply(&w("eth0@1", "dst 198.18.0.42")));
-    let s = start_specs(&it, false).unwrap();
+    let s = start_specs(&it, LAB).unwrap();
     let got: Vec<(&str, &str, Option<usize>)> = s
         .iter()
         .map(|(n, s)| (n.as_str(), s.cfg.ifname.as_str(), s.cpu))
@@ -253,10 +256,10 @@ fn start_specs_pin_threads_and_map_to_the_lab() {
     assert_eq!(s[0].1.cfg.dst_mac, crate::lab::RX_MAC);
     assert_eq!(s[1].1.cfg.dst_min, "198.18.0.42");
     // Real devices need a destination MAC.
-    assert!(start_specs(&it, true).unwrap_err().contains("dst_mac"));
+    assert!(start_specs(&it, !LAB).unwrap_err().contains("dst_mac"));
     // Combinations are checked at start, naming the device.
     ok(it.apply(&w("eth0@0", "flows 10")));
-    let e = start_specs(&it, false).unwrap_err();
+    let e = start_specs(&it, LAB).unwrap_err();
     assert!(
         e.starts_with("ERROR: start: eth0@0: ") && e.contains("flowlen"),
         "{e}"
@@ -544,7 +547,7 @@ fn random_lines_never_panic() {
                     let _ = interp::current_section(&text);
                     let _ = interp::result_section(&text);
                 }
-                let _ = start_specs(&it, false);
+                let _ = start_specs(&it, LAB);
             }
         }));
         assert!(result.is_ok(), "case {case}: panicked on line {line:?}");
