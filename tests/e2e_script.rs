@@ -760,6 +760,18 @@ fn a_named_device_that_exists_is_the_device_used() {
     let d = device_text(&out, "veth-a");
     assert!(d.contains("pkts-sofar: 300  errors: 0"), "{d}");
     assert!(d.contains(", 300 (60byte,0frags)"), "{d}");
+    // --check says where a start would send, and sends nothing.
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--check", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "upktgen: a start would send on veth-a (an existing interface): --lab sends in a private lab instead\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(v.rx_b(), before);
     // The JSON report names it too; --real, the old spelling of the default, is accepted.
     let before = v.rx_b();
     let o = in_ns(&v.a, &["script", "--real", "--json", "--no-live", s]);
