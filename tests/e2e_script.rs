@@ -714,6 +714,16 @@ impl Drop for VethPair {
     }
 }
 
+/// The first JSON document of standard output (a start's report; the files shown follow it).
+fn first_json(o: &Output) -> serde_json::Value {
+    let text = stdout(o);
+    serde_json::Deserializer::from_str(&text)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no JSON in {text}"))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
 /// A script for veth-a: 300 frames to veth-b, then its file.
 fn veth_a_script(t: &TempDir, mac_b: &str) -> PathBuf {
     t.write(
@@ -777,12 +787,7 @@ fn a_named_device_that_exists_is_the_device_used() {
     let o = in_ns(&v.a, &["script", "--real", "--json", "--no-live", s]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(v.rx_b() - before, 300);
-    let text = stdout(&o);
-    let j: serde_json::Value = serde_json::Deserializer::from_str(&text)
-        .into_iter()
-        .next()
-        .unwrap()
-        .unwrap();
+    let j = first_json(&o);
     assert_eq!(j["target"]["device"], "veth-a", "{j}");
     assert!(j["target"]["netns"].is_null(), "{j}");
     assert!(j["target"].get("stands_for").is_none(), "{j}");
@@ -827,12 +832,7 @@ fn lab_names_the_labs_interface() {
     assert!(d.contains(", 300 (60byte,0frags)"), "{d}");
     let o = in_ns(&v.a, &["script", "--lab", "--json", "--no-live", s]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    let j: serde_json::Value = serde_json::Deserializer::from_str(&text)
-        .into_iter()
-        .next()
-        .unwrap()
-        .unwrap();
+    let j = first_json(&o);
     assert_eq!(j["target"]["device"], "veth-tx", "{j}");
     assert_eq!(
         j["target"]["stands_for"],
