@@ -21,6 +21,9 @@ fn main() -> ExitCode {
         Some(Cmd::FunctionsSh) => out::print(upktgen::script::functions_sh())
             .map(|()| Exit::Done)
             .map_err(anyhow::Error::from),
+        Some(Cmd::Agent) => stop_flag()
+            .and_then(|stop| upktgen::agent::server::main(&stop))
+            .map(|_| Exit::Done),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),

@@ -71,7 +71,18 @@ pub enum Cmd {
     /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
     #[command(name = "functions-sh", long_about = script::FUNCTIONS_SH_ABOUT)]
     FunctionsSh,
+    /// The far end of a two-ended run: JSON-RPC 2.0 on standard input and output, started by
+    /// `run --peer` through `ip netns exec` or ssh (docs/agent.md). Ends when its input closes.
+    #[command(long_about = AGENT_ABOUT)]
+    Agent,
 }
+
+const AGENT_ABOUT: &str = "The far end of a two-ended run. Reads JSON-RPC 2.0 requests from standard input, one per \
+line, and answers each on standard output: hello (version check), clock, counters (interface counters), rx.start \
+(a receiver with `upktgen rx`'s options), rx.stats, rx.stop (its report), shutdown. `upktgen run --peer URI` starts it \
+through `ip netns exec NAME` (netns:NAME) or the system's ssh client (ssh://[user@]host[:port]); nobody needs to run it \
+by hand. It ends when its input closes (the controller gone, a kill -9 included), on shutdown or on SIGINT/SIGTERM, and \
+every receiver it started stops with it (no XDP program is left attached). The protocol: docs/agent.md.";
 
 #[cfg(test)]
 mod tests {

@@ -81,11 +81,13 @@
 
 mod interrupts;
 mod net_dev;
+mod snmp;
 mod softirqs;
 mod stat;
 
 pub use interrupts::{InterruptsDelta, InterruptsSnapshot, IrqRow, IrqRowDelta};
 pub use net_dev::{IfaceCounters, NetDevSnapshot};
+pub use snmp::SnmpSnapshot;
 pub use softirqs::{SoftirqRow, SoftirqRowDelta, SoftirqsDelta, SoftirqsSnapshot};
 pub use stat::{CpuTimes, StatDelta, StatSnapshot};
 
