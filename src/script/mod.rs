@@ -150,12 +150,14 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         Ok(s) => s,
         Err(e) => return Started::Failed(e),
     };
-    if !a.lab {
-        say_where(a.check, &specs);
-    }
     if a.check {
         return match check_start(a, &specs) {
-            Ok(()) => Started::Ok(String::new()),
+            Ok(()) => {
+                if !a.lab {
+                    say_where(true, &specs);
+                }
+                Started::Ok(String::new())
+            }
             Err(e) => Started::Failed(e),
         };
     }
@@ -163,6 +165,9 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         return Started::Interrupted(String::new());
     }
     let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
+    if !a.lab {
+        say_where(false, &specs);
+    }
     let plan = match RunPlan::from_script(a, specs.into_iter().map(|(_, s)| s).collect()) {
         Ok(p) => p,
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
