@@ -892,6 +892,27 @@ fn a_device_that_does_not_exist_gets_the_kernels_error() {
         stdout(&o)
     );
     assert_eq!(v.rx_b(), before);
+    // The kernel's other refusals at add_device: not an Ethernet device, a device down.
+    let other = t.write(
+        "other.pg",
+        "kpktgend_0 add_device lo\nkpktgend_0 add_device veth-a@1\n",
+    );
+    let st = Command::new("ip")
+        .args(["-n", &v.a, "link", "set", "veth-a", "down"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = in_ns(&v.a, &["script", "--check", other.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ERROR: can not add device lo\nupktgen: not an ethernet device: \"lo\"\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ERROR: can not add device veth-a@1\nupktgen: device is down: \"veth-a\""),
+        "{err}"
+    );
 }
 
 /// A sample-style script through functions.sh, `-i veth-a`, run inside the test's namespace.

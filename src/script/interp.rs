@@ -44,8 +44,8 @@ pub struct Interp {
     thread_result: BTreeMap<usize, String>,
     /// Devices in the order they were added.
     devs: Vec<(String, DevState)>,
-    /// Whether a device name may be added (an interface of that name exists).
-    dev_exists: Box<dyn Fn(&str) -> bool>,
+    /// Whether an interface may be added: Err says why not (what the kernel logs).
+    dev_check: DevCheck,
     /// The MAC of an interface, for `src_mac` when unset.
     dev_mac: Box<dyn Fn(&str) -> MacAddr>,
     /// Every device stands for the private lab's sending interface ([`lab_ifname`]).
@@ -53,6 +53,14 @@ pub struct Interp {
     /// What the kernel would log about the last refusal (its `pr_err` line), taken by
     /// [`Interp::take_note`].
     note: Option<String>,
+}
+
+/// What the kernel logs when `add_device` names no interface of the namespace, with the way
+/// to the lab.
+pub fn no_such_netdevice(ifname: &str) -> String {
+    format!(
+        "no such netdevice: \"{ifname}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
+    )
 }
 
 /// The private lab's interface that a device name stands for with `--lab`: the lab's
@@ -64,17 +72,42 @@ pub fn lab_ifname(name: &str) -> String {
     }
 }
 
+/// Whether an interface may be added to a thread: Err with the reason the kernel would log
+/// (`no such netdevice: "eth9"`, `device is down: "eth1"`, ...).
+pub type DevCheck = Box<dyn Fn(&str) -> Result<(), String>>;
+
 impl Interp {
+    /// `dev_exists` says whether an interface of that name exists (a name that does not is
+    /// refused as the kernel refuses it).
     pub fn new(
         cpus: Vec<usize>,
         dev_exists: Box<dyn Fn(&str) -> bool>,
+        dev_mac: Box<dyn Fn(&str) -> MacAddr>,
+    ) -> Self {
+        Interp::checked(
+            cpus,
+            Box::new(move |d| {
+                if dev_exists(d) {
+                    Ok(())
+                } else {
+                    Err(no_such_netdevice(d))
+                }
+            }),
+            dev_mac,
+        )
+    }
+
+    /// [`Interp::new`] with a check that may refuse an interface for any reason.
+    pub fn checked(
+        cpus: Vec<usize>,
+        dev_check: DevCheck,
         dev_mac: Box<dyn Fn(&str) -> MacAddr>,
     ) -> Self {
         Interp {
             cpus,
             thread_result: BTreeMap::new(),
             devs: Vec::new(),
-            dev_exists,
+            dev_check,
             dev_mac,
             lab: false,
             note: None,
@@ -222,12 +255,11 @@ impl Interp {
                     return Err(format!("ERROR: can not add device {dev}"));
                 }
                 // As the kernel: the interface (the name up to `@`) must exist in this
-                // network namespace; the write fails and the kernel logs why.
+                // network namespace (and be an Ethernet device that is up); the write
+                // fails and the kernel logs why.
                 let ifname = dev.split('@').next().unwrap_or("");
-                if !(self.dev_exists)(ifname) {
-                    self.note = Some(format!(
-                        "no such netdevice: \"{ifname}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
-                    ));
+                if let Err(why) = (self.dev_check)(ifname) {
+                    self.note = Some(why);
                     return Err(format!("ERROR: can not add device {dev}"));
                 }
                 self.devs.push((

@@ -49,14 +49,35 @@ fn interp_for(a: &ScriptArgs) -> Interp {
     if a.lab {
         Interp::new(online_cpus(), Box::new(|_| true), Box::new(|_| lab::TX_MAC)).in_lab()
     } else {
-        // The interface index answers for the calling process's namespace (sysfs may show
-        // another one's).
-        Interp::new(
-            online_cpus(),
-            Box::new(|d| crate::sys::if_nametoindex(d).is_ok()),
-            Box::new(sys_mac),
-        )
+        Interp::checked(online_cpus(), Box::new(check_iface), Box::new(sys_mac))
     }
+}
+
+/// What the kernel checks at `add_device`: the interface exists in this network namespace,
+/// is an Ethernet device, and is up. The interface index answers for the calling process's
+/// namespace; sysfs may show another namespace's interfaces, so its type and flags are
+/// taken only when it shows the same index (else a start's probe checks them).
+fn check_iface(d: &str) -> Result<(), String> {
+    let index = crate::sys::if_nametoindex(d).map_err(|_| interp::no_such_netdevice(d))?;
+    let sys = |f: &str| {
+        std::fs::read_to_string(format!("/sys/class/net/{d}/{f}"))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    if sys("ifindex") != Some(index.to_string()) {
+        return Ok(());
+    }
+    // ARPHRD_ETHER
+    if sys("type").is_some_and(|t| t != "1") {
+        return Err(format!("not an ethernet device: \"{d}\""));
+    }
+    let flags = sys("flags").and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+    if flags.is_some_and(|f| f & libc::IFF_UP as u32 == 0) {
+        return Err(format!(
+            "device is down: \"{d}\" (bring it up with `ip link set {d} up`)"
+        ));
+    }
+    Ok(())
 }
 
 /// The senders of a start: every added device, thread by thread, pinned to its thread's
