@@ -20,6 +20,7 @@ pub mod input;
 pub mod lab;
 pub mod live;
 pub mod metrics;
+pub mod ndr;
 pub mod out;
 pub mod outfile;
 pub mod pcap;

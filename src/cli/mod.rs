@@ -63,8 +63,12 @@ pub enum Cmd {
     /// Run a sweep file: a matrix of runs (or simulations), repeated, with a summary, plots
     /// and A/B comparisons (docs/sweep.md).
     Sweep(SweepArgs),
-    /// Compare two sets of runs: median change with a 95 % interval and a rank test.
+    /// Compare two sets of runs: median change with a 95 % interval and a rank test (two
+    /// `upktgen ndr` results files: the change in NDR per frame size).
     Compare(CompareArgs),
+    /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
+    /// search over real runs), with latency (docs/ndr.md).
+    Ndr(Box<crate::ndr::NdrArgs>),
     /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
     #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
     Script(Box<ScriptArgs>),
