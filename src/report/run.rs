@@ -35,6 +35,10 @@ pub struct Target {
     pub netns: Option<String>,
     pub lab_rx: Option<RxMode>,
     pub rx_netns: Option<String>,
+    /// A script's device names that stand for `device`, the lab's interface (`script
+    /// --lab`); empty when the devices named are the ones that sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stands_for: Vec<String>,
 }
 
 /// Sent by upktgen vs counted by the interfaces, with the differences named.
@@ -286,6 +290,16 @@ impl RunReport {
             "Backend:     {} on {} ({})",
             self.backend.name, where_, self.backend.detail
         );
+        if !self.target.stands_for.is_empty() {
+            let n = self.target.stands_for.len();
+            let _ = writeln!(
+                s,
+                "Lab:         the script's {} {} for {}, the private lab's sending interface (--lab)",
+                self.target.stands_for.join(", "),
+                if n == 1 { "stands" } else { "stand" },
+                self.target.device,
+            );
+        }
         let stopped = match self.outcome.stop_reason {
             crate::sender::StopReason::Count => "count reached",
             crate::sender::StopReason::Duration => "duration reached",

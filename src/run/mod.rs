@@ -335,6 +335,7 @@ fn report_target(devices: &[Device], lab: Option<&Lab>) -> Target {
         netns: lab.map(|l| l.tx_ns.clone()),
         lab_rx: lab.map(|l| l.rx_mode),
         rx_netns: lab.map(|l| l.rx_ns.clone()),
+        stands_for: Vec::new(),
     }
 }
 

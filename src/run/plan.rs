@@ -31,7 +31,7 @@ pub enum Target {
     Lab(LabPlan),
     /// The DUT lab (`--lab dut`): sender -> device under test -> receiver.
     DutLab(LabPlan, DutOptions),
-    /// An interface the user named (--dev, or a script's device with --real), in the
+    /// An interface the user named (--dev, or a script's device without --lab), in the
     /// current network namespace.
     Device(String),
 }
@@ -221,9 +221,10 @@ impl RunPlan {
     }
 
     /// The plan of a script's `pgctrl start`: its devices as `specs` (checked, and mapped
-    /// to the lab unless --real), with `upktgen script`'s options.
+    /// to the lab with --lab), with `upktgen script`'s options. Without --lab the target is
+    /// the devices themselves, in the current network namespace.
     pub fn from_script(a: &ScriptArgs, specs: Vec<SenderSpec>) -> Result<RunPlan> {
-        let dev = if a.real {
+        let dev = if !a.lab {
             Some(
                 specs
                     .first()

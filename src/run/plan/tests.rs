@@ -525,7 +525,7 @@ fn lab_defaults() {
 #[test]
 fn seed_is_resolved_once() {
     assert_eq!(plan(&["--seed", "42"]).seed, 42);
-    let a = script_args(&["--seed", "43"]);
+    let a = script_args(&["--lab", "--seed", "43"]);
     assert_eq!(RunPlan::from_script(&a, lab_specs(1)).unwrap().seed, 43);
 }
 
@@ -757,6 +757,7 @@ fn lab_specs(n: usize) -> Vec<SenderSpec> {
 #[test]
 fn a_script_plan_takes_the_ring_thresholds() {
     let a = script_args(&[
+        "--lab",
         "--backend",
         "tx_ring",
         "--ring",
@@ -778,12 +779,13 @@ fn a_script_plan_takes_the_ring_thresholds() {
     }
     assert!(matches!(p.target, Target::Lab(l) if l.queues == 2 && l.rx_mode == RxMode::Drop));
     // The same refusals as run's.
-    let a = script_args(&["--start-thresh", "7"]);
+    let a = script_args(&["--lab", "--start-thresh", "7"]);
     let e = RunPlan::from_script(&a, lab_specs(1))
         .unwrap_err()
         .to_string();
     assert!(e.contains("apply to the ring backends"), "{e}");
     let a = script_args(&[
+        "--lab",
         "--backend",
         "af_xdp",
         "--ring",
@@ -793,7 +795,15 @@ fn a_script_plan_takes_the_ring_thresholds() {
     ]);
     assert!(RunPlan::from_script(&a, lab_specs(1)).is_err());
     // Defaults as run's: half the ring.
-    let a = script_args(&["--backend", "tx_ring", "--seed", "9", "--no-live", "--json"]);
+    let a = script_args(&[
+        "--lab",
+        "--backend",
+        "tx_ring",
+        "--seed",
+        "9",
+        "--no-live",
+        "--json",
+    ]);
     let p = RunPlan::from_script(&a, lab_specs(1)).unwrap();
     match &p.senders[0].backends[..] {
         [BackendPlan::TxRing(c)] => assert_eq!(c.ring.start_thresh(), 512),
