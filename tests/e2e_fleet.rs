@@ -243,3 +243,28 @@ fn merge_of_two_labs_started_together_adds_them_up() {
     assert!(e.contains("cut.json: not JSON: EOF while parsing"), "{e}");
     assert!(o.stdout.is_empty());
 }
+
+#[test]
+fn a_script_start_waits_for_the_instant() {
+    if !root_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("fleet", "script");
+    let script = dir.join("one.pg");
+    std::fs::write(
+        &script,
+        "pgctrl reset\nkpktgend_0 add_device eth0\neth0 count 100\npgctrl start\n",
+    )
+    .unwrap();
+    let s = script.to_str().unwrap();
+    let o = upktgen(&["script", "--lab", "--start-at", "+3s", "--json", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_started_at_the_instant(&json(&o));
+    let o = upktgen(&["script", "--lab", "--start-at", "+3h", s]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("--start-at \"+3h\" is 10800 s ahead"),
+        "{}",
+        stderr(&o)
+    );
+}
