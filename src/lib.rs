@@ -19,6 +19,7 @@ pub mod frames;
 pub mod input;
 pub mod lab;
 pub mod live;
+pub mod merge;
 pub mod metrics;
 pub mod ndr;
 pub mod out;

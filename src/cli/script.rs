@@ -122,6 +122,10 @@ pub struct ScriptArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Start each `pgctrl start`'s senders at this wall-clock instant (as `run --start-at`).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub start_at: Option<String>,
+
     /// Print each start's report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -7,3 +7,14 @@ pub mod run;
 
 pub use cpu::CpuShares;
 pub use result::PktgenResult;
+
+/// upktgen's version, as every JSON document records it (`version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// This host's name (its UTS namespace's), as every JSON document records it (`host`);
+/// empty when unreadable.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}

@@ -821,3 +821,74 @@ fn a_real_script_plan_sends_on_its_device() {
     let p = RunPlan::from_script(&a, specs).unwrap();
     assert_eq!(p.target, Target::Device("eth9".into()));
 }
+
+#[test]
+fn start_at_is_resolved_once_against_the_wall_clock() {
+    let now = crate::sys::realtime_ns();
+    let p = plan(&["run", "--start-at", "+30s", "--count", "1"]);
+    let at = p.start_at.expect("an instant");
+    assert!(at >= now + 30_000_000_000, "{at} vs {now}");
+    assert!(at < now + 40_000_000_000, "{at} vs {now}");
+    assert_eq!(plan(&["run", "--count", "1"]).start_at, None);
+    // Epoch ns and RFC 3339 name the same instant.
+    let ns = (now + 60_000_000_000).to_string();
+    let iso = crate::start_at::format_rfc3339(now + 60_000_000_000);
+    assert_eq!(
+        plan(&["run", "--start-at", &ns]).start_at,
+        plan(&["run", "--start-at", &iso]).start_at
+    );
+}
+
+#[test]
+fn start_at_refusals_name_the_option_and_the_problem() {
+    let past = (crate::sys::realtime_ns() - 5_000_000_000).to_string();
+    assert_refused(&["run", "--start-at", &past], "--start-at");
+    assert_refused(&["run", "--start-at", &past], "in the past");
+    assert_refused(&["run", "--start-at", "+2h"], "at most 3600 s");
+    assert_refused(
+        &["run", "--start-at", "tomorrow"],
+        "--start-at \"tomorrow\"",
+    );
+    assert_refused(&["run", "--start-at", "+"], "--start-at");
+    assert_refused(
+        &[
+            "run",
+            "--start-at",
+            "+5s",
+            "--pcap",
+            "/tmp/x.pcap",
+            "--count",
+            "1",
+        ],
+        "--pcap writes a file",
+    );
+    // The helper itself, against a fixed clock.
+    let now = 1_796_116_041_000_000_000;
+    assert_eq!(start_at(None, now).unwrap(), None);
+    assert_eq!(
+        start_at(Some("+1s"), now).unwrap(),
+        Some(now + 1_000_000_000)
+    );
+    let e = format!(
+        "{:#}",
+        start_at(Some("2026-12-01T09:00:00Z"), now).unwrap_err()
+    );
+    assert!(
+        e.starts_with("--start-at \"2026-12-01T09:00:00Z\" is") && e.contains("past"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_script_plan_takes_start_at_with_run_s_checks() {
+    let p = RunPlan::from_script(&script_args(&["--start-at", "+20s"]), lab_specs(2)).unwrap();
+    assert!(p.start_at.is_some_and(|at| at > crate::sys::realtime_ns()));
+    let e = format!(
+        "{:#}",
+        RunPlan::from_script(&script_args(&["--start-at", "+3h"]), lab_specs(1)).unwrap_err()
+    );
+    assert!(
+        e.contains("--start-at") && e.contains("at most 3600 s"),
+        "{e}"
+    );
+}
