@@ -7,8 +7,8 @@
 //! elapsed minus idle: time spent preparing frames and inside the send syscalls.
 
 use crate::backend::{BackendStats, TxBackend};
-use crate::frames::FrameSource;
 use crate::report::PktgenResult;
+use crate::stream::FrameSource;
 use crate::stream::timeval;
 use crate::sys;
 use serde::Serialize;

@@ -11,7 +11,6 @@ pub mod threads;
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
-use crate::frames::{self, FrameSource, Frames};
 use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::pg::Flag;
@@ -20,6 +19,7 @@ use crate::report::run::{Addressing, Flags, Reconciliation, RunReport, Target, T
 use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
 use crate::sender::{Limits, SendOutcome, StopReason};
+use crate::stream::{self, FrameSource, Frames};
 use crate::wire::MacAddr;
 use anyhow::{Result, anyhow, bail};
 use device::{Device, NetDevReader, check_frame_fits};
@@ -84,9 +84,9 @@ fn write_pcap(plan: &RunPlan, p: &plan::PcapPlan, stop: &AtomicBool) -> Result<E
     let s = &plan.senders[0].spec;
     let (info, mtu, dev) = Device::unprivileged(p.dev.as_deref(), &s.cfg);
     check_frame_fits(&s.cfg, mtu, &dev)?;
-    let frames = frames::for_config(&s.cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
+    let frames = stream::for_config(&s.cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
         .map_err(|e| anyhow!(e))?;
-    crate::replay::write_pcap(&p.path, p.count, &s.cfg, frames, stop)
+    crate::stream::replay::write_pcap(&p.path, p.count, &s.cfg, frames, stop)
 }
 
 /// Where the senders run: the lab made for the run (removed when this is dropped), or the
@@ -320,7 +320,7 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
             None => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Each sender draws its own random sequence; the seed reproduces all of them.
-                frames::for_config(
+                stream::for_config(
                     cfg,
                     &dev.info,
                     plan.seed.wrapping_add(i as u64),

@@ -1,11 +1,10 @@
 //! pcap files in `upktgen run`: `--pcap FILE` writes the frames a run would send instead of
 //! sending them; `--replay FILE` sends a file's frames ([`ReplayFrames`]).
 
+use super::{FrameSource, Frames, timeval};
 use crate::exit::Exit;
-use crate::frames::{FrameSource, Frames};
 use crate::pcap::{self, PcapWriter, Record};
 use crate::pg::{DevConfig, Flag};
-use crate::stream::timeval;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::BufWriter;
 use std::path::Path;
