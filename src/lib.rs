@@ -13,6 +13,7 @@ pub mod backend;
 pub mod bpf;
 pub mod caps;
 pub mod cli;
+pub mod clock;
 pub mod exit;
 pub mod input;
 pub mod lab;

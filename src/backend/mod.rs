@@ -14,6 +14,7 @@
 
 pub mod af_packet;
 pub mod af_xdp;
+pub mod pcap;
 pub mod ring;
 pub mod tx_ring;
 pub mod xdp_live;

@@ -4,6 +4,7 @@
 //! ([`threads`]) with the system sampled around them, and the report is assembled.
 
 pub mod device;
+pub mod pcap;
 pub mod plan;
 pub mod rx;
 pub mod threads;
@@ -53,7 +54,7 @@ pub struct RunResult {
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let plan = RunPlan::from_args(a)?;
     if let Some(p) = &plan.pcap {
-        return write_pcap(&plan, p, stop);
+        return pcap::write(&plan, p, stop);
     }
     let output = plan.output;
     let metrics = plan.metrics.start()?;
@@ -76,17 +77,6 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     } else {
         Exit::Done
     })
-}
-
-/// `--pcap`: the one sender's frames, built for the device's addresses (read without
-/// privileges), written to the file.
-fn write_pcap(plan: &RunPlan, p: &plan::PcapPlan, stop: &AtomicBool) -> Result<Exit> {
-    let s = &plan.senders[0].spec;
-    let (info, mtu, dev) = Device::unprivileged(p.dev.as_deref(), &s.cfg);
-    check_frame_fits(&s.cfg, mtu, &dev)?;
-    let frames = stream::for_config(&s.cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
-    crate::stream::replay::write_pcap(&p.path, p.count, &s.cfg, frames, stop)
 }
 
 /// Where the senders run: the lab made for the run (removed when this is dropped), or the
