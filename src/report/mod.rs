@@ -1,8 +1,5 @@
-//! Reports: pktgen's Result line, top's Cpu(s) line, the seed-style run report and JSON.
+//! Reports: the seed-style run report and its JSON ([`run`]). Its lines come from below:
+//! pktgen's Result line ([`crate::sender::PktgenResult`]) and top's Cpu(s) line
+//! ([`crate::sample::CpuShares`]).
 
-pub mod cpu;
-pub mod result;
 pub mod run;
-
-pub use cpu::CpuShares;
-pub use result::PktgenResult;

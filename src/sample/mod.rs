@@ -79,6 +79,7 @@
 //! run with [`InterruptsSnapshot::matches`]; after it, [`SystemDelta::irq_filter_matched`]
 //! says whether it selected anything.
 
+pub mod cpu;
 mod interrupts;
 mod net_dev;
 mod softirqs;
@@ -89,8 +90,8 @@ pub use net_dev::{IfaceCounters, NetDevSnapshot};
 pub use softirqs::{SoftirqRow, SoftirqRowDelta, SoftirqsDelta, SoftirqsSnapshot};
 pub use stat::{CpuTimes, StatDelta, StatSnapshot};
 
-use crate::report::CpuShares;
 use anyhow::Context;
+pub use cpu::CpuShares;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;

@@ -8,13 +8,16 @@
 
 use crate::backend::{BackendStats, TxBackend};
 use crate::clock::{Clock, SystemClock};
-use crate::report::PktgenResult;
 use crate::stream::FrameSource;
 use crate::stream::timeval;
 use serde::Serialize;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+pub mod result;
+
+pub use result::PktgenResult;
 
 /// What stops a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
