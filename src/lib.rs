@@ -18,6 +18,7 @@ pub mod exit;
 pub mod input;
 pub mod lab;
 pub mod live;
+pub mod manual;
 pub mod metrics;
 pub mod out;
 pub mod outfile;

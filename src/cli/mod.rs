@@ -3,10 +3,12 @@
 //! Nothing below the run layer imports this module.
 //!
 //! - [`run`]: `upktgen run`'s options, in groups (`#[command(flatten)]`) that `script` shares.
-//! - [`rx`], [`script`], [`sweep`]: those subcommands' options (`rx` shares [`LiveArgs`]).
+//! - [`rx`], [`script`], [`sweep`], [`manual`]: those subcommands' options (`rx` shares
+//!   [`LiveArgs`]).
 //!   `sim` keeps its own beside its code ([`crate::sim::SimArgs`]), which does not import
 //!   this module.
 
+pub mod manual;
 pub mod run;
 pub mod rx;
 pub mod script;
@@ -71,6 +73,12 @@ pub enum Cmd {
     /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
     #[command(name = "functions-sh", long_about = script::FUNCTIONS_SH_ABOUT)]
     FunctionsSh,
+    /// Write the manual pages: upktgen.1 and one per subcommand.
+    #[command(long_about = manual::MAN_ABOUT)]
+    Man(manual::ManArgs),
+    /// Print a shell completion script (bash, zsh, fish).
+    #[command(long_about = manual::COMPLETIONS_ABOUT)]
+    Completions(manual::CompletionsArgs),
 }
 
 #[cfg(test)]
