@@ -13,7 +13,7 @@
 # upktgen / trafgen (the figure to quote: absolute numbers vary from machine to machine and
 # run to run), the CPU split of the sending CPU and upktgen's kicks per 1000 packets.
 #
-# Environment: PEERS_DIR (default ../shared/bench next to the repo), BACKENDS (af_packet),
+# Environment: UPKTGEN_BIN (a binary to measure instead of building this tree), PEERS_DIR (default ../shared/bench next to the repo), BACKENDS (af_packet),
 # RX_MODES ("drop none"; none = frames climb the receiver's stack; xdp_live runs that as
 # "gro", since live frames need NAPI on the receiving veth), REPS (3), TOOLS
 # (trafgen; add iperf3 for the stack receiver), UPKTGEN_ARGS (extra upktgen options),
@@ -33,8 +33,14 @@ UPKTGEN_ARGS=${UPKTGEN_ARGS:-}
 [[ -x $PEERS_DIR/peers.sh ]] || { echo "compare.sh: no peers harness at $PEERS_DIR (set PEERS_DIR)" >&2; exit 1; }
 command -v trafgen >/dev/null || "$PEERS_DIR/setup.sh"
 
-(cd "$REPO" && cargo build --release --quiet)
-BIN=$REPO/target/release/upktgen
+# UPKTGEN_BIN: measure that binary instead of this tree's release build (e.g. an older build,
+# for a before/after in one run).
+if [[ -n ${UPKTGEN_BIN:-} ]]; then
+	BIN=$UPKTGEN_BIN
+else
+	(cd "$REPO" && cargo build --release --quiet)
+	BIN=$REPO/target/release/upktgen
+fi
 VERSION=$("$BIN" --version | awk '{print $2}')-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo dirty)
 
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), kernel $(uname -r)"

@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod backend;
 pub mod bpf;
 pub mod caps;
@@ -20,6 +21,7 @@ pub mod lab;
 pub mod live;
 pub mod manual;
 pub mod metrics;
+pub mod ndr;
 pub mod out;
 pub mod outfile;
 pub mod pcap;
@@ -33,6 +35,7 @@ pub mod sample;
 pub mod script;
 pub mod sender;
 pub mod sim;
+pub mod start_at;
 pub mod stats;
 pub mod stream;
 pub mod sweep;

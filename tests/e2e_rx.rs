@@ -20,52 +20,16 @@ use upktgen::sender::{self, Limits};
 use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, netns, packet::PacketSocket};
 
-/// `nft` is installed by .ci/run (Debian's nftables); outside CI a missing one skips.
-fn nft_or_skip() -> bool {
-    if Command::new("nft").arg("--version").output().is_ok() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("nft (nftables) is needed by the loss tests: .ci/run installs it");
-    }
-    eprintln!("skipping: nft (nftables) is not installed");
-    false
-}
+use common::nft::nft_or_skip;
 
 /// Installs `numgen inc mod n == n-1 counter drop` on veth-rx's netdev ingress.
 fn drop_every_nth(lab: &Lab, n: u32) {
-    nft_drop_every_nth(&lab.rx_ns, "ingress", lab::RX_IF, n);
+    common::nft::drop_every_nth(&lab.rx_ns, "ingress", lab::RX_IF, n);
 }
 
 /// The same rule on veth-tx's netdev egress, before the frames cross the pair.
 fn drop_every_nth_on_egress(lab: &Lab, n: u32) {
-    nft_drop_every_nth(&lab.tx_ns, "egress", lab::TX_IF, n);
-}
-
-fn nft_drop_every_nth(ns: &str, hook: &str, dev: &str, n: u32) {
-    let rules = format!(
-        "table netdev upktgen_test {{\n chain {hook} {{\n  type filter hook {hook} device \"{dev}\" priority 0; policy accept;\n  numgen inc mod {n} == {} counter drop\n }}\n}}\n",
-        n - 1
-    );
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(rules.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "nft: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::nft::drop_every_nth(&lab.tx_ns, "egress", lab::TX_IF, n);
 }
 
 /// The packets counted by the drop rule.
@@ -74,29 +38,7 @@ fn nft_dropped(lab: &Lab) -> u64 {
 }
 
 fn nft_dropped_in(ns: &str) -> u64 {
-    let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            ns,
-            "nft",
-            "list",
-            "table",
-            "netdev",
-            "upktgen_test",
-        ])
-        .output()
-        .unwrap();
-    let t = String::from_utf8_lossy(&o.stdout).into_owned();
-    let at = t
-        .find("counter packets ")
-        .unwrap_or_else(|| panic!("no counter: {t}"));
-    t[at + 16..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    common::nft::dropped(ns)
 }
 
 /// Sends `count` frames from veth-tx with af_packet, as fast as it goes.

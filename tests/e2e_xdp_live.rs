@@ -75,6 +75,7 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
             dport,
             ip_base,
             udp_base,
+            restore: prog::restore_stores(&frame, true, false, udp_csum),
         };
         let state = bpf::ValueMap::create("t_state", prog::state::SIZE).unwrap();
         let insns = prog::xdp_program(&spec, state.raw_fd()).unwrap();

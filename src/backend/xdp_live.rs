@@ -254,6 +254,7 @@ impl XdpLive {
             dport,
             ip_base,
             udp_base,
+            restore: prog::restore_stores(frame, sport.varies(), dport.varies(), cfg.udp_csum),
         };
         let state = bpf::ValueMap::create("upktgen_state", prog::state::SIZE)
             .map_err(|e| explain_bpf("creating the state map", e))?;
@@ -664,6 +665,7 @@ mod tests {
             dport: PortWalk::new(9, 9),
             ip_base,
             udp_base,
+            restore: Vec::new(),
         };
         let o = crate::wire::udp4::OFF_TV_SEC;
         f[o..o + 4].copy_from_slice(&1_700_000_000u32.to_be_bytes());

@@ -9,6 +9,7 @@
 //!   this module.
 
 pub mod manual;
+pub mod ndr;
 pub mod run;
 pub mod rx;
 pub mod script;
@@ -65,14 +66,22 @@ pub enum Cmd {
     /// Run a sweep file: a matrix of runs (or simulations), repeated, with a summary, plots
     /// and A/B comparisons (docs/sweep.md).
     Sweep(SweepArgs),
-    /// Compare two sets of runs: median change with a 95 % interval and a rank test.
+    /// Compare two sets of runs: median change with a 95 % interval and a rank test (two
+    /// `upktgen ndr` results files: the change in NDR per frame size).
     Compare(CompareArgs),
+    /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
+    /// search over real runs), with latency (docs/ndr.md).
+    Ndr(Box<ndr::NdrArgs>),
     /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
     #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
     Script(Box<ScriptArgs>),
     /// Print a bash replacement for the kernel's samples/pktgen/functions.sh that drives upktgen.
     #[command(name = "functions-sh", long_about = script::FUNCTIONS_SH_ABOUT)]
     FunctionsSh,
+    /// The far end of a two-ended run: JSON-RPC 2.0 on standard input and output, started by
+    /// `run --peer` through `ip netns exec` or ssh (docs/agent.md). Ends when its input closes.
+    #[command(long_about = AGENT_ABOUT)]
+    Agent,
     /// Write the manual pages: upktgen.1 and one per subcommand.
     #[command(long_about = manual::MAN_ABOUT)]
     Man(manual::ManArgs),
@@ -80,6 +89,13 @@ pub enum Cmd {
     #[command(long_about = manual::COMPLETIONS_ABOUT)]
     Completions(manual::CompletionsArgs),
 }
+
+const AGENT_ABOUT: &str = "The far end of a two-ended run. Reads JSON-RPC 2.0 requests from standard input, one per \
+line, and answers each on standard output: hello (version check), clock, counters (interface counters), rx.start \
+(a receiver with `upktgen rx`'s options), rx.stats, rx.stop (its report), shutdown. `upktgen run --peer URI` starts it \
+through `ip netns exec NAME` (netns:NAME) or the system's ssh client (ssh://[user@]host[:port]); nobody needs to run it \
+by hand. It ends when its input closes (the controller gone, a kill -9 included), on shutdown or on SIGINT/SIGTERM, and \
+every receiver it started stops with it (no XDP program is left attached). The protocol: docs/agent.md.";
 
 #[cfg(test)]
 mod tests {

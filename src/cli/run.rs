@@ -76,6 +76,70 @@ pub struct LiveArgs {
     pub interval: Duration,
 }
 
+/// Which lab `run` makes when no --dev is given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LabKind {
+    /// Two namespaces joined by a veth pair.
+    #[default]
+    Pair,
+    /// Three: sender -> a device under test forwarding IPv4 and IPv6 -> receiver.
+    Dut,
+}
+
+/// The far end of a two-ended run, and the lab's device under test.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Two ends, and a device under test")]
+pub struct FarArgs {
+    /// Receive at the far end with upktgen's receiver, through its agent (`upktgen agent`,
+    /// docs/agent.md): `netns:NAME` (ip netns exec), `ssh://[user@]host[:port]` (the
+    /// system's OpenSSH client: your keys and ~/.ssh/config; BatchMode, never a prompt) or
+    /// `local`. The report then reconciles both ends: sent, the far interface's rx_packets,
+    /// the far socket and sink, loss per flow, latency (one-way across hosts only with the
+    /// clock offset's bound). Needs --dev and --peer-dev.
+    #[arg(long, value_name = "URI", value_parser = parse_peer, requires = "peer_dev", group = "receiver")]
+    pub peer: Option<crate::agent::transport::PeerUri>,
+
+    /// The far end's receiving interface.
+    #[arg(long, value_name = "IFACE", requires = "peer")]
+    pub peer_dev: Option<String>,
+
+    /// The agent program at the far end [over ssh: `upktgen` on the far end's PATH; on
+    /// this host: this binary].
+    #[arg(long, value_name = "PATH", requires = "peer")]
+    pub peer_agent: Option<String>,
+
+    /// ssh -F FILE: the ssh client's configuration for --peer ssh://.
+    #[arg(long, value_name = "FILE", requires = "peer")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// Receive on a second interface of this host (two NIC ports joined by a cable): the
+    /// same as --peer local --peer-dev IFACE. Needs --dev.
+    #[arg(long, value_name = "IFACE", group = "receiver")]
+    pub rx_dev: Option<String>,
+
+    /// The private lab: `pair` (sender and receiver namespaces joined by a veth pair) or
+    /// `dut` (sender -> device under test -> receiver: three namespaces, two veth pairs,
+    /// the DUT forwarding IPv4 and IPv6 with static neighbours; the frames go to the DUT's
+    /// MAC and the receiver's address, 10.99.1.2 / fd00:99:1::2, and the report adds the
+    /// DUT's counters, so a loss is named where it happened).
+    #[arg(long, value_enum, default_value_t = LabKind::Pair, value_name = "KIND")]
+    pub lab: LabKind,
+
+    /// --lab dut: run COMMAND (sh -c) inside the DUT namespace once it is built, before the
+    /// run (an nftables ruleset, a tc qdisc on dut-in/dut-out, an XDP program, sysctls).
+    /// Its output goes to standard error; a failure stops the run. Repeatable, in order.
+    #[arg(long, value_name = "COMMAND")]
+    pub dut_setup: Vec<String>,
+
+    /// --lab dut: run FILE with sh inside the DUT namespace (after every --dut-setup).
+    #[arg(long, value_name = "FILE")]
+    pub dut_setup_file: Vec<PathBuf>,
+}
+
+fn parse_peer(s: &str) -> Result<crate::agent::transport::PeerUri, String> {
+    s.parse().map_err(|e: crate::agent::transport::BadUri| e.0)
+}
+
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -150,18 +214,22 @@ pub struct RunArgs {
     /// duplicated and reordered sequence numbers, latency percentiles, the socket ring's
     /// drops, and the path from sent to received with each difference named. Implies
     /// --lab-rx stack.
-    #[arg(long)]
+    #[arg(long, group = "receiver")]
     pub rx_analyze: bool,
 
-    /// With --rx-analyze: also print the whole latency histogram.
-    #[arg(long, requires = "rx_analyze")]
+    /// With --rx-analyze, --peer or --rx-dev: also print the whole latency histogram.
+    #[arg(long, requires = "receiver")]
     pub hist: bool,
 
-    /// With --rx-analyze: the receiver's backend, af_xdp (AF_XDP sockets fed by an XDP
-    /// redirect program on veth-rx, copy mode on veth; before tc/nftables ingress),
-    /// af_packet (TPACKET_V3 ring, after them) or auto (af_xdp where it works).
-    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "rx_analyze")]
+    /// With --rx-analyze, --peer or --rx-dev: the receiver's backend, af_xdp (AF_XDP
+    /// sockets fed by an XDP redirect program on the receiving interface, copy mode on
+    /// veth; before tc/nftables ingress), af_packet (TPACKET_V3 ring, after them) or auto
+    /// (af_xdp where it works).
+    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "receiver")]
     pub rx_backend: crate::rx::recv::RxBackend,
+
+    #[command(flatten)]
+    pub far: FarArgs,
 
     #[command(flatten)]
     pub live: LiveArgs,

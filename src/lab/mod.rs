@@ -16,6 +16,7 @@
 //! `upktgen run --rx-analyze`; `xdp` attaches the lab's own receivers (the counting drop
 //! sink, XDP_PASS), whose programs are in [`crate::bpf::prog`].
 
+pub mod dut;
 pub mod receiver;
 mod xdp;
 
@@ -57,7 +58,9 @@ pub const TX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 1);
 pub const RX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 2);
 
 /// What receives the frames at the far end of the pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RxMode {
     /// An XDP program on veth-rx drops every frame (rx_packets still counts it): the
@@ -85,6 +88,10 @@ pub struct Lab {
     removed: bool,
     /// TX/RX queues on each end of the veth pair.
     pub queues: u16,
+    /// The DUT lab's middle namespace (see [`dut`]).
+    pub dut_ns: Option<String>,
+    /// Keeps the DUT ingress's XDP_PASS program attached (xdp_live senders).
+    _dut_link: Option<OwnedFd>,
 }
 
 impl Lab {
@@ -102,6 +109,25 @@ impl Lab {
     /// [`Lab::create_with`] with `queues` TX and RX queues on each end of the veth pair
     /// (one per sender thread, so `-t N` senders do not share one queue).
     pub fn create_opts(rx_mode: RxMode, rx_napi: bool, queues: u16) -> Result<Lab> {
+        Lab::create_topology(rx_mode, rx_napi, queues, None)
+    }
+
+    /// The DUT lab: sender, device under test and receiver namespaces ([`dut`]).
+    pub fn create_dut(
+        rx_mode: RxMode,
+        rx_napi: bool,
+        queues: u16,
+        o: &dut::DutOptions,
+    ) -> Result<Lab> {
+        Lab::create_topology(rx_mode, rx_napi, queues, Some(o))
+    }
+
+    fn create_topology(
+        rx_mode: RxMode,
+        rx_napi: bool,
+        queues: u16,
+        dut: Option<&dut::DutOptions>,
+    ) -> Result<Lab> {
         check_queues(usize::from(queues))?;
         for (ns, owner) in sweep_stale() {
             crate::errln!(
@@ -120,9 +146,14 @@ impl Lab {
             _xdp_link: None,
             rx_counter: None,
             removed: false,
+            dut_ns: dut.map(|_| format!("{base}-dut")),
+            _dut_link: None,
         };
         // From here on, Drop removes whatever exists.
-        lab.build().context("creating the lab")?;
+        match dut {
+            None => lab.build().context("creating the lab")?,
+            Some(o) => lab.build_dut(o).context("creating the DUT lab")?,
+        }
         Ok(lab)
     }
 
@@ -205,24 +236,7 @@ impl Lab {
             "nud",
             "permanent",
         ])?;
-        if self.rx_mode == RxMode::Drop {
-            let counter =
-                XdpCounter::new().context("creating the drop receiver's per-CPU counter map")?;
-            self._xdp_link = Some(attach_rx_program(
-                &netns_path(&rx),
-                RX_IF,
-                RxVerdict::Drop,
-                Some(counter.program()),
-            )?);
-            self.rx_counter = Some(counter);
-        } else if self.rx_napi {
-            self._xdp_link = Some(attach_rx_program(
-                &netns_path(&rx),
-                RX_IF,
-                RxVerdict::Pass,
-                None,
-            )?);
-        }
+        self.attach_receiver()?;
         if self.queues > 1 {
             self.map_queues_to_cpus(&tx)?;
         }
@@ -230,6 +244,29 @@ impl Lab {
         ip(&["-n", &rx, "link", "set", "dev", RX_IF, "up"])?;
         wait_running(&netns_path(&tx), TX_IF)?;
         wait_running(&netns_path(&rx), RX_IF)?;
+        Ok(())
+    }
+
+    /// The receiver's XDP program on veth-rx: the counting drop sink, or XDP_PASS for NAPI.
+    fn attach_receiver(&mut self) -> Result<()> {
+        if self.rx_mode == RxMode::Drop {
+            let counter =
+                XdpCounter::new().context("creating the drop receiver's per-CPU counter map")?;
+            self._xdp_link = Some(attach_rx_program(
+                &self.rx_path(),
+                RX_IF,
+                RxVerdict::Drop,
+                Some(counter.program()),
+            )?);
+            self.rx_counter = Some(counter);
+        } else if self.rx_napi {
+            self._xdp_link = Some(attach_rx_program(
+                &self.rx_path(),
+                RX_IF,
+                RxVerdict::Pass,
+                None,
+            )?);
+        }
         Ok(())
     }
 
@@ -254,9 +291,13 @@ impl Lab {
         }
         self.removed = true;
         self._xdp_link = None;
+        self._dut_link = None;
         self.rx_counter = None;
         let mut errs = Vec::new();
-        for ns in [&self.tx_ns, &self.rx_ns] {
+        for ns in [Some(&self.tx_ns), self.dut_ns.as_ref(), Some(&self.rx_ns)]
+            .into_iter()
+            .flatten()
+        {
             if netns_path(ns).exists()
                 && let Err(e) = ip(&["netns", "del", ns])
             {
@@ -386,7 +427,7 @@ pub fn parse_ns_name(name: &str) -> Option<(u32, u64)> {
     let start = it.next()?.parse().ok()?;
     let _n: u32 = it.next()?.parse().ok()?;
     let side = it.next()?;
-    if !(side == "tx" || side == "rx") || it.next().is_some() {
+    if !matches!(side, "tx" | "rx" | "dut") || it.next().is_some() {
         return None;
     }
     Some((pid, start))
@@ -422,6 +463,7 @@ mod tests {
     fn ns_names_roundtrip() {
         assert_eq!(parse_ns_name("upktgen-123-4567-0-tx"), Some((123, 4567)));
         assert_eq!(parse_ns_name("upktgen-123-4567-12-rx"), Some((123, 4567)));
+        assert_eq!(parse_ns_name("upktgen-123-4567-3-dut"), Some((123, 4567)));
         assert_eq!(parse_ns_name("upktgen-123-4567-0-xx"), None);
         assert_eq!(parse_ns_name("upktgen-123-4567-0-tx-1"), None);
         assert_eq!(parse_ns_name("pgtx"), None);

@@ -1,5 +1,7 @@
-//! Reports: the seed-style run report and its JSON ([`run`]). Its lines come from below:
+//! Reports: the seed-style run report and its JSON ([`run`]), the device under test's
+//! account ([`dut`]). Their lines come from below:
 //! pktgen's Result line ([`crate::sender::PktgenResult`]) and top's Cpu(s) line
 //! ([`crate::sample::CpuShares`]).
 
+pub mod dut;
 pub mod run;

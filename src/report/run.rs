@@ -111,6 +111,10 @@ pub struct RunReport {
     /// The drop receiver's XDP counter on veth-rx (per-CPU map, summed): frames that
     /// reached the sink.
     pub xdp_sink_packets: Option<u64>,
+    /// --peer / --rx-dev: the far end (its receiver's report is `rx_analysis.receiver`).
+    pub peer: Option<crate::agent::far::PeerSummary>,
+    /// --lab dut: the device under test's path, each loss named.
+    pub dut: Option<crate::report::dut::DutPath>,
 }
 
 /// One sender of a run with several.
@@ -183,14 +187,15 @@ impl RunReport {
         let rc = &self.reconciliation;
         match (rc.rx_packets, rc.delivered_pct()) {
             (Some(rx), Some(pct)) => {
-                let mode = match self.target.lab_rx {
-                    Some(RxMode::Drop) => "XDP drop receiver",
-                    Some(RxMode::Stack) => "stack receiver",
-                    None => "receiver",
+                let (at, mode) = match (&self.peer, self.target.lab_rx) {
+                    (Some(p), _) => (p.dev.clone(), format!("peer {}", p.peer)),
+                    (None, Some(RxMode::Drop)) => ("veth-rx".into(), "XDP drop receiver".into()),
+                    (None, Some(RxMode::Stack)) => ("veth-rx".into(), "stack receiver".into()),
+                    (None, None) => ("veth-rx".into(), "receiver".into()),
                 };
                 let _ = writeln!(
                     s,
-                    "Delivered:   {rx} of {} sent ({pct:.2} %) at veth-rx ({mode}); rx_dropped {}, lost {}",
+                    "Delivered:   {rx} of {} sent ({pct:.2} %) at {at} ({mode}); rx_dropped {}, lost {}",
                     rc.sent,
                     rc.rx_dropped.unwrap_or(0),
                     rc.lost.unwrap_or(0)
@@ -270,6 +275,12 @@ impl RunReport {
                 sys.irq_filter_rows.join(", "),
                 sys.interrupts_all
             );
+        }
+        if let Some(d) = &self.dut {
+            s.push_str(&d.text());
+        }
+        if let Some(p) = &self.peer {
+            s.push_str(&p.text());
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());

@@ -3,12 +3,14 @@
 //! [`device`]), the frames are built for each device, the senders run on their threads
 //! ([`threads`]) with the system sampled around them, and the report is assembled.
 
+pub mod agent;
 pub mod device;
 pub mod pcap;
 pub mod plan;
 pub mod rx;
 pub mod threads;
 
+use crate::agent::far::RemoteReceiver;
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
@@ -16,6 +18,7 @@ use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::pg::Flag;
 use crate::pg::generate::Generator;
+use crate::report::dut::DutPath;
 use crate::report::run::{Addressing, Flags, Reconciliation, RunReport, Target, ThreadReport};
 use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
@@ -107,6 +110,15 @@ impl Site {
                 let ns = Some(lab.tx_path());
                 Ok(Site { lab: Some(lab), ns })
             }
+            plan::Target::DutLab(l, d) => {
+                caps::require(
+                    &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
+                    "the DUT lab (network namespaces and veth pairs)",
+                )?;
+                let lab = Lab::create_dut(l.rx_mode, l.peer_napi, l.queues, d)?;
+                let ns = Some(lab.tx_path());
+                Ok(Site { lab: Some(lab), ns })
+            }
         }
     }
 
@@ -162,6 +174,20 @@ fn execute_with(
         }
     }
     let lab = site.lab.as_ref();
+    // The far receiver first: it is receiving before anything is sent.
+    let far = match &plan.far {
+        Some(f) => Some(RemoteReceiver::start(&f.transport, &f.dev, &f.rx_args)?),
+        None => None,
+    };
+    if let Some(f) = &far
+        && let Some(c) = &f.started().choice
+    {
+        crate::errln!("upktgen: peer {}: {c}", f.peer_name());
+    }
+    let dut0 = match lab {
+        Some(l) => l.dut_sample()?,
+        None => None,
+    };
     let mut counters = Counters::open(&site, &devices)?;
     let rx_sink = match (lab, plan.rx) {
         (Some(l), Some(rx)) => Some(LabReceiver::start(
@@ -200,9 +226,22 @@ fn execute_with(
     std::thread::sleep(std::time::Duration::from_millis(20));
     let after = counters.read()?;
     let tx_if = before.tx.delta(&after.tx);
-    let rx_if = before.rx.zip(after.rx).map(|(a, b)| a.delta(&b));
+    let mut rx_if = before.rx.zip(after.rx).map(|(a, b)| a.delta(&b));
     let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
-    let rx_analysis = match (rx_sink, &rx_if) {
+    let dut = match (lab, &dut0) {
+        (Some(l), Some(d0)) => l.dut_sample()?.map(|d1| {
+            DutPath::new(
+                crate::lab::dut::DUT_IN_IF,
+                crate::lab::dut::DUT_OUT_IF,
+                tx_if.tx_packets,
+                d0,
+                &d1,
+            )
+        }),
+        _ => None,
+    };
+    let tx_name = devices[0].name.clone();
+    let mut rx_analysis = match (rx_sink, &rx_if) {
         (Some(r), Some(rx)) => Some(RxAnalysis::new(
             outcome.result.sent,
             tx_if.tx_packets,
@@ -211,6 +250,21 @@ fn execute_with(
         )),
         _ => None,
     };
+    let mut peer = None;
+    if let Some(f) = far {
+        let far = f.finish(outcome.result.sent)?;
+        rx_analysis = Some(
+            RxAnalysis::new(
+                outcome.result.sent,
+                tx_if.tx_packets,
+                far.iface.rx_packets,
+                far.receiver.clone(),
+            )
+            .between(&tx_name, &far.dev),
+        );
+        rx_if = Some(far.iface);
+        peer = Some(far.summary());
+    }
     if let Some(m) = live {
         m.finish();
     }
@@ -242,6 +296,8 @@ fn execute_with(
         system,
         rx_analysis,
         xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
+        peer,
+        dut,
     };
     drop(site);
     Ok(Some(RunResult {

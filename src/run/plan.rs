@@ -4,8 +4,12 @@
 //! `--replay` file is read; nothing else is). The run layer ([`super`]) then only executes
 //! the plan. Errors name the option the user gave.
 
+use crate::agent::client::Transport;
+use crate::agent::transport::PeerUri;
 use crate::backend::{BackendKind, BackendPlan, SenderSlot, TxOptions, ring::RingOptions};
+use crate::cli::run::LabKind;
 use crate::cli::{LiveArgs, RunArgs, ScriptArgs, TxArgs};
+use crate::lab::dut::{self, DutOptions, DutSetup};
 use crate::lab::{self, RxMode};
 use crate::live::LiveOptions;
 use crate::pg::generate::DeviceInfo;
@@ -25,6 +29,8 @@ pub const DEFAULT_COUNT: u64 = 4_000_000;
 pub enum Target {
     /// A private lab made for the run.
     Lab(LabPlan),
+    /// The DUT lab (`--lab dut`): sender -> device under test -> receiver.
+    DutLab(LabPlan, DutOptions),
     /// An interface the user named (--dev, or a script's device with --real), in the
     /// current network namespace.
     Device(String),
@@ -39,6 +45,15 @@ pub struct LabPlan {
     pub peer_napi: bool,
     /// TX and RX queues on each end: one per sender.
     pub queues: u16,
+}
+
+/// The far end of a two-ended run (--peer, --rx-dev): its agent's transport, its
+/// interface, and `upktgen rx`'s options for its receiver.
+#[derive(Debug, Clone)]
+pub struct FarPlan {
+    pub transport: Transport,
+    pub dev: String,
+    pub rx_args: Vec<String>,
 }
 
 /// One sender: pktgen's device (the name may carry an `@tag`, as `dev@1`) and the CPU its
@@ -109,6 +124,8 @@ pub struct RunPlan {
     pub pcap: Option<PcapPlan>,
     /// --metrics-listen / --metrics-linger (`run` only).
     pub metrics: crate::metrics::MetricsArgs,
+    /// --peer / --rx-dev: the receiver at the far end.
+    pub far: Option<FarPlan>,
 }
 
 impl RunPlan {
@@ -121,8 +138,13 @@ impl RunPlan {
     pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
         let in_lab = a.dev.is_none();
         check_replay_args(a)?;
+        let far = far_plan(a)?;
+        let dut = dut_options(a)?;
         let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
-        let mut cfg = dev_config(a, ifname, in_lab).map_err(|e| anyhow!(e))?;
+        let mut cfg = dev_config(a, ifname, in_lab && dut.is_none()).map_err(|e| anyhow!(e))?;
+        if dut.is_some() {
+            fill_dut_destination(&mut cfg);
+        }
         let replay = load_replay(a)?;
         if let Some(r) = &replay {
             cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
@@ -161,6 +183,17 @@ impl RunPlan {
             }),
         };
         let (target, senders) = knobs.plan(specs, replay.is_some())?;
+        let target = match (target, dut) {
+            (Target::Lab(l), Some(mut d)) => {
+                // Live frames need NAPI where they land: the DUT's ingress.
+                d.ingress_napi = senders
+                    .iter()
+                    .any(|s| s.backends.iter().any(BackendPlan::needs_peer_napi));
+                d.ipv6 = senders.iter().any(|s| s.spec.cfg.has(Flag::Ipv6));
+                Target::DutLab(l, d)
+            }
+            (t, _) => t,
+        };
         Ok(RunPlan {
             target,
             senders,
@@ -176,6 +209,7 @@ impl RunPlan {
             rx: knobs.rx,
             pcap,
             metrics: a.metrics.clone(),
+            far,
         })
     }
 
@@ -220,13 +254,14 @@ impl RunPlan {
             rx: None,
             pcap: None,
             metrics: crate::metrics::MetricsArgs::default(),
+            far: None,
         })
     }
 
     /// The sending end's namespace is a lab's.
     pub fn in_lab(&self) -> Option<&LabPlan> {
         match &self.target {
-            Target::Lab(l) => Some(l),
+            Target::Lab(l) | Target::DutLab(l, _) => Some(l),
             Target::Device(_) => None,
         }
     }
@@ -366,6 +401,105 @@ pub fn live_options(l: &LiveArgs) -> LiveOptions {
 }
 
 /// The lab's receiving end as the frames' destination, where the configuration names none.
+/// The DUT lab's destination: the receiver behind the DUT, through the DUT's ingress MAC.
+pub fn fill_dut_destination(c: &mut DevConfig) {
+    if c.dst_min.is_empty() && !c.has(Flag::Ipv6) {
+        c.dst_min = dut::DUT_RX_IP.to_string();
+    }
+    if c.has(Flag::Ipv6) {
+        if c.dst6.is_unspecified() && c.dst6_min.is_unspecified() {
+            c.dst6 = dut::DUT_RX_IP6;
+        }
+        if c.src6.is_unspecified() {
+            c.src6 = dut::TX_IP6;
+        }
+    }
+    if c.dst_mac == MacAddr::default() {
+        c.dst_mac = dut::DUT_IN_MAC;
+    }
+}
+
+/// --peer / --rx-dev: the far receiver, checked.
+fn far_plan(a: &RunArgs) -> Result<Option<FarPlan>> {
+    let f = &a.far;
+    let (uri, dev) = match (&f.peer, &f.peer_dev, &f.rx_dev) {
+        (Some(u), Some(d), None) => (u.clone(), d.clone()),
+        (None, None, Some(d)) => (PeerUri::Local, d.clone()),
+        (None, None, None) => return Ok(None),
+        // clap refuses the other combinations.
+        _ => bail!("--peer needs --peer-dev, and --rx-dev goes without them"),
+    };
+    let what = if f.rx_dev.is_some() {
+        "--rx-dev"
+    } else {
+        "--peer"
+    };
+    if a.dev.is_none() {
+        bail!(
+            "{what}: the far end receives what --dev sends; in the private lab use --rx-analyze (its own receiver) or --lab dut"
+        );
+    }
+    if a.pcap.is_some() {
+        bail!("{what}: --pcap writes a file and sends nothing");
+    }
+    if dev.is_empty() || dev.contains(['/', ' ']) {
+        bail!("{what}: {dev:?} is not an interface name");
+    }
+    let mut rx_args = vec![
+        "--rx-backend".to_string(),
+        clap::ValueEnum::to_possible_value(&a.rx_backend)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default(),
+        // upktgen numbers every sender's packets from 1.
+        "--expect-first".into(),
+        "1".into(),
+    ];
+    if a.hist {
+        rx_args.push("--hist".into());
+    }
+    Ok(Some(FarPlan {
+        transport: Transport {
+            uri,
+            agent: f.peer_agent.clone(),
+            ssh_config: f.ssh_config.clone(),
+        },
+        dev,
+        rx_args,
+    }))
+}
+
+/// --lab dut and its set-up steps, checked.
+fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
+    let f = &a.far;
+    let setup: Vec<DutSetup> = f
+        .dut_setup
+        .iter()
+        .cloned()
+        .map(DutSetup::Command)
+        .chain(f.dut_setup_file.iter().cloned().map(DutSetup::File))
+        .collect();
+    if f.lab != LabKind::Dut {
+        if !setup.is_empty() {
+            bail!("--dut-setup/--dut-setup-file: there is a DUT only in the DUT lab (--lab dut)");
+        }
+        return Ok(None);
+    }
+    if a.dev.is_some() {
+        bail!(
+            "--lab dut: the DUT lab is a private lab; --dev sends on an interface of yours instead"
+        );
+    }
+    for p in &f.dut_setup_file {
+        if !p.is_file() {
+            bail!("--dut-setup-file {}: no such file", p.display());
+        }
+    }
+    Ok(Some(DutOptions {
+        setup,
+        ..DutOptions::default()
+    }))
+}
+
 pub fn fill_lab_destination(c: &mut DevConfig) {
     if c.dst_min.is_empty() && !c.has(Flag::Ipv6) {
         c.dst_min = lab::RX_IP.to_string();

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::io;
 
 /// A backend that can actually be opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RxKind {
     AfXdp,
@@ -60,7 +60,7 @@ pub trait RecvBackend<S: FrameSink> {
 }
 
 /// A backend's counters, as the report carries them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RxStats {
     /// af_packet: PACKET_STATISTICS. af_xdp: the frames read from the RX rings and the
     /// sockets' drops (XDP_STATISTICS) in the same shape.
@@ -70,7 +70,7 @@ pub struct RxStats {
 }
 
 /// How the AF_XDP receiver's program is attached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttachMode {
     /// In the driver (XDP_FLAGS_DRV_MODE): needed for zero-copy.
@@ -80,7 +80,7 @@ pub enum AttachMode {
 }
 
 /// The AF_XDP receiver's own counters: the program's and the sockets' XDP_STATISTICS.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct XdpRxCounters {
     /// IPv4/UDP frames the program redirected to a socket.
     pub redirected: u64,
@@ -93,7 +93,7 @@ pub struct XdpRxCounters {
 }
 
 /// The AF_XDP receiver's setup and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct XdpReport {
     pub zero_copy: bool,
     pub attach: AttachMode,

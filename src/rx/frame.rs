@@ -26,7 +26,9 @@ use serde::Serialize;
 use std::net::Ipv4Addr;
 
 /// What identifies one pktgen frame's sender sequence (see [`crate::rx::sink`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 pub struct FlowAddr {
     pub src_ip: Ipv4Addr,
     pub dst_ip: Ipv4Addr,
@@ -116,7 +118,7 @@ fn classify_checked(frame: &[u8]) -> Result<Class, Error> {
 }
 
 /// One counter per [`Class`], plus bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FrameCounters {
     /// Every frame seen.
     pub frames: u64,

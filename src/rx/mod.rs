@@ -15,6 +15,7 @@
 pub mod af_packet;
 pub mod af_xdp;
 pub mod backend;
+pub mod background;
 pub mod frame;
 pub mod recv;
 pub mod report;

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// Why the receiver stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RxStop {
     Count,
@@ -19,7 +19,7 @@ pub enum RxStop {
 }
 
 /// Everything the receiver counted; `--json` prints it whole.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxReport {
     pub device: String,
     /// af_xdp or af_packet.
@@ -250,8 +250,13 @@ impl RxReport {
 }
 
 /// A lab run's path from sender to sink, with each difference named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SinkReconciliation {
+    /// The sending and the receiving interface (the lab's: veth-tx and veth-rx).
+    #[serde(default = "default_tx_dev")]
+    pub tx_dev: String,
+    #[serde(default = "default_rx_dev")]
+    pub rx_dev: String,
     pub sent: u64,
     pub tx_packets: u64,
     pub rx_packets: u64,
@@ -283,6 +288,14 @@ pub struct SinkReconciliation {
     pub tail_lost: i64,
 }
 
+fn default_tx_dev() -> String {
+    "veth-tx".into()
+}
+
+fn default_rx_dev() -> String {
+    "veth-rx".into()
+}
+
 impl SinkReconciliation {
     pub fn new(sent: u64, tx_packets: u64, rx_packets: u64, r: &RxReport) -> Self {
         let last = r
@@ -299,6 +312,8 @@ impl SinkReconciliation {
             None => r.ring.packets + r.ring.drops,
         };
         SinkReconciliation {
+            tx_dev: default_tx_dev(),
+            rx_dev: r.device.clone(),
             sent,
             tx_packets,
             rx_packets,
@@ -324,10 +339,12 @@ impl SinkReconciliation {
             (Some(red), Some(passed)) => {
                 let _ = writeln!(
                     s,
-                    "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> XDP redirected {} (passed {}) -> \
+                    "Path:        sent {} -> {} tx_packets {} -> {} rx_packets {} -> XDP redirected {} (passed {}) -> \
                      af_xdp sockets {} (+{} dropped by the sockets) -> sink {} distinct",
                     self.sent,
+                    self.tx_dev,
                     self.tx_packets,
+                    self.rx_dev,
                     self.rx_packets,
                     red,
                     passed,
@@ -337,10 +354,13 @@ impl SinkReconciliation {
                 );
                 let _ = writeln!(
                     s,
-                    "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before XDP {}, \
+                    "Differences: not transmitted {}, lost between {} and {} {}, dropped on {} before XDP {}, \
                      dropped by the sockets {}, redirected but unaccounted {}, sequence holes {}, after the last received {}",
                     self.not_transmitted,
+                    self.tx_dev,
+                    self.rx_dev,
                     self.lost_between_veth_ends,
+                    self.rx_dev,
                     self.dropped_before_socket,
                     self.socket_ring_drops,
                     self.xdp_unaccounted.unwrap_or(0),
@@ -351,9 +371,11 @@ impl SinkReconciliation {
             _ => {
                 let _ = writeln!(
                     s,
-                    "Path:        sent {} -> veth-tx tx_packets {} -> veth-rx rx_packets {} -> socket {} (+{} ring drops) -> sink {} distinct",
+                    "Path:        sent {} -> {} tx_packets {} -> {} rx_packets {} -> socket {} (+{} ring drops) -> sink {} distinct",
                     self.sent,
+                    self.tx_dev,
                     self.tx_packets,
+                    self.rx_dev,
                     self.rx_packets,
                     self.socket_packets,
                     self.socket_ring_drops,
@@ -361,10 +383,13 @@ impl SinkReconciliation {
                 );
                 let _ = writeln!(
                     s,
-                    "Differences: not transmitted {}, lost between the veth ends {}, dropped on veth-rx before the socket {}, \
+                    "Differences: not transmitted {}, lost between {} and {} {}, dropped on {} before the socket {}, \
                      dropped by the socket's ring {}, sequence holes {}, after the last received {}",
                     self.not_transmitted,
+                    self.tx_dev,
+                    self.rx_dev,
                     self.lost_between_veth_ends,
+                    self.rx_dev,
                     self.dropped_before_socket,
                     self.socket_ring_drops,
                     self.seq_lost,
@@ -377,7 +402,7 @@ impl SinkReconciliation {
 }
 
 /// The receiver's part of a lab run's report (`upktgen run --rx-analyze`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxAnalysis {
     pub receiver: RxReport,
     pub path: SinkReconciliation,
@@ -389,6 +414,13 @@ impl RxAnalysis {
             path: SinkReconciliation::new(sent, tx_packets, rx_packets, &receiver),
             receiver,
         }
+    }
+
+    /// Names the sending interface (the receiving one is the receiver's own device).
+    pub fn between(mut self, tx_dev: &str, rx_dev: &str) -> Self {
+        self.path.tx_dev = tx_dev.into();
+        self.path.rx_dev = rx_dev.into();
+        self
     }
 
     /// Receiver lines, the path with its differences, and the histogram if it was kept.

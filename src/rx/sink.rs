@@ -66,7 +66,9 @@ pub const MAX_FLOWS: usize = 1024;
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
 /// What identifies a flow (one sender sequence).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowKeyMode {
     /// Source IP, destination IP, VLAN id (upktgen's and pktgen's one sequence per sender).
@@ -90,7 +92,7 @@ impl FlowKeyMode {
 }
 
 /// Sequence counters of one flow, or summed over flows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SeqCounters {
     /// Distinct sequence numbers received (duplicates excluded).
     pub received: u64,
@@ -271,7 +273,7 @@ impl SeqTracker {
 }
 
 /// Latency figures not recorded in the histogram, and why.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LatencyCounters {
     pub no_timestamp: u64,
     pub bad_timestamp: u64,
@@ -280,7 +282,7 @@ pub struct LatencyCounters {
 }
 
 /// Percentiles of the recorded latencies, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ns: u64,
@@ -293,7 +295,7 @@ pub struct LatencySummary {
 }
 
 /// One flow in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FlowReport {
     pub flow: FlowAddr,
     pub first_seq: Option<u32>,
@@ -303,7 +305,7 @@ pub struct FlowReport {
 }
 
 /// What the sink saw.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SinkReport {
     pub flow_key: FlowKeyMode,
     /// Summed over the flows.

@@ -80,13 +80,16 @@
 //! says whether it selected anything.
 
 pub mod cpu;
+pub mod dut;
 mod interrupts;
 mod net_dev;
+mod snmp;
 mod softirqs;
 mod stat;
 
 pub use interrupts::{InterruptsDelta, InterruptsSnapshot, IrqRow, IrqRowDelta};
 pub use net_dev::{IfaceCounters, NetDevSnapshot};
+pub use snmp::SnmpSnapshot;
 pub use softirqs::{SoftirqRow, SoftirqRowDelta, SoftirqsDelta, SoftirqsSnapshot};
 pub use stat::{CpuTimes, StatDelta, StatSnapshot};
 

@@ -10,7 +10,7 @@ const FILE: &str = "/proc/net/dev";
 /// The 16 counters of one `/proc/net/dev` row, in file order, named after the file's
 /// header (`/sys/class/net/<if>/statistics/` calls them `rx_errors`, `rx_dropped`,
 /// `rx_fifo_errors`, `rx_frame_errors`, `multicast`, `collisions`, `tx_carrier_errors`...).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct IfaceCounters {
     pub rx_bytes: u64,
     pub rx_packets: u64,

@@ -59,14 +59,14 @@ impl RunRecord {
 }
 
 /// What a child printed and how it ended.
-struct ChildEnd {
-    pid: u32,
-    code: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    seconds: f64,
+pub(crate) struct ChildEnd {
+    pub(crate) pid: u32,
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+    pub(crate) seconds: f64,
     /// Killed with SIGKILL after it did not stop on SIGTERM.
-    killed: bool,
+    pub(crate) killed: bool,
 }
 
 /// How long a child may take to stop after SIGTERM before it gets SIGKILL.
@@ -76,8 +76,8 @@ pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// its partial report; on a terminal it got the SIGINT too). A child still running
 /// `grace` after that, or when a second stop request comes (a second Ctrl-C), gets SIGKILL,
 /// so a child stuck in its cleanup cannot hang the sweep. `stop` is true again on return
-/// when it was set during the run.
-fn run_child(
+/// when it was set during the run. (Also `upktgen ndr`'s trials.)
+pub(crate) fn run_child(
     exe: &Path,
     args: &[String],
     stop: &AtomicBool,
@@ -172,7 +172,7 @@ fn run_child(
 }
 
 /// The child's message: its last lines on standard error, without the program's prefix.
-fn message_of(stderr: &[u8], code: Option<i32>) -> String {
+pub(crate) fn message_of(stderr: &[u8], code: Option<i32>) -> String {
     let text = String::from_utf8_lossy(stderr);
     let lines: Vec<&str> = text
         .lines()

@@ -381,7 +381,8 @@ fn sample(path: &Path, doc: &Doc, sel: Option<&str>, which: &str) -> Result<comp
     }
 }
 
-/// `upktgen compare`.
+/// `upktgen compare` of sweeps' and runs' files (an ndr search's results are
+/// [`crate::ndr::compare_cli`]'s, which comes here for the others).
 pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     let da = load(&args.a)?;
     let (pb, db) = match &args.b {

@@ -4,6 +4,7 @@
 //! context a person can act on. Each `unsafe` block states the invariant it relies on.
 
 pub mod bpf;
+pub mod clock;
 pub mod netns;
 pub mod packet;
 pub mod proc;

@@ -64,7 +64,7 @@ pub struct RxMeta {
 }
 
 /// PACKET_STATISTICS, accumulated (the kernel resets them at each read).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RingStats {
     /// Frames the socket accepted into the ring.
     pub packets: u64,

@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
 /// XDP_STATISTICS of a receiving socket (Linux 5.9+ for the last two).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct XskRxStats {
     /// Frames the socket dropped: too big for a UMEM frame, or no free frame on the fill
     /// ring (copy mode).

@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
+pub mod hosts;
+pub mod nft;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -7,7 +7,11 @@
 //!   frame. It counts itself in the state, writes the per-packet fields and returns
 //!   `bpf_redirect(ifindex, 0)`. Pages are recycled from a page pool without being
 //!   re-initialised, so every field that varies is written whole on every run — never
-//!   patched relative to what the page held before.
+//!   patched relative to what the page held before. And whatever received the frame may
+//!   have changed the page in place (a forwarding DUT rewrites the Ethernet addresses and
+//!   decrements the TTL; a NAT rewrites addresses and ports): so the program also writes
+//!   back every constant byte of the headers ([`Spec::restore`]), and each frame leaves
+//!   exactly as prepared whatever its page went through.
 //! * a raw tracepoint program on `xdp:xdp_devmap_xmit`, which the kernel fires after each
 //!   bulk of redirected frames is handed to the driver's `ndo_xdp_xmit`, with the number
 //!   the driver took (`sent`) and refused (`drops`). It counts, into its own map
@@ -183,7 +187,7 @@ impl PortWalk {
 }
 
 /// What the XDP program writes per packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// Redirect target.
     pub ifindex: u32,
@@ -202,6 +206,52 @@ pub struct Spec {
     /// Partial sum of the UDP pseudo-header and segment with every written field zero
     /// (host byte order).
     pub udp_base: u16,
+    /// The constant header bytes to write back on every run: (offset, 2 or 4 bytes, their
+    /// value as the host loads them). See [`restore_stores`].
+    pub restore: Vec<(i16, u8, i32)>,
+}
+
+/// The stores that write back every byte of the headers and pktgen's magic (bytes
+/// `0..OFF_SEQ` of `frame`) that the program does not write per packet, in as few 4- and
+/// 2-byte stores as the written fields leave room for: (offset, size in bytes, value).
+pub fn restore_stores(
+    frame: &[u8],
+    sport_varies: bool,
+    dport_varies: bool,
+    udp_csum: bool,
+) -> Vec<(i16, u8, i32)> {
+    let mut written = [false; OFF_SEQ];
+    let mut mark = |at: usize, n: usize| written[at..at + n].iter_mut().for_each(|w| *w = true);
+    mark(OFF_IP_ID, 2);
+    mark(OFF_IP_CSUM, 2);
+    if sport_varies {
+        mark(OFF_UDP_SPORT, 2);
+    }
+    if dport_varies {
+        mark(OFF_UDP_DPORT, 2);
+    }
+    if udp_csum {
+        mark(OFF_UDP_CSUM, 2);
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    // Every written field is 2-byte aligned and 2 long: constant bytes come in pairs.
+    while i < OFF_SEQ {
+        if written[i] {
+            i += 2;
+            continue;
+        }
+        if i + 4 <= OFF_SEQ && !written[i + 2] {
+            let v = u32::from_ne_bytes(frame[i..i + 4].try_into().expect("4 bytes"));
+            out.push((i as i16, 4, v as i32));
+            i += 4;
+        } else {
+            let v = u16::from_ne_bytes(frame[i..i + 2].try_into().expect("2 bytes"));
+            out.push((i as i16, 2, i32::from(v)));
+            i += 2;
+        }
+    }
+    out
 }
 
 /// A folded big-endian partial checksum in the host's byte order (see the module docs).
@@ -363,6 +413,10 @@ pub fn xdp_program(s: &Spec, state_fd: i32) -> Result<Vec<Insn>, String> {
             }
         } else if s.udp_csum {
             a.emit(Insn::mov64_imm(R5, 0));
+        }
+        for &(off, size, v) in &s.restore {
+            let size = if size == 4 { op::W } else { op::H };
+            a.emit(Insn::st_imm(size, R6, off, v));
         }
         a.emit(Insn::mov64_reg(R1, R8))
             .emit(Insn::alu64_imm(op::ADD, R1, 1))

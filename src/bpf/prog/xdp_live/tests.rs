@@ -258,6 +258,7 @@ fn spec(frame: &[u8], timestamps: bool, csum: bool, sport: PortWalk, dport: Port
         dport,
         ip_base,
         udp_base,
+        restore: restore_stores(frame, sport.varies(), dport.varies(), csum),
     }
 }
 
@@ -265,6 +266,33 @@ fn spec(frame: &[u8], timestamps: bool, csum: bool, sport: PortWalk, dport: Port
 /// wrote, as the kernel's page pool does) and compares every frame with what the
 /// userspace writer makes of the same fields.
 fn check(size: usize, timestamps: bool, csum: bool, sport: PortWalk, dport: PortWalk, start: u64) {
+    check_pages(size, timestamps, csum, sport, dport, start, false);
+}
+
+/// What a forwarding path does to a page in place: a router rewrites the Ethernet
+/// addresses and decrements the TTL (fixing the checksum), a NAT rewrites the source
+/// address and port; and a stray write hits pktgen's magic.
+fn mangle(page: &mut [u8]) {
+    let (dst, src) = page.split_at_mut(6);
+    dst.swap_with_slice(&mut src[..6]);
+    page[22] -= 1;
+    page[24] ^= 0x55;
+    page[26..30].copy_from_slice(&[192, 0, 2, 77]);
+    page[34..36].copy_from_slice(&40000u16.to_be_bytes());
+    page[16..18].copy_from_slice(&[0xff, 0xff]);
+    page[42] ^= 0xff;
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_pages(
+    size: usize,
+    timestamps: bool,
+    csum: bool,
+    sport: PortWalk,
+    dport: PortWalk,
+    start: u64,
+    mangled: bool,
+) {
     let t = template(size, csum);
     let frame = prepared(&t, sport, dport);
     let s = spec(&frame, timestamps, csum, sport, dport);
@@ -290,6 +318,9 @@ fn check(size: usize, timestamps: bool, csum: bool, sport: PortWalk, dport: Port
             st = v.to_bytes();
         }
         let page = &mut pages[(k % 3) as usize];
+        if mangled {
+            mangle(page);
+        }
         let rc = Vm {
             pkt: page,
             map: &mut st,
@@ -371,6 +402,42 @@ fn full_program_writes_what_the_userspace_writer_writes() {
             }
         }
     }
+}
+
+/// Frames leave as prepared whatever the path did to their recycled pages (a DUT that
+/// routes or NATs them in place). Fails without the write-back (`restore` empty).
+#[test]
+fn pages_changed_in_place_by_the_path_are_written_back() {
+    for csum in [false, true] {
+        for (sp, dp) in [
+            (PortWalk::new(9, 9), PortWalk::new(9, 9)),
+            (PortWalk::new(1000, 1003), PortWalk::new(9, 9)),
+        ] {
+            check_pages(60, true, csum, sp, dp, 0, true);
+            check_pages(200, false, csum, sp, dp, 0, true);
+        }
+    }
+}
+
+#[test]
+fn the_write_back_covers_every_constant_byte_and_nothing_written() {
+    let t = template(60, true);
+    let frame = prepared(&t, PortWalk::new(1000, 1003), PortWalk::new(9, 9));
+    let r = restore_stores(&frame, true, false, true);
+    let mut covered = [0u8; OFF_SEQ];
+    for &(off, n, _) in &r {
+        for b in &mut covered[off as usize..off as usize + n as usize] {
+            *b += 1;
+        }
+    }
+    for (i, c) in covered.iter().enumerate() {
+        let written = [OFF_IP_ID, OFF_IP_CSUM, OFF_UDP_SPORT, OFF_UDP_CSUM]
+            .iter()
+            .any(|&o| (o..o + 2).contains(&i));
+        assert_eq!(*c, u8::from(!written), "byte {i}");
+    }
+    // 4-byte stores where the fields leave room.
+    assert!(r.len() <= 13, "{r:?}");
 }
 
 #[test]

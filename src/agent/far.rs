@@ -1,0 +1,231 @@
+//! A receiver at the far end of a two-ended run: the agent reached through a transport,
+//! its receiver started on the far interface, the interface's counters around the run, the
+//! clock offset between the hosts, and at the end the far end's report.
+
+use super::client::{Peer, Transport};
+use super::clock::{self, ClockOffset, OneWay};
+use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStop};
+use crate::rx::report::RxReport;
+use crate::sample::IfaceCounters;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Clock exchanges made to estimate the offset (the best of them is kept).
+pub const CLOCK_EXCHANGES: usize = 16;
+
+/// A receiver running at the far end.
+pub struct RemoteReceiver {
+    peer: Peer,
+    dev: String,
+    id: u32,
+    before: IfaceCounters,
+    clock: ClockOffset,
+    started: RxStarted,
+}
+
+/// What the far end reports, with what the controller knows of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FarReport {
+    pub peer: String,
+    pub host: HelloReply,
+    pub dev: String,
+    /// The far interface's counters over the run.
+    pub iface: IfaceCounters,
+    pub clock: ClockOffset,
+    /// The receiver's own report (as `upktgen rx --json` prints it).
+    pub receiver: RxReport,
+    /// One-way latency corrected by the clock offset (None without latency figures).
+    pub one_way: Option<OneWayLatency>,
+}
+
+/// The far end in a run's report: where it was and what its clock and interface said (its
+/// receiver's report is the run's `rx_analysis.receiver`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerSummary {
+    pub peer: String,
+    pub host: HelloReply,
+    pub dev: String,
+    pub iface: IfaceCounters,
+    pub clock: ClockOffset,
+    pub one_way: Option<OneWayLatency>,
+    /// af_xdp or af_packet.
+    pub backend: String,
+}
+
+/// The receiver's latency percentiles across the two clocks, corrected and bounded.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OneWayLatency {
+    pub min: OneWay,
+    pub p50: OneWay,
+    pub p99: OneWay,
+    pub max: OneWay,
+    /// p99 − p50 and max − min: spreads that need no common clock.
+    pub spread_p99_p50_ns: u64,
+    pub spread_max_min_ns: u64,
+}
+
+impl RemoteReceiver {
+    /// Connects, estimates the clock offset, reads the far interface's counters and starts
+    /// the far receiver with `rx_args` (`upktgen rx`'s options; `--dev` is added).
+    pub fn start(t: &Transport, dev: &str, rx_args: &[String]) -> Result<RemoteReceiver> {
+        let mut peer = Peer::connect(t)?;
+        let clock = peer.clock_offset(CLOCK_EXCHANGES)?;
+        let before = Self::read_counters(&mut peer, dev)?;
+        let mut args = vec!["--dev".to_string(), dev.to_string()];
+        args.extend(rx_args.iter().cloned());
+        let started: RxStarted = peer.call("rx.start", &RxStart { args })?;
+        Ok(RemoteReceiver {
+            peer,
+            dev: dev.to_string(),
+            id: started.id,
+            before,
+            clock,
+            started,
+        })
+    }
+
+    fn read_counters(peer: &mut Peer, dev: &str) -> Result<IfaceCounters> {
+        let mut m: BTreeMap<String, IfaceCounters> =
+            peer.call("counters", &json!({ "devs": [dev] }))?;
+        m.remove(dev)
+            .with_context(|| format!("peer {}: no counters for {dev}", peer.uri))
+    }
+
+    /// The backend the far end chose, and why (with auto).
+    pub fn started(&self) -> &RxStarted {
+        &self.started
+    }
+
+    pub fn peer_name(&self) -> String {
+        self.peer.uri.to_string()
+    }
+
+    /// Running totals of the far receiver.
+    pub fn stats(&mut self) -> Result<RxStats> {
+        self.peer.call("rx.stats", &json!({ "id": self.id }))
+    }
+
+    /// After the sender is done: the far receiver stops once `expected` frames are in or
+    /// the traffic has settled; its report, the far interface's counters over the run, and
+    /// the session closed (nothing left running at the far end).
+    pub fn finish(mut self, expected: u64) -> Result<FarReport> {
+        let receiver: RxReport = self.peer.call_within(
+            "rx.stop",
+            &RxStop {
+                id: self.id,
+                expected,
+                settle_ms: 250,
+                max_wait_ms: 3000,
+            },
+            Duration::from_secs(15),
+        )?;
+        let after = Self::read_counters(&mut self.peer, &self.dev)?;
+        let one_way = receiver.sink.latency.map(|l| {
+            let c = |v: u64| clock::one_way(v as i64, &self.clock);
+            OneWayLatency {
+                min: c(l.min_ns),
+                p50: c(l.p50_ns),
+                p99: c(l.p99_ns),
+                max: c(l.max_ns),
+                spread_p99_p50_ns: l.p99_ns.saturating_sub(l.p50_ns),
+                spread_max_min_ns: l.max_ns.saturating_sub(l.min_ns),
+            }
+        });
+        let report = FarReport {
+            peer: self.peer.uri.to_string(),
+            host: self.peer.hello.clone(),
+            dev: self.dev.clone(),
+            iface: self.before.delta(&after),
+            clock: self.clock,
+            receiver,
+            one_way,
+        };
+        self.peer.close()?;
+        Ok(report)
+    }
+}
+
+fn us(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+impl FarReport {
+    /// What the run's report keeps of it beside the receiver's report.
+    pub fn summary(&self) -> PeerSummary {
+        PeerSummary {
+            peer: self.peer.clone(),
+            host: self.host.clone(),
+            dev: self.dev.clone(),
+            iface: self.iface,
+            clock: self.clock,
+            one_way: self.one_way.clone(),
+            backend: self.receiver.backend.name().to_string(),
+        }
+    }
+}
+
+impl PeerSummary {
+    /// The far end's lines of the run report: where it is, its clock, and latency with
+    /// its bound (or why there is none).
+    pub fn text(&self) -> String {
+        let h = &self.host;
+        let sync = match &h.clock {
+            Some(c) if c.synchronised => {
+                format!("clock synchronised (est. error {} us)", c.esterror_us)
+            }
+            Some(_) => "clock NOT synchronised (adjtimex: unsynchronised)".into(),
+            None => "clock status unknown".into(),
+        };
+        let mut s = format!(
+            "Peer:        {} ({} {}, upktgen {}, pid {}), {} on {}\n",
+            self.peer, h.hostname, h.kernel, h.version, h.pid, self.backend, self.dev
+        );
+        let c = &self.clock;
+        if c.same_clock {
+            s += &format!("Clock:       one host, one clock; {sync}\n");
+        } else {
+            s += &format!(
+                "Clock:       far end {} us from here, within ±{} us (best of {} exchanges, round trip {} us); far {sync}\n",
+                us(c.offset_ns),
+                us(c.uncertainty_ns as i64),
+                c.exchanges,
+                us(c.rtt_ns as i64)
+            );
+        }
+        if let Some(w) = &self.one_way {
+            if c.same_clock {
+                s += &format!(
+                    "One-way:     min {} / p50 {} / p99 {} / max {} us (one clock)\n",
+                    us(w.min.corrected_ns),
+                    us(w.p50.corrected_ns),
+                    us(w.p99.corrected_ns),
+                    us(w.max.corrected_ns)
+                );
+            } else if w.p50.meaningless {
+                s += &format!(
+                    "One-way:     not meaningful: the clock offset's bound (±{} us) is larger than the latency itself (p50 {} us corrected); \
+                     spreads, which need no common clock: p99-p50 {} us, max-min {} us\n",
+                    us(c.uncertainty_ns as i64),
+                    us(w.p50.corrected_ns),
+                    us(w.spread_p99_p50_ns as i64),
+                    us(w.spread_max_min_ns as i64)
+                );
+            } else {
+                s += &format!(
+                    "One-way:     min {} / p50 {} / p99 {} / max {} us, each ±{} us (clock offset bound); spreads p99-p50 {} us, max-min {} us\n",
+                    us(w.min.corrected_ns),
+                    us(w.p50.corrected_ns),
+                    us(w.p99.corrected_ns),
+                    us(w.max.corrected_ns),
+                    us(c.uncertainty_ns as i64),
+                    us(w.spread_p99_p50_ns as i64),
+                    us(w.spread_max_min_ns as i64)
+                );
+            }
+        }
+        s
+    }
+}

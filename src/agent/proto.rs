@@ -1,0 +1,256 @@
+//! The agent's control protocol: JSON-RPC 2.0, one JSON object per line, over the agent's
+//! standard input (requests) and standard output (responses). docs/agent.md has one example
+//! exchange per method.
+
+use crate::sys::clock::ClockSync;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{self, BufRead};
+
+/// The protocol's version: both ends must speak the same one.
+pub const PROTOCOL: u32 = 1;
+/// This build's version, exchanged in `hello` (the far end must run the same release).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The longest request line an agent reads (requests are small).
+pub const MAX_REQUEST: usize = 1 << 20;
+/// The longest response line a controller reads (a receiver's report with its whole
+/// latency histogram and many flows stays well below this).
+pub const MAX_RESPONSE: usize = 64 << 20;
+
+/// JSON-RPC error codes: the standard ones and the agent's own (-32000 and below).
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The method ran and failed (its message says why).
+    pub const FAILED: i64 = -32000;
+    /// `hello` with another version or protocol.
+    pub const VERSION_MISMATCH: i64 = -32001;
+    /// A method other than `hello` before `hello`.
+    pub const NOT_INTRODUCED: i64 = -32002;
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub jsonrpc: String,
+    pub id: Value,
+    pub method: String,
+    #[serde(default)]
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Response {
+    pub jsonrpc: String,
+    pub id: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RpcError>,
+}
+
+impl Response {
+    pub fn ok(id: Value, result: Value) -> Self {
+        Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    pub fn err(id: Value, code: i64, message: impl Into<String>) -> Self {
+        Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: None,
+            error: Some(RpcError {
+                code,
+                message: message.into(),
+            }),
+        }
+    }
+}
+
+/// `hello`: the controller introduces itself; the agent answers with what it is and has.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Hello {
+    pub version: String,
+    pub protocol: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HelloReply {
+    pub version: String,
+    pub protocol: u32,
+    pub hostname: String,
+    pub kernel: String,
+    pub pid: u32,
+    /// The agent's network namespace (the inode of /proc/self/ns/net).
+    pub netns_inode: u64,
+    /// Effective uid 0.
+    pub root: bool,
+    /// The methods this agent answers.
+    pub methods: Vec<String>,
+    /// Receive backends it can try.
+    pub rx_backends: Vec<String>,
+    /// Its clock's synchronisation as adjtimex reports it (None: adjtimex failed).
+    pub clock: Option<ClockSync>,
+}
+
+/// `clock`: the agent's clocks when it answered.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClockReply {
+    pub realtime_ns: u64,
+    pub monotonic_ns: u64,
+}
+
+/// `counters`: interface counters (/proc/net/dev of the agent's namespace).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CountersParams {
+    pub devs: Vec<String>,
+}
+
+/// `rx.start`: a receiver, with `upktgen rx`'s own options as its command line would give
+/// them (`["--dev", "veth-rx", "--rx-backend", "af_xdp"]`): the same words, the same checks,
+/// the same defaults. Output options (`--json`, `--live`, ...) have no effect here.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RxStart {
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RxStarted {
+    pub id: u32,
+    /// af_xdp or af_packet.
+    pub backend: String,
+    /// With rx_backend auto: which backend was taken and why.
+    pub choice: Option<String>,
+}
+
+/// `rx.stats` / `rx.stop`: which receiver.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RxId {
+    pub id: u32,
+}
+
+/// `rx.stats`: running totals.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RxStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub lost: u64,
+    pub drops: u64,
+    /// False once the receiver has ended (an error, or it was stopped).
+    pub running: bool,
+}
+
+/// `rx.stop`: wait until `expected` frames are in, or the count has not moved for
+/// `settle_ms` (at most `max_wait_ms`), then stop and report.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RxStop {
+    pub id: u32,
+    #[serde(default)]
+    pub expected: u64,
+    #[serde(default = "default_settle")]
+    pub settle_ms: u64,
+    #[serde(default = "default_max_wait")]
+    pub max_wait_ms: u64,
+}
+
+fn default_settle() -> u64 {
+    250
+}
+
+fn default_max_wait() -> u64 {
+    3000
+}
+
+/// A line longer than the limit, or not UTF-8 JSON.
+#[derive(Debug)]
+pub enum LineError {
+    Io(io::Error),
+    TooLong(usize),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::Io(e) => write!(f, "{e}"),
+            LineError::TooLong(max) => write!(f, "a message longer than {max} bytes"),
+        }
+    }
+}
+
+/// Reads one line (without its newline) of at most `max` bytes into `buf`; `Ok(false)` at
+/// the end of the input. Memory stays bounded by `max` whatever the other end sends.
+pub fn read_line(r: &mut impl BufRead, max: usize, buf: &mut Vec<u8>) -> Result<bool, LineError> {
+    buf.clear();
+    let n = io::Read::take(&mut *r, max as u64 + 1)
+        .read_until(b'\n', buf)
+        .map_err(LineError::Io)?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if buf.len() > max {
+        return Err(LineError::TooLong(max));
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut r = io::Cursor::new(b"abc\n\nxyz".to_vec());
+        let mut b = Vec::new();
+        assert!(read_line(&mut r, 8, &mut b).unwrap());
+        assert_eq!(b, b"abc");
+        assert!(read_line(&mut r, 8, &mut b).unwrap());
+        assert_eq!(b, b"");
+        assert!(read_line(&mut r, 8, &mut b).unwrap());
+        assert_eq!(b, b"xyz");
+        assert!(!read_line(&mut r, 8, &mut b).unwrap());
+        let mut r = io::Cursor::new(vec![b'x'; 100]);
+        assert!(matches!(
+            read_line(&mut r, 8, &mut b),
+            Err(LineError::TooLong(8))
+        ));
+        assert!(b.len() <= 9);
+        // Exactly max bytes and a newline is fine.
+        let mut r = io::Cursor::new(b"12345678\n".to_vec());
+        assert!(read_line(&mut r, 8, &mut b).unwrap());
+    }
+
+    #[test]
+    fn responses_carry_either_a_result_or_an_error() {
+        let ok = serde_json::to_string(&Response::ok(Value::from(1), Value::from("x"))).unwrap();
+        assert_eq!(ok, r#"{"jsonrpc":"2.0","id":1,"result":"x"}"#);
+        let e =
+            serde_json::to_string(&Response::err(Value::Null, code::PARSE_ERROR, "bad")).unwrap();
+        assert_eq!(
+            e,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+    }
+
+    #[test]
+    fn rx_start_refuses_unknown_fields() {
+        let s: RxStart = serde_json::from_str(r#"{"args":["--dev","veth-rx"]}"#).unwrap();
+        assert_eq!(s.args, ["--dev", "veth-rx"]);
+        assert!(serde_json::from_str::<RxStart>(r#"{"args":[],"bogus":1}"#).is_err());
+    }
+}

@@ -1,0 +1,335 @@
+//! How the far end is reached: anything that carries the agent's standard input and output.
+//!
+//! - `local`: `upktgen agent` as a child process on this host, in this namespace;
+//! - `netns:NAME`: `ip netns exec NAME upktgen agent`, a namespace of this host;
+//! - `ssh://[user@]host[:port]`: the system's OpenSSH client, so the user's keys,
+//!   `~/.ssh/config`, jump hosts and ControlMaster all apply; `BatchMode=yes`, so a run
+//!   never stops at a password prompt.
+
+use std::fmt;
+use std::path::Path;
+use std::process::Command;
+use std::str::FromStr;
+
+/// Where the far end's agent runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerUri {
+    Local,
+    Netns(String),
+    Ssh {
+        user: Option<String>,
+        host: String,
+        port: Option<u16>,
+    },
+}
+
+/// A peer address that cannot be used, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadUri(pub String);
+
+impl fmt::Display for BadUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadUri {}
+
+fn bad(uri: &str, why: &str) -> BadUri {
+    BadUri(format!(
+        "{uri:?}: {why} (expected local, netns:NAME or ssh://[user@]host[:port])"
+    ))
+}
+
+/// A name that is safe as one argument: not empty, no whitespace or control characters,
+/// and not starting with `-` (so that no program takes it for an option).
+fn plain_word(s: &str) -> bool {
+    !s.is_empty() && !s.starts_with('-') && s.chars().all(|c| !c.is_whitespace() && !c.is_control())
+}
+
+impl FromStr for PeerUri {
+    type Err = BadUri;
+
+    fn from_str(uri: &str) -> Result<Self, BadUri> {
+        if uri == "local" {
+            return Ok(PeerUri::Local);
+        }
+        if let Some(name) = uri.strip_prefix("netns:") {
+            // ip netns names are file names under /run/netns.
+            if !plain_word(name) || name.contains('/') || name == "." || name == ".." {
+                return Err(bad(uri, "not a network namespace name"));
+            }
+            return Ok(PeerUri::Netns(name.to_string()));
+        }
+        if let Some(rest) = uri.strip_prefix("ssh://") {
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            let (user, hostport) = match rest.rsplit_once('@') {
+                Some((u, h)) => (Some(u), h),
+                None => (None, rest),
+            };
+            if let Some(u) = user
+                && (!plain_word(u) || u.contains(['@', ':', '/']))
+            {
+                return Err(bad(uri, "not a user name"));
+            }
+            // [v6addr]:port, host:port, or host.
+            let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+                let (addr, after) = v6
+                    .split_once(']')
+                    .ok_or_else(|| bad(uri, "an IPv6 address needs its closing ]"))?;
+                match after {
+                    "" => (addr, None),
+                    p => (
+                        addr,
+                        Some(
+                            p.strip_prefix(':')
+                                .ok_or_else(|| bad(uri, "junk after the IPv6 address"))?,
+                        ),
+                    ),
+                }
+            } else {
+                match hostport.split_once(':') {
+                    Some((h, p)) => (h, Some(p)),
+                    None => (hostport, None),
+                }
+            };
+            if !plain_word(host) || host.contains(['/', '@']) {
+                return Err(bad(uri, "not a host name"));
+            }
+            let port = match port {
+                None => None,
+                Some(p) => Some(
+                    p.parse::<u16>()
+                        .ok()
+                        .filter(|&p| p != 0)
+                        .ok_or_else(|| bad(uri, "the port must be a number from 1 to 65535"))?,
+                ),
+            };
+            return Ok(PeerUri::Ssh {
+                user: user.map(str::to_string),
+                host: host.to_string(),
+                port,
+            });
+        }
+        Err(bad(uri, "unknown kind of peer"))
+    }
+}
+
+impl fmt::Display for PeerUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerUri::Local => f.write_str("local"),
+            PeerUri::Netns(n) => write!(f, "netns:{n}"),
+            PeerUri::Ssh { user, host, port } => {
+                f.write_str("ssh://")?;
+                if let Some(u) = user {
+                    write!(f, "{u}@")?;
+                }
+                if host.contains(':') {
+                    write!(f, "[{host}]")?;
+                } else {
+                    f.write_str(host)?;
+                }
+                if let Some(p) = port {
+                    write!(f, ":{p}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Quotes one word for a POSIX shell (the far end's login shell runs ssh's command line).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+impl PeerUri {
+    /// True when the far end shares this host's clock (no offset to estimate).
+    pub fn same_host(&self) -> bool {
+        !matches!(self, PeerUri::Ssh { .. })
+    }
+
+    /// The agent program run when none is named: this very binary on this host, `upktgen`
+    /// on the far end's PATH over SSH.
+    pub fn default_agent(&self) -> String {
+        match self {
+            PeerUri::Ssh { .. } => "upktgen".to_string(),
+            _ => std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "upktgen".to_string()),
+        }
+    }
+
+    /// The command that starts `AGENT agent` at the far end with its stdio as the channel;
+    /// `ssh_config` is given to ssh as `-F FILE` (instead of ~/.ssh/config).
+    pub fn command(
+        &self,
+        agent: &str,
+        agent_args: &[String],
+        ssh_config: Option<&Path>,
+    ) -> Command {
+        match self {
+            PeerUri::Local => {
+                let mut c = Command::new(agent);
+                c.arg("agent").args(agent_args);
+                c
+            }
+            PeerUri::Netns(name) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", name, agent, "agent"])
+                    .args(agent_args);
+                c
+            }
+            PeerUri::Ssh { user, host, port } => {
+                let mut c = Command::new("ssh");
+                // BatchMode: never a password or host-key prompt in the middle of a run;
+                // ServerAlive*: a far end that vanishes is noticed in ~30 s, not never.
+                c.args([
+                    "-o",
+                    "BatchMode=yes",
+                    "-o",
+                    "ConnectTimeout=10",
+                    "-o",
+                    "ServerAliveInterval=10",
+                    "-o",
+                    "ServerAliveCountMax=3",
+                    "-T",
+                ]);
+                if let Some(f) = ssh_config {
+                    c.arg("-F").arg(f);
+                }
+                if let Some(p) = port {
+                    c.arg("-p").arg(p.to_string());
+                }
+                if let Some(u) = user {
+                    c.arg("-l").arg(u);
+                }
+                let mut remote = vec![shell_quote(agent), "agent".to_string()];
+                remote.extend(agent_args.iter().map(|a| shell_quote(a)));
+                c.arg("--").arg(host).arg(remote.join(" "));
+                c
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(c: &Command) -> Vec<String> {
+        std::iter::once(c.get_program())
+            .chain(c.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn parses_every_kind_and_prints_it_back() {
+        for (s, want) in [
+            ("local", PeerUri::Local),
+            ("netns:rx1", PeerUri::Netns("rx1".into())),
+            (
+                "ssh://host",
+                PeerUri::Ssh {
+                    user: None,
+                    host: "host".into(),
+                    port: None,
+                },
+            ),
+            (
+                "ssh://me@10.0.0.2:2222",
+                PeerUri::Ssh {
+                    user: Some("me".into()),
+                    host: "10.0.0.2".into(),
+                    port: Some(2222),
+                },
+            ),
+            (
+                "ssh://[fd00::2]:22",
+                PeerUri::Ssh {
+                    user: None,
+                    host: "fd00::2".into(),
+                    port: Some(22),
+                },
+            ),
+        ] {
+            let got: PeerUri = s.parse().unwrap();
+            assert_eq!(got, want, "{s}");
+            assert_eq!(got.to_string(), s);
+        }
+    }
+
+    #[test]
+    fn refuses_what_could_become_an_option_or_a_path() {
+        for s in [
+            "",
+            "remote",
+            "netns:",
+            "netns:../etc",
+            "netns:a/b",
+            "netns:-x",
+            "ssh://",
+            "ssh://-oProxyCommand=x",
+            "ssh://-l@host",
+            "ssh://host:0",
+            "ssh://host:99999",
+            "ssh://host:x",
+            "ssh://ho st",
+            "ssh://[fd00::1",
+            "ssh://[fd00::1]x",
+        ] {
+            let e = s.parse::<PeerUri>().unwrap_err();
+            assert!(e.0.contains("expected local, netns:NAME"), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn ssh_never_prompts_and_quotes_the_remote_command() {
+        let u: PeerUri = "ssh://me@h:2200".parse().unwrap();
+        let a = args(&u.command("/opt/up ktgen", &["--x".into()], Some(Path::new("/c"))));
+        assert_eq!(a[0], "ssh");
+        assert!(a.windows(2).any(|w| w == ["-o", "BatchMode=yes"]));
+        assert!(a.windows(2).any(|w| w == ["-p", "2200"]));
+        assert!(a.windows(2).any(|w| w == ["-F", "/c"]));
+        assert!(a.windows(2).any(|w| w == ["-l", "me"]));
+        let dd = a.iter().position(|x| x == "--").unwrap();
+        assert_eq!(a[dd + 1], "h");
+        assert_eq!(a[dd + 2], "'/opt/up ktgen' agent --x");
+        assert_eq!(a.len(), dd + 3);
+    }
+
+    #[test]
+    fn netns_and_local_commands() {
+        let n: PeerUri = "netns:rx".parse().unwrap();
+        assert_eq!(
+            args(&n.command("/bin/upktgen", &[], None)),
+            ["ip", "netns", "exec", "rx", "/bin/upktgen", "agent"]
+        );
+        assert_eq!(
+            args(&PeerUri::Local.command("u", &[], None)),
+            ["u", "agent"]
+        );
+        assert!(n.same_host() && PeerUri::Local.same_host());
+        assert!(!"ssh://h".parse::<PeerUri>().unwrap().same_host());
+    }
+
+    #[test]
+    fn shell_quote_round_trips_through_sh() {
+        for s in ["plain", "a b", "it's", "$(touch x)", "", "a'b'c", "--x=1"] {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_quote(s)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), s);
+        }
+    }
+}

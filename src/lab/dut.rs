@@ -1,0 +1,293 @@
+//! The DUT lab: three namespaces, sender -> device under test -> receiver.
+//!
+//! ```text
+//!  netns ...-tx                 netns ...-dut (forwards IPv4 and IPv6)           netns ...-rx
+//!  veth-tx 10.99.0.1  <-->  dut-in 10.99.0.254   dut-out 10.99.1.254  <-->  veth-rx 10.99.1.2
+//!  fd00:99::1               fd00:99::fe          fd00:99:1::fe              fd00:99:1::2
+//! ```
+//! Frames are addressed to dut-in's MAC and the receiver's IP; the DUT routes them and they
+//! reach veth-rx with dut-out's MAC as source. Neighbours are static everywhere and IPv6 is
+//! on only when the run sends IPv6, so the run's frames are the only traffic. `--dut-setup`
+//! commands run inside the DUT namespace after it is built (an nftables ruleset, a tc qdisc,
+//! an XDP program, sysctls).
+
+use super::{Lab, RX_IF, RX_MAC, TX_IF, TX_MAC, ip, netns_path};
+use crate::sample::dut::{DutSample, qdisc_drops};
+use crate::sample::{NetDevSnapshot, SnmpSnapshot};
+use crate::sys::netns;
+use crate::wire::MacAddr;
+use anyhow::{Context, Result, anyhow, bail};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::process::Command;
+
+pub const DUT_IN_IF: &str = "dut-in";
+pub const DUT_OUT_IF: &str = "dut-out";
+pub const DUT_IN_MAC: MacAddr = MacAddr([0x02, 0, 0, 0x99, 0, 0x11]);
+pub const DUT_OUT_MAC: MacAddr = MacAddr([0x02, 0, 0, 0x99, 0, 0x12]);
+pub const DUT_IN_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 254);
+pub const DUT_OUT_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 1, 254);
+/// The receiver's address behind the DUT.
+pub const DUT_RX_IP: Ipv4Addr = Ipv4Addr::new(10, 99, 1, 2);
+pub const TX_IP6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x99, 0, 0, 0, 0, 0, 1);
+pub const DUT_IN_IP6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x99, 0, 0, 0, 0, 0, 0xfe);
+pub const DUT_OUT_IP6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x99, 1, 0, 0, 0, 0, 0xfe);
+pub const DUT_RX_IP6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x99, 1, 0, 0, 0, 0, 2);
+
+/// A set-up step for the DUT namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DutSetup {
+    /// `sh -c COMMAND`.
+    Command(String),
+    /// `sh FILE`.
+    File(PathBuf),
+}
+
+/// How to build the DUT.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DutOptions {
+    /// IPv6 on (addresses, forwarding) for a run that sends IPv6.
+    pub ipv6: bool,
+    /// An XDP_PASS program on dut-in: it gives the veth end the NAPI that frames redirected
+    /// by XDP (xdp_live) need.
+    pub ingress_napi: bool,
+    pub setup: Vec<DutSetup>,
+}
+
+fn sysctl(ns: &str, settings: &[(&str, &str)]) -> Result<()> {
+    let script: String = settings
+        .iter()
+        .map(|(k, v)| format!("echo {v} > /proc/sys/{}\n", k.replace('.', "/")))
+        .collect();
+    ip(&["netns", "exec", ns, "sh", "-ec", &script])
+        .with_context(|| format!("setting sysctls in {ns}"))
+}
+
+fn neigh(ns: &str, addr: &str, mac: MacAddr, dev: &str) -> Result<()> {
+    ip(&[
+        "-n",
+        ns,
+        "neigh",
+        "replace",
+        addr,
+        "lladdr",
+        &mac.to_string(),
+        "dev",
+        dev,
+        "nud",
+        "permanent",
+    ])
+}
+
+/// A route via a gateway on `dev`; `onlink` because the links are still down, so their
+/// connected routes do not exist yet.
+fn route(ns: &str, net: &str, via: &str, dev: &str) -> Result<()> {
+    ip(&[
+        "-n", ns, "route", "add", net, "via", via, "dev", dev, "onlink",
+    ])
+}
+
+fn addr(ns: &str, a: &str, dev: &str) -> Result<()> {
+    let mut args = vec!["-n", ns, "addr", "add", a, "dev", dev];
+    if a.contains(':') {
+        args.push("nodad");
+    }
+    ip(&args)
+}
+
+impl Lab {
+    /// The DUT namespace's path (DUT lab only).
+    pub fn dut_path(&self) -> Option<PathBuf> {
+        self.dut_ns.as_deref().map(netns_path)
+    }
+
+    /// Builds the three namespaces and their links (called by [`Lab::create_dut`]).
+    pub(super) fn build_dut(&mut self, o: &DutOptions) -> Result<()> {
+        let (tx, rx) = (self.tx_ns.clone(), self.rx_ns.clone());
+        let dut = self.dut_ns.clone().context("no DUT namespace")?;
+        for ns in [&tx, &dut, &rx] {
+            ip(&["netns", "add", ns])?;
+            if o.ipv6 {
+                // Quiet IPv6: no router solicitations, no DAD, no link-local addresses.
+                sysctl(
+                    ns,
+                    &[
+                        ("net.ipv6.conf.all.router_solicitations", "0"),
+                        ("net.ipv6.conf.default.router_solicitations", "0"),
+                        ("net.ipv6.conf.all.accept_dad", "0"),
+                        ("net.ipv6.conf.default.accept_dad", "0"),
+                        ("net.ipv6.conf.default.addr_gen_mode", "1"),
+                    ],
+                )?;
+            } else {
+                super::disable_ipv6(&netns_path(ns))?;
+            }
+            ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
+        }
+        let q = self.queues.to_string();
+        let pair = |a_ns: &str, a: &str, a_mac: MacAddr, b_ns: &str, b: &str, b_mac: MacAddr| {
+            ip(&[
+                "-n",
+                a_ns,
+                "link",
+                "add",
+                a,
+                "numtxqueues",
+                &q,
+                "numrxqueues",
+                &q,
+                "address",
+                &a_mac.to_string(),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                b,
+                "numtxqueues",
+                &q,
+                "numrxqueues",
+                &q,
+                "address",
+                &b_mac.to_string(),
+                "netns",
+                b_ns,
+            ])
+        };
+        pair(&tx, TX_IF, TX_MAC, &dut, DUT_IN_IF, DUT_IN_MAC)?;
+        pair(&dut, DUT_OUT_IF, DUT_OUT_MAC, &rx, RX_IF, RX_MAC)?;
+        sysctl(
+            &dut,
+            &[
+                ("net.ipv4.ip_forward", "1"),
+                ("net.ipv4.conf.all.rp_filter", "0"),
+                ("net.ipv4.conf.default.rp_filter", "0"),
+            ],
+        )?;
+        addr(&tx, &format!("{}/24", super::TX_IP), TX_IF)?;
+        addr(&dut, &format!("{DUT_IN_IP}/24"), DUT_IN_IF)?;
+        addr(&dut, &format!("{DUT_OUT_IP}/24"), DUT_OUT_IF)?;
+        addr(&rx, &format!("{DUT_RX_IP}/24"), RX_IF)?;
+        neigh(&tx, &DUT_IN_IP.to_string(), DUT_IN_MAC, TX_IF)?;
+        neigh(&dut, &super::TX_IP.to_string(), TX_MAC, DUT_IN_IF)?;
+        neigh(&dut, &DUT_RX_IP.to_string(), RX_MAC, DUT_OUT_IF)?;
+        neigh(&rx, &DUT_OUT_IP.to_string(), DUT_OUT_MAC, RX_IF)?;
+        if o.ipv6 {
+            sysctl(&dut, &[("net.ipv6.conf.all.forwarding", "1")])?;
+            addr(&tx, &format!("{TX_IP6}/64"), TX_IF)?;
+            addr(&dut, &format!("{DUT_IN_IP6}/64"), DUT_IN_IF)?;
+            addr(&dut, &format!("{DUT_OUT_IP6}/64"), DUT_OUT_IF)?;
+            addr(&rx, &format!("{DUT_RX_IP6}/64"), RX_IF)?;
+            neigh(&tx, &DUT_IN_IP6.to_string(), DUT_IN_MAC, TX_IF)?;
+            neigh(&dut, &TX_IP6.to_string(), TX_MAC, DUT_IN_IF)?;
+            neigh(&dut, &DUT_RX_IP6.to_string(), RX_MAC, DUT_OUT_IF)?;
+            neigh(&rx, &DUT_OUT_IP6.to_string(), DUT_OUT_MAC, RX_IF)?;
+        }
+        self.attach_receiver()?;
+        if o.ingress_napi {
+            self._dut_link = Some(super::xdp::attach_rx_program(
+                &netns_path(&dut),
+                DUT_IN_IF,
+                super::xdp::RxVerdict::Pass,
+                None,
+            )?);
+        }
+        if self.queues > 1 {
+            self.map_queues_to_cpus(&tx)?;
+        }
+        for (ns, dev) in [
+            (&tx, TX_IF),
+            (&dut, DUT_IN_IF),
+            (&dut, DUT_OUT_IF),
+            (&rx, RX_IF),
+        ] {
+            ip(&["-n", ns, "link", "set", "dev", dev, "up"])?;
+        }
+        route(&tx, "10.99.1.0/24", &DUT_IN_IP.to_string(), TX_IF)?;
+        route(&rx, "10.99.0.0/24", &DUT_OUT_IP.to_string(), RX_IF)?;
+        if o.ipv6 {
+            route(&tx, "fd00:99:1::/64", &DUT_IN_IP6.to_string(), TX_IF)?;
+            route(&rx, "fd00:99::/64", &DUT_OUT_IP6.to_string(), RX_IF)?;
+        }
+        for (ns, dev) in [
+            (&tx, TX_IF),
+            (&dut, DUT_IN_IF),
+            (&dut, DUT_OUT_IF),
+            (&rx, RX_IF),
+        ] {
+            super::wait_running(&netns_path(ns), dev)?;
+        }
+        for s in &o.setup {
+            run_setup(&dut, s)?;
+        }
+        Ok(())
+    }
+
+    /// The DUT's counters now (None outside the DUT lab).
+    pub fn dut_sample(&self) -> Result<Option<DutSample>> {
+        let (Some(ns), Some(path)) = (self.dut_ns.clone(), self.dut_path()) else {
+            return Ok(None);
+        };
+        let (net, snmp) = netns::in_netns(&path, || {
+            let r = NetDevSnapshot::read().and_then(|n| Ok((n, SnmpSnapshot::read()?)));
+            r.map_err(|e| std::io::Error::other(format!("{e:#}")))
+        })
+        .with_context(|| format!("reading the DUT's counters in {ns}"))?;
+        let out = Command::new("ip")
+            .args([
+                "netns", "exec", &ns, "tc", "-s", "-j", "qdisc", "show", "dev", DUT_OUT_IF,
+            ])
+            .output()
+            .context("running tc in the DUT")?;
+        if !out.status.success() {
+            bail!(
+                "tc -s qdisc show dev {DUT_OUT_IF} in the DUT: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(Some(DutSample {
+            ingress: net.iface(DUT_IN_IF)?,
+            egress: net.iface(DUT_OUT_IF)?,
+            snmp,
+            egress_qdisc_drops: qdisc_drops(&String::from_utf8_lossy(&out.stdout))
+                .map_err(|e| anyhow!(e))?,
+        }))
+    }
+}
+
+/// Runs one set-up step inside the DUT namespace; what it prints goes to standard error,
+/// and a failure is an error with its status and last line.
+fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
+    let (opt, what) = match s {
+        DutSetup::Command(c) => ("--dut-setup", c.clone()),
+        DutSetup::File(f) => ("--dut-setup-file", f.display().to_string()),
+    };
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", dut, "sh"]);
+    match s {
+        DutSetup::Command(c) => cmd.args(["-c", c]),
+        DutSetup::File(f) => cmd.arg(f),
+    };
+    let out = cmd
+        .output()
+        .with_context(|| format!("{opt} {what:?}: cannot run sh"))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    for l in text.lines() {
+        crate::errln!("upktgen: dut-setup: {l}");
+    }
+    if !out.status.success() {
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        bail!(
+            "{opt} {what:?} failed in the DUT namespace ({}): {last}",
+            match out.status.code() {
+                Some(c) => format!("exit status {c}"),
+                None => "killed by a signal".into(),
+            }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,762 @@
+//! `upktgen ndr`: the no-drop rate (and the partial-drop rate) of a device per frame size, by
+//! a search over real trials (docs/ndr.md).
+//!
+//! - [`search`]: the search, pure (no clock, no process), tested on a simulated DUT.
+//! - [`trial`]: one trial as a child `upktgen run --json --rx-analyze`, its loss attributed.
+//! - [`report`]: the table, JSON, CSV, SVG plots, index.html, and `compare` of two results.
+
+pub mod report;
+pub mod search;
+pub mod trial;
+
+use crate::exit::Exit;
+use anyhow::{Context, Result, anyhow, bail};
+use search::{Config, Obs, Precision, Purpose, Request, Search};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use trial::Figures;
+
+pub use crate::cli::ndr::{NdrArgs, RFC2544_SIZES};
+
+/// A share in percent, with or without the sign (`0.5%` and `0.5` are both 0.5 %), as a ratio.
+pub fn parse_pct(opt: &str, s: &str) -> Result<f64> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    let v: f64 = n
+        .parse()
+        .map_err(|_| anyhow!("{opt} {s}: not a percentage (e.g. 0, 0.5%, 1%)"))?;
+    if !v.is_finite() || !(0.0..100.0).contains(&v) {
+        bail!("{opt} {s}: must be at least 0 % and below 100 %");
+    }
+    Ok(v / 100.0)
+}
+
+/// `1%` or `500` / `500pps`.
+pub fn parse_precision(s: &str) -> Result<Precision> {
+    let t = s.trim();
+    let bad = || anyhow!("--precision {s}: give a share (1%) or packets per second (500, 500pps)");
+    let p = if let Some(n) = t.strip_suffix('%') {
+        Precision::Relative(n.trim().parse::<f64>().map_err(|_| bad())? / 100.0)
+    } else {
+        Precision::Absolute(
+            t.strip_suffix("pps")
+                .unwrap_or(t)
+                .trim()
+                .parse()
+                .map_err(|_| bad())?,
+        )
+    };
+    match p {
+        Precision::Relative(v) if v.is_finite() && v > 0.0 && v < 0.5 => Ok(p),
+        Precision::Absolute(v) if v.is_finite() && v >= 1.0 => Ok(p),
+        Precision::Relative(_) => bail!("--precision {s}: must be above 0 % and below 50 %"),
+        Precision::Absolute(_) => bail!("--precision {s}: must be at least 1 pps"),
+    }
+}
+
+pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        let n: u32 = w
+            .parse()
+            .map_err(|_| anyhow!("--sizes {s}: '{w}' is not a frame size in bytes"))?;
+        if !(64..=9018).contains(&n) {
+            bail!(
+                "--sizes {s}: {n} is outside 64 to 9018 (Ethernet frames with the FCS, as RFC 2544 counts them)"
+            );
+        }
+        if v.contains(&n) {
+            bail!("--sizes {s}: {n} is given twice");
+        }
+        v.push(n);
+    }
+    if v.is_empty() {
+        bail!("--sizes: give at least one frame size");
+    }
+    Ok(v)
+}
+
+/// The first line of a results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Header {
+    pub upktgen_ndr: u32,
+    pub sizes: Vec<u32>,
+    pub repeat: u32,
+    pub latency: bool,
+    /// The search's settings (max_rate: as given; per size it may be the line rate's).
+    pub config: Config,
+    pub line_rate_mbps: Option<f64>,
+    pub run_args: Vec<String>,
+}
+
+/// One line of a results file per trial.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// Frame size with the FCS.
+    pub size: u32,
+    /// 1-based round (--repeat).
+    pub round: u32,
+    pub request: Request,
+    pub obs: Obs,
+    pub figures: Figures,
+    /// Wall time of the child.
+    pub seconds: f64,
+}
+
+/// A frame size's search, or the state it was left in.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeResult {
+    pub size: u32,
+    pub round: u32,
+    pub targets: Vec<search::TargetResult>,
+    /// Unfinished targets: (name, highest pass, upper bound) so far.
+    pub partial: Vec<search::Partial>,
+    /// Indices into the run's trials.
+    pub trials: Vec<usize>,
+    pub failed: Option<String>,
+    /// Latency at 10, 50, 90 % of the NDR: (fraction, index of the trial).
+    pub latency_trials: Vec<(f64, usize)>,
+}
+
+/// A whole run of `upktgen ndr` (what --json prints).
+#[derive(Debug, Clone, Serialize)]
+pub struct NdrRun {
+    pub header: Header,
+    pub results_file: PathBuf,
+    pub interrupted: bool,
+    pub sizes: Vec<SizeResult>,
+    pub trials: Vec<TrialRecord>,
+}
+
+const FORMAT: u32 = 1;
+
+fn header_from(args: &NdrArgs) -> Result<Header> {
+    let sizes = parse_sizes(&args.sizes)?;
+    let loss = parse_pct("--loss", &args.loss)?;
+    let pdr = match args.pdr.trim() {
+        "none" | "off" => None,
+        p => Some(parse_pct("--pdr", p)?),
+    };
+    if let Some(p) = pdr
+        && p < loss
+    {
+        bail!(
+            "--pdr {} is below --loss {}: the partial-drop rate allows more loss than the no-drop rate",
+            args.pdr,
+            args.loss
+        );
+    }
+    let precision = parse_precision(&args.precision)?;
+    let tolerance = parse_pct("--rate-tolerance", &args.rate_tolerance)?;
+    let final_s = args.trial.as_secs_f64();
+    let search_s = match args.search_trial {
+        Some(d) => d.as_secs_f64(),
+        None => (final_s / 10.0).max(1.0).min(final_s),
+    };
+    if search_s > final_s {
+        bail!("--search-trial is longer than --trial: searching trials are the short ones");
+    }
+    for (opt, v) in [("--max-rate", args.max_rate), ("--min-rate", args.min_rate)] {
+        if let Some(v) = v
+            && !(v.is_finite() && v >= 1.0)
+        {
+            bail!("{opt} {v}: must be at least 1 packet per second");
+        }
+    }
+    if let (Some(lo), Some(hi)) = (args.min_rate, args.max_rate)
+        && lo >= hi
+    {
+        bail!("--min-rate {lo} is not below --max-rate {hi}");
+    }
+    if let Some(l) = args.line_rate
+        && !(l.is_finite() && l > 0.0)
+    {
+        bail!("--line-rate {l}: must be a positive rate in Mb/s");
+    }
+    check_run_args(&args.run)?;
+    let line = args.line_rate.or_else(|| link_speed(&args.run));
+    Ok(Header {
+        upktgen_ndr: FORMAT,
+        sizes,
+        repeat: args.repeat,
+        latency: !args.no_latency,
+        config: Config {
+            loss,
+            pdr,
+            precision,
+            max_rate: args.max_rate,
+            min_rate: args.min_rate.unwrap_or(0.0),
+            search_s,
+            final_s,
+            tolerance,
+        },
+        line_rate_mbps: line,
+        run_args: args.run.clone(),
+    })
+}
+
+/// The run options are `run`'s, without those the search sets.
+fn check_run_args(run: &[String]) -> Result<()> {
+    for a in run {
+        let name = a.split('=').next().unwrap_or(a);
+        if trial::OWN_OPTIONS.contains(&name) {
+            bail!(
+                "{name}: ndr sets it for every trial (rate, duration, frame size, output); leave it out"
+            );
+        }
+    }
+    // Parsed as a trial's child will be (with the options ndr adds).
+    let probe = Request {
+        rate: Some(1000.0),
+        duration_s: 1.0,
+        purpose: Purpose::Search,
+    };
+    let mut argv = vec!["upktgen".to_string()];
+    argv.extend(trial::child_args(64, &probe, run));
+    use clap::Parser;
+    if let Err(e) = crate::cli::Cli::try_parse_from(&argv) {
+        let msg = e.to_string();
+        let first = msg
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        bail!("run options {}: {first}", run.join(" "));
+    }
+    Ok(())
+}
+
+/// The link speed of `--dev IFACE` from sysfs, when it says one.
+fn link_speed(run: &[String]) -> Option<f64> {
+    let i = run.iter().position(|a| a == "--dev")?;
+    let dev = run.get(i + 1)?;
+    if dev.contains('/') || dev.starts_with('.') {
+        return None;
+    }
+    let s = std::fs::read_to_string(format!("/sys/class/net/{dev}/speed")).ok()?;
+    let v: f64 = s.trim().parse().ok()?;
+    (v > 0.0).then_some(v)
+}
+
+/// Packets per second of `frame`-byte frames (with FCS) at `mbps` on the wire.
+pub fn line_pps(frame: u32, mbps: f64) -> f64 {
+    mbps * 1e6 / (f64::from(frame + trial::WIRE_OVERHEAD) * 8.0)
+}
+
+/// Reads a results file (through the bounded reader: at most [`crate::input::MAX_JSON`]).
+pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
+    let text = crate::input::read_text(path, crate::input::MAX_JSON, "an ndr results file")
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .ok_or_else(|| anyhow!("{}: empty, not an ndr results file", path.display()))?;
+    let header: Header = serde_json::from_str(first)
+        .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
+    if header.upktgen_ndr != FORMAT {
+        bail!(
+            "{}: results format {} (this upktgen reads {FORMAT})",
+            path.display(),
+            header.upktgen_ndr
+        );
+    }
+    let mut trials = Vec::new();
+    for (i, l) in lines {
+        let t: TrialRecord = serde_json::from_str(l)
+            .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
+        if !header.sizes.contains(&t.size) {
+            bail!(
+                "{}:{}: frame size {} is not one of the header's",
+                path.display(),
+                i + 1,
+                t.size
+            );
+        }
+        trials.push(t);
+    }
+    Ok((header, trials))
+}
+
+/// Whether `path` starts like an ndr results file.
+pub fn is_results_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 16];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
+    buf[..n].starts_with(b"{\"upktgen_ndr\"")
+}
+
+/// The results file, rewritten whole after each trial through the sweep's atomic writer.
+struct ResultsFile {
+    path: PathBuf,
+    text: String,
+    header_len: usize,
+}
+
+impl ResultsFile {
+    fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
+        let text = serde_json::to_string(header)? + "\n";
+        let header_len = text.len();
+        let mut f = ResultsFile {
+            path,
+            text,
+            header_len,
+        };
+        f.save(old)?;
+        Ok(f)
+    }
+    /// The file holds the header and exactly `trials` (those the search used: a resumed
+    /// file's trials past the first that no longer matches are dropped).
+    fn save(&mut self, trials: &[TrialRecord]) -> Result<()> {
+        self.text.truncate(self.header_len);
+        for t in trials {
+            self.text.push_str(&serde_json::to_string(t)?);
+            self.text.push('\n');
+        }
+        crate::outfile::write_text(&self.path, &self.text)
+    }
+}
+
+/// Runs the search of every size (and round), trial by trial. `run_trial` runs one (a child
+/// process in `run_cli`, a simulation in the tests); None: interrupted.
+pub fn drive(
+    header: &Header,
+    stored: Vec<TrialRecord>,
+    stop: &AtomicBool,
+    mut run_trial: impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)>,
+    mut saved: impl FnMut(&[TrialRecord]) -> Result<()>,
+) -> Result<(Vec<SizeResult>, Vec<TrialRecord>, bool)> {
+    let mut trials: Vec<TrialRecord> = Vec::new();
+    let mut stored = std::collections::VecDeque::from(stored);
+    let mut out = Vec::new();
+    let mut interrupted = false;
+    'rounds: for round in 1..=header.repeat {
+        for &size in &header.sizes {
+            let mut cfg = header.config.clone();
+            if cfg.max_rate.is_none() {
+                cfg.max_rate = header.line_rate_mbps.map(|m| line_pps(size, m).floor());
+            }
+            let mut s = Search::new(cfg);
+            let mut mine = Vec::new();
+            let mut lat = Vec::new();
+            let mut queue: Vec<(Request, Option<f64>)> = Vec::new();
+            loop {
+                let (q, frac) = match queue.pop() {
+                    Some(x) => x,
+                    None => match s.next_trial() {
+                        Some(q) => (q, None),
+                        None => {
+                            // The search is done: latency below the NDR, once.
+                            let ndr = s.results().first().cloned().flatten().and_then(|r| r.rate);
+                            if header.latency
+                                && lat.is_empty()
+                                && queue.is_empty()
+                                && let Some(n) = ndr
+                                && !mine
+                                    .iter()
+                                    .any(|&i: &usize| trials[i].request.purpose == Purpose::Latency)
+                            {
+                                for f in [0.9, 0.5, 0.1] {
+                                    queue.push((
+                                        Request {
+                                            rate: Some((n * f).round().max(1.0)),
+                                            duration_s: header.config.search_s,
+                                            purpose: Purpose::Latency,
+                                        },
+                                        Some(f),
+                                    ));
+                                }
+                                continue;
+                            }
+                            break;
+                        }
+                    },
+                };
+                // A stored trial that is the one asked for is taken instead of running it.
+                let front_matches = stored.front().is_some_and(|t: &TrialRecord| {
+                    t.size == size && t.round == round && t.request == q
+                });
+                let rec = if front_matches {
+                    stored.pop_front().expect("front")
+                } else {
+                    if !stored.is_empty() {
+                        crate::errln!(
+                            "upktgen ndr: the results file's trials stop matching the search at size {size} (round {round}); the rest ({}) are not used",
+                            stored.len()
+                        );
+                        stored.clear();
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        interrupted = true;
+                        out.push(size_result(size, round, &s, &mine, &lat));
+                        break 'rounds;
+                    }
+                    let Some((obs, figures, seconds)) = run_trial(size, &q) else {
+                        interrupted = true;
+                        out.push(size_result(size, round, &s, &mine, &lat));
+                        break 'rounds;
+                    };
+                    let rec = TrialRecord {
+                        size,
+                        round,
+                        request: q,
+                        obs,
+                        figures,
+                        seconds,
+                    };
+                    trials.push(rec);
+                    saved(&trials)?;
+                    trials.pop().expect("pushed")
+                };
+                let i = trials.len();
+                mine.push(i);
+                if let Some(f) = frac {
+                    lat.push((f, i));
+                } else {
+                    s.record(q, rec.obs.clone());
+                }
+                trials.push(rec);
+            }
+            out.push(size_result(size, round, &s, &mine, &lat));
+        }
+    }
+    Ok((out, trials, interrupted))
+}
+
+fn size_result(
+    size: u32,
+    round: u32,
+    s: &Search,
+    mine: &[usize],
+    lat: &[(f64, usize)],
+) -> SizeResult {
+    // The search's trial indices are its own: map them to the run's.
+    let search_idx: Vec<usize> = mine
+        .iter()
+        .copied()
+        .filter(|i| !lat.iter().any(|l| l.1 == *i))
+        .collect();
+    SizeResult {
+        size,
+        round,
+        targets: s
+            .results()
+            .into_iter()
+            .flatten()
+            .map(|mut r| {
+                r.trials_at_rate = r
+                    .trials_at_rate
+                    .iter()
+                    .filter_map(|&k| search_idx.get(k).copied())
+                    .collect();
+                r
+            })
+            .collect(),
+        partial: s.partial(),
+        trials: mine.to_vec(),
+        failed: s.failed.clone(),
+        latency_trials: lat.to_vec(),
+    }
+}
+
+/// `upktgen compare`: two ndr results files compared here, anything else as
+/// [`crate::sweep::compare_cli`] compares it.
+pub fn compare_cli(args: &crate::cli::CompareArgs) -> Result<()> {
+    if let Some(b) = &args.b
+        && is_results_file(&args.a)
+    {
+        crate::out::print(report::compare_files(&args.a, b)?)?;
+        return Ok(());
+    }
+    crate::sweep::compare_cli(args)
+}
+
+/// `upktgen ndr`.
+pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let (header, stored, path) = match &args.resume {
+        Some(p) => {
+            let (h, t) = read_results(p)?;
+            crate::errln!(
+                "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
+                p.display(),
+                t.len()
+            );
+            (h, t, p.clone())
+        }
+        None => {
+            let h = header_from(args)?;
+            let path = match (&args.results, &args.out) {
+                (Some(p), _) => p.clone(),
+                (None, Some(d)) => d.join("trials.jsonl"),
+                (None, None) => PathBuf::from(format!(
+                    "upktgen-ndr-{}.jsonl",
+                    crate::sys::realtime_ns() / 1_000_000_000
+                )),
+            };
+            (h, Vec::new(), path)
+        }
+    };
+    if let Some(d) = &args.out {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let exe = std::env::current_exe().context("finding the upktgen executable")?;
+    let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
+    crate::errln!("upktgen ndr: every trial goes to {}", path.display());
+    let mut n = 0usize;
+    let (sizes, trials, interrupted) = drive(
+        &header,
+        stored,
+        stop,
+        |size, q| {
+            n += 1;
+            crate::errln!(
+                "[ndr] size {size}: trial {n} ({:?}) at {} for {} s",
+                q.purpose,
+                q.rate
+                    .map_or("the sender's ceiling (unpaced)".to_string(), |r| format!(
+                        "{r:.0} pps"
+                    )),
+                q.duration_s
+            );
+            match trial::run(&exe, size, q, &header.run_args, stop) {
+                None => None,
+                Some((o, f, s)) => {
+                    if let Some(e) = &o.error {
+                        crate::errln!("[ndr]   failed: {e}");
+                    } else {
+                        crate::errln!(
+                            "[ndr]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",
+                            o.achieved,
+                            o.sent,
+                            o.dut_lost + o.receiver_lost + o.sender_lost,
+                            o.dut_lost,
+                            o.receiver_lost,
+                            o.sender_lost
+                        );
+                    }
+                    Some((o, f, s))
+                }
+            }
+        },
+        |all| file.save(all),
+    )?;
+    // Exactly the trials used (a resumed file's unmatched rest is dropped even when no new
+    // trial ran).
+    file.save(&trials)?;
+    let run = NdrRun {
+        header,
+        results_file: path,
+        interrupted,
+        sizes,
+        trials,
+    };
+    if args.json {
+        crate::out::println(serde_json::to_string_pretty(&run)?)?;
+    } else {
+        crate::out::print(report::table(&run))?;
+    }
+    if let Some(d) = &args.out {
+        let w = report::write_dir(d, &run)?;
+        crate::errln!("[ndr] wrote {} in {}", w.join(", "), d.display());
+    }
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_is_refused_with_the_option_named() {
+        assert!(parse_sizes("64,1518").is_ok());
+        for (s, want) in [
+            ("63", "outside 64"),
+            ("64,abc", "'abc'"),
+            ("10000", "9018"),
+            ("64,64", "twice"),
+            ("", "at least one"),
+        ] {
+            let e = parse_sizes(s).unwrap_err().to_string();
+            assert!(e.contains(want), "{s}: {e}");
+        }
+        assert_eq!(parse_precision("1%").unwrap(), Precision::Relative(0.01));
+        assert_eq!(
+            parse_precision("500pps").unwrap(),
+            Precision::Absolute(500.0)
+        );
+        for s in ["0", "0%", "-1%", "x", "60%"] {
+            assert!(parse_precision(s).is_err(), "{s}");
+        }
+        assert_eq!(parse_pct("--loss", "0.5%").unwrap(), 0.005);
+        assert!(parse_pct("--loss", "100").is_err());
+        use clap::Parser;
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr"];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            header_from(&a)
+        };
+        let e = parse(&["--loss", "1%", "--pdr", "0.5%"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--pdr 0.5% is below --loss 1%"), "{e}");
+        let e = parse(&["--", "--ratep", "5"]).unwrap_err().to_string();
+        assert!(e.contains("--ratep: ndr sets it"), "{e}");
+        let e = parse(&["--backend", "nope"]).unwrap_err().to_string();
+        assert!(e.contains("run options --backend nope"), "{e}");
+        let h = parse(&["--sizes", "64,128", "--trial", "2s", "--backend", "tx_ring"]).unwrap();
+        assert_eq!(h.run_args, ["--backend", "tx_ring"]);
+        assert_eq!(h.config.search_s, 1.0);
+        assert_eq!(h.config.pdr, Some(0.005));
+    }
+
+    #[test]
+    fn line_rate_in_packets() {
+        // 10 Gb/s of 64-byte frames: 14.88 Mpps.
+        assert_eq!(line_pps(64, 10_000.0).round(), 14_880_952.0);
+        assert_eq!(line_pps(64, 100.0).round(), 148_810.0);
+    }
+
+    /// A token bucket of `r` pps (burst 100) behind a sender of 500 kpps, with jitter
+    /// (`seed`) in what the sender achieves.
+    fn limiter(r: f64, seed: u64) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
+        let mut rng = crate::rng::Rng::from_state(seed);
+        move |_, q| {
+            let j = 1.0 + (rng.signed_unit() * 0.001);
+            let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0) * j;
+            let sent = (achieved * q.duration_s) as u64;
+            let passed = (sent as f64).min(r * q.duration_s + 100.0) as u64;
+            let obs = Obs {
+                requested: q.rate,
+                duration_s: q.duration_s,
+                achieved,
+                sent,
+                dut_lost: sent - passed,
+                ..Obs::default()
+            };
+            Some((obs, Figures::default(), q.duration_s + 1.0))
+        }
+    }
+
+    fn header(sizes: Vec<u32>, repeat: u32) -> Header {
+        Header {
+            upktgen_ndr: FORMAT,
+            sizes,
+            repeat,
+            latency: true,
+            config: Config {
+                loss: 0.0,
+                pdr: Some(0.005),
+                precision: Precision::Relative(0.01),
+                max_rate: None,
+                min_rate: 0.0,
+                search_s: 1.0,
+                final_s: 10.0,
+                tolerance: 0.02,
+            },
+            line_rate_mbps: None,
+            run_args: vec![],
+        }
+    }
+
+    fn run_of(h: Header, sizes: Vec<SizeResult>, trials: Vec<TrialRecord>) -> NdrRun {
+        NdrRun {
+            header: h,
+            results_file: PathBuf::from("x.jsonl"),
+            interrupted: false,
+            sizes,
+            trials,
+        }
+    }
+
+    #[test]
+    fn a_search_interrupted_and_resumed_ends_as_one_that_ran_through() {
+        let h = header(vec![64, 512], 1);
+        let stop = AtomicBool::new(false);
+        let (whole, all, int) =
+            drive(&h, vec![], &stop, limiter(100_000.0, 1), |_| Ok(())).unwrap();
+        assert!(!int);
+        // Latency trials at 10/50/90 % of each size's NDR.
+        assert_eq!(
+            whole.iter().map(|s| s.latency_trials.len()).sum::<usize>(),
+            6
+        );
+        // Interrupted after 3 trials...
+        let mut sim = limiter(100_000.0, 1);
+        let mut n = 0;
+        let (part, some, int) = drive(
+            &h,
+            vec![],
+            &stop,
+            |s, q| {
+                n += 1;
+                if n > 3 { None } else { sim(s, q) }
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert!(int);
+        assert_eq!(some.len(), 3);
+        assert!(part.last().unwrap().targets.len() < 2);
+        // ... and resumed: the three are not run again, and the end is the same.
+        let mut sim = limiter(100_000.0, 1);
+        let mut skip = 3;
+        let mut ran = 0;
+        let (again, all2, int) = drive(
+            &h,
+            some,
+            &stop,
+            |s, q| {
+                // The simulation's jitter stream, advanced past the three recorded.
+                while skip > 0 {
+                    skip -= 1;
+                    let _ = sim(s, q);
+                }
+                ran += 1;
+                sim(s, q)
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert!(!int);
+        assert_eq!(ran + 3, all2.len());
+        assert_eq!(all2.len(), all.len());
+        let rate = |v: &[SizeResult], k: usize| v[k].targets[0].rate;
+        assert_eq!(rate(&again, 0), rate(&whole, 0));
+        assert!(rate(&again, 1).is_some());
+        // The table of a finished search names each size and its bound.
+        let t = report::table(&run_of(h, whole, all));
+        assert!(t.contains("   64     1 "), "{t}");
+        assert!(t.contains("DUT"), "{t}");
+    }
+
+    #[test]
+    fn compare_gives_the_change_in_ndr_with_an_interval() {
+        let stop = AtomicBool::new(false);
+        let h = header(vec![64], 3);
+        let (sa, ta, _) = drive(&h, vec![], &stop, limiter(100_000.0, 1), |_| Ok(())).unwrap();
+        let (sb, tb, _) = drive(&h, vec![], &stop, limiter(110_000.0, 2), |_| Ok(())).unwrap();
+        let a = run_of(h.clone(), sa, ta);
+        let b = run_of(h, sb, tb);
+        let c = report::size_changes(&a, &b);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].a.len(), c[0].b.len()), (3, 3));
+        let (change, ci, how) = c[0].change.unwrap();
+        assert_eq!(how, "95 % bootstrap");
+        assert!((change - 10.0).abs() < 2.5, "{change}");
+        assert!(ci.0 <= change && change <= ci.1);
+    }
+}

@@ -1,0 +1,404 @@
+//! `upktgen agent`: the far end. It reads requests from standard input, one per line, and
+//! answers each on standard output. It ends when its input closes (the controller is gone,
+//! however it went: a kill -9 closes the pipe too), on `shutdown`, or on SIGINT/SIGTERM/
+//! SIGHUP; on every one of these paths its receivers are stopped and dropped, which closes
+//! their sockets and BPF links, so no XDP program outlives it.
+//!
+//! A command's entry point, so it sits in the run layer beside [`super::rx`]; the protocol,
+//! the transports and the controller's side stay in [`crate::agent`].
+
+use crate::agent::proto::{
+    self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxId,
+    RxStart, RxStarted, RxStats, RxStop, code,
+};
+use crate::cli::rx::RxArgs;
+use crate::rx::background::{RxThread, Settle};
+use crate::sample::NetDevSnapshot;
+use clap::Parser;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The methods, in the order docs/agent.md gives them.
+pub const METHODS: &[&str] = &[
+    "hello", "clock", "counters", "rx.start", "rx.stats", "rx.stop", "shutdown",
+];
+
+/// `upktgen rx`'s options, parsed as that command parses them.
+#[derive(Parser, Debug)]
+#[command(name = "rx", no_binary_name = true)]
+struct RxWords {
+    #[command(flatten)]
+    rx: RxArgs,
+}
+
+/// A failed method: its JSON-RPC code and a message.
+struct Failure(i64, String);
+
+fn failed(e: impl std::fmt::Display) -> Failure {
+    Failure(code::FAILED, e.to_string())
+}
+
+fn params<T: DeserializeOwned>(v: Value) -> Result<T, Failure> {
+    // A method without parameters may be called with none, null or {}.
+    let v = if v.is_null() {
+        Value::Object(Default::default())
+    } else {
+        v
+    };
+    serde_json::from_value(v).map_err(|e| Failure(code::INVALID_PARAMS, format!("params: {e}")))
+}
+
+fn reply<T: Serialize>(v: T) -> Result<Value, Failure> {
+    serde_json::to_value(v).map_err(failed)
+}
+
+fn read_small(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The agent's state: introduced or not, and its receivers by id.
+#[derive(Default)]
+struct Agent {
+    introduced: bool,
+    receivers: BTreeMap<u32, RxThread>,
+    next_id: u32,
+    shutdown: bool,
+}
+
+impl Agent {
+    fn handle(&mut self, req: Request) -> Response {
+        let id = req.id.clone();
+        if req.jsonrpc != "2.0" {
+            return Response::err(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+        }
+        if req.method != "hello" && !self.introduced {
+            return Response::err(
+                id,
+                code::NOT_INTRODUCED,
+                format!("{}: call hello first", req.method),
+            );
+        }
+        let r = match req.method.as_str() {
+            "hello" => self.hello(req.params),
+            "clock" => reply(ClockReply {
+                realtime_ns: crate::sys::realtime_ns(),
+                monotonic_ns: crate::sys::monotonic_ns(),
+            }),
+            "counters" => self.counters(req.params),
+            "rx.start" => self.rx_start(req.params),
+            "rx.stats" => self.rx_stats(req.params),
+            "rx.stop" => self.rx_stop(req.params),
+            "shutdown" => {
+                self.shutdown = true;
+                Ok(Value::Null)
+            }
+            m => Err(Failure(
+                code::METHOD_NOT_FOUND,
+                format!("no method {m:?} (this agent has: {})", METHODS.join(", ")),
+            )),
+        };
+        match r {
+            Ok(v) => Response::ok(id, v),
+            Err(Failure(c, m)) => Response::err(id, c, m),
+        }
+    }
+
+    fn hello(&mut self, p: Value) -> Result<Value, Failure> {
+        let h: Hello = params(p)?;
+        if h.version != proto::VERSION || h.protocol != proto::PROTOCOL {
+            return Err(Failure(
+                code::VERSION_MISMATCH,
+                format!(
+                    "version mismatch: the controller runs upktgen {} (protocol {}), this agent runs upktgen {} (protocol {})",
+                    h.version,
+                    h.protocol,
+                    proto::VERSION,
+                    proto::PROTOCOL
+                ),
+            ));
+        }
+        self.introduced = true;
+        let me = std::fs::metadata("/proc/self").ok();
+        reply(HelloReply {
+            version: proto::VERSION.into(),
+            protocol: proto::PROTOCOL,
+            hostname: read_small("/proc/sys/kernel/hostname"),
+            kernel: read_small("/proc/sys/kernel/osrelease"),
+            pid: std::process::id(),
+            netns_inode: std::fs::metadata("/proc/self/ns/net")
+                .map(|m| m.ino())
+                .unwrap_or(0),
+            root: me.is_some_and(|m| m.uid() == 0),
+            methods: METHODS.iter().map(|m| m.to_string()).collect(),
+            rx_backends: vec!["af_xdp".into(), "af_packet".into()],
+            clock: crate::sys::clock::clock_sync().ok(),
+        })
+    }
+
+    fn counters(&mut self, p: Value) -> Result<Value, Failure> {
+        let c: CountersParams = params(p)?;
+        let snap = NetDevSnapshot::read().map_err(|e| failed(format!("{e:#}")))?;
+        let mut out = BTreeMap::new();
+        for d in &c.devs {
+            out.insert(
+                d.clone(),
+                snap.iface(d).map_err(|e| failed(format!("{e:#}")))?,
+            );
+        }
+        reply(out)
+    }
+
+    fn rx_start(&mut self, p: Value) -> Result<Value, Failure> {
+        let s: RxStart = params(p)?;
+        let words = RxWords::try_parse_from(&s.args).map_err(|e| {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            Failure(code::INVALID_PARAMS, format!("rx options: {first}"))
+        })?;
+        let cfg = crate::run::rx::config(&words.rx).map_err(|e| failed(format!("{e:#}")))?;
+        let rx = RxThread::start(None, &words.rx.dev, cfg).map_err(|e| failed(format!("{e:#}")))?;
+        self.next_id += 1;
+        let started = rx.started().clone();
+        self.receivers.insert(self.next_id, rx);
+        reply(RxStarted {
+            id: self.next_id,
+            backend: started.backend.into(),
+            choice: started.choice,
+        })
+    }
+
+    fn receiver(&self, id: u32) -> Result<&RxThread, Failure> {
+        self.receivers
+            .get(&id)
+            .ok_or_else(|| Failure(code::INVALID_PARAMS, format!("no receiver {id}")))
+    }
+
+    fn rx_stats(&mut self, p: Value) -> Result<Value, Failure> {
+        let RxId { id } = params(p)?;
+        let rx = self.receiver(id)?;
+        let pr = rx.progress();
+        reply(RxStats {
+            frames: pr.frames.load(Ordering::Relaxed),
+            bytes: pr.bytes.load(Ordering::Relaxed),
+            lost: pr.lost.load(Ordering::Relaxed),
+            drops: pr.drops.load(Ordering::Relaxed),
+            running: rx.running(),
+        })
+    }
+
+    fn rx_stop(&mut self, p: Value) -> Result<Value, Failure> {
+        let s: RxStop = params(p)?;
+        self.receiver(s.id)?;
+        let rx = self.receivers.remove(&s.id).expect("checked above");
+        let report = rx
+            .finish(Settle {
+                expected: s.expected,
+                settle: Duration::from_millis(s.settle_ms.min(60_000)),
+                max_wait: Duration::from_millis(s.max_wait_ms.min(600_000)),
+            })
+            .map_err(|e| failed(format!("{e:#}")))?;
+        reply(report)
+    }
+}
+
+enum Input {
+    Line(Vec<u8>),
+    TooLong(usize),
+    End,
+}
+
+/// Serves requests from `input` until it ends, `shutdown`, or `stop` is set; answers go to
+/// `output`. Returns when the session is over, with every receiver stopped.
+pub fn serve(
+    input: impl Read + Send + 'static,
+    mut output: impl Write,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    // The input is read on a thread of its own, so that a signal is seen within 100 ms
+    // even while the controller is silent.
+    let (tx, rx) = mpsc::sync_channel::<Input>(1);
+    std::thread::Builder::new()
+        .name("upktgen-agent-in".into())
+        .spawn(move || {
+            let mut r = BufReader::new(input);
+            let mut buf = Vec::new();
+            loop {
+                let msg = match proto::read_line(&mut r, proto::MAX_REQUEST, &mut buf) {
+                    Ok(true) => Input::Line(std::mem::take(&mut buf)),
+                    Ok(false) | Err(LineError::Io(_)) => Input::End,
+                    Err(LineError::TooLong(n)) => Input::TooLong(n),
+                };
+                let last = !matches!(msg, Input::Line(_));
+                if tx.send(msg).is_err() || last {
+                    return;
+                }
+            }
+        })?;
+    let mut agent = Agent::default();
+    while !stop.load(Ordering::Relaxed) && !agent.shutdown {
+        let line = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Input::Line(l)) => l,
+            Ok(Input::TooLong(n)) => {
+                let r = Response::err(
+                    Value::Null,
+                    code::INVALID_REQUEST,
+                    format!("a request longer than {n} bytes: the session ends"),
+                );
+                let _ = writeln!(output, "{}", serde_json::to_string(&r)?);
+                break;
+            }
+            Ok(Input::End) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let resp = match serde_json::from_slice::<Request>(&line) {
+            Ok(req) => agent.handle(req),
+            Err(e) => {
+                // Answer with the id if the line was JSON with one, as JSON-RPC asks.
+                let id = serde_json::from_slice::<Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").cloned())
+                    .unwrap_or(Value::Null);
+                let c = if id.is_null() && serde_json::from_slice::<Value>(&line).is_err() {
+                    code::PARSE_ERROR
+                } else {
+                    code::INVALID_REQUEST
+                };
+                Response::err(id, c, format!("not a JSON-RPC request: {e}"))
+            }
+        };
+        let text = serde_json::to_string(&resp)?;
+        // The controller gone (EPIPE) ends the session like the end of the input.
+        if writeln!(output, "{text}")
+            .and_then(|_| output.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    // Receivers stop here (their Drop), whatever ended the session.
+    agent.receivers.clear();
+    Ok(())
+}
+
+/// Runs `upktgen agent` on this process's standard input and output.
+pub fn main(stop: &AtomicBool) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    serve(std::io::stdin(), stdout.lock(), stop)
+}
+
+/// Lets tests drive an agent in-process.
+#[cfg(test)]
+pub(crate) fn session(lines: &[&str]) -> Vec<Value> {
+    let input = lines.join("\n") + "\n";
+    let mut out = Vec::new();
+    serve(
+        std::io::Cursor::new(input.into_bytes()),
+        &mut out,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    std::io::BufRead::lines(&out[..])
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hello() -> String {
+        json!({"jsonrpc":"2.0","id":1,"method":"hello","params":{"version":proto::VERSION,"protocol":proto::PROTOCOL}}).to_string()
+    }
+
+    #[test]
+    fn hello_then_clock_and_unknown_methods() {
+        let out = session(&[
+            &hello(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"clock"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#,
+        ]);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0]["result"]["version"], proto::VERSION);
+        assert!(out[0]["result"]["methods"].as_array().unwrap().len() == METHODS.len());
+        assert!(out[1]["result"]["realtime_ns"].as_u64().unwrap() > 1_600_000_000_000_000_000);
+        assert_eq!(out[2]["error"]["code"], code::METHOD_NOT_FOUND);
+        assert_eq!(out[2]["id"], 3);
+    }
+
+    #[test]
+    fn nothing_before_hello_and_a_version_mismatch_names_both() {
+        let out = session(&[
+            r#"{"jsonrpc":"2.0","id":1,"method":"clock"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"hello","params":{"version":"0.0.1","protocol":1}}"#,
+        ]);
+        assert_eq!(out[0]["error"]["code"], code::NOT_INTRODUCED);
+        assert_eq!(out[1]["error"]["code"], code::VERSION_MISMATCH);
+        let m = out[1]["error"]["message"].as_str().unwrap();
+        assert!(m.contains("0.0.1") && m.contains(proto::VERSION), "{m}");
+    }
+
+    #[test]
+    fn bad_lines_get_json_rpc_errors() {
+        let out = session(&[
+            "not json",
+            r#"{"id":7}"#,
+            &hello(),
+            r#"{"jsonrpc":"2.0","id":4,"method":"rx.stats","params":{"id":9}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"rx.start","params":{"args":["--bogus"]}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"counters","params":{"devs":["nosuchdev0"]}}"#,
+        ]);
+        assert_eq!(out[0]["error"]["code"], code::PARSE_ERROR);
+        assert_eq!(out[1]["error"]["code"], code::INVALID_REQUEST);
+        assert_eq!(out[1]["id"], 7);
+        assert_eq!(out[3]["error"]["message"], "no receiver 9");
+        assert_eq!(out[4]["error"]["code"], code::INVALID_PARAMS);
+        assert!(
+            out[4]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("--bogus")
+        );
+        assert!(
+            out[5]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("nosuchdev0")
+        );
+    }
+
+    #[test]
+    fn shutdown_ends_the_session() {
+        let out = session(&[
+            &hello(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"clock"}"#,
+        ]);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn an_endless_line_ends_the_session_with_bounded_memory() {
+        let big = vec![b'x'; proto::MAX_REQUEST + 10];
+        let mut out = Vec::new();
+        serve(std::io::Cursor::new(big), &mut out, &AtomicBool::new(false)).unwrap();
+        let v: Value = serde_json::from_slice(out.trim_ascii_end()).unwrap();
+        assert_eq!(v["error"]["code"], code::INVALID_REQUEST);
+    }
+}

@@ -1,0 +1,317 @@
+//! `upktgen ndr` end to end, against real trials. Ground truth: the DUT lab (`run --lab dut`,
+//! a fresh one per trial) with an nftables rule on the DUT's ingress (`--dut-setup`) that
+//! drops what exceeds a packet rate, or a share of every frame: the receiver sees its drops
+//! as sequence holes. Trials are short (0.25-0.5 s).
+
+mod common;
+
+use common::nft::nft_or_skip;
+use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp(tag: &str) -> Tmp {
+    tmp_dir("ndr", tag)
+}
+
+/// An nftables rule on the DUT's ingress (dut-in), for `--dut-setup`.
+fn rule(expr: &str) -> String {
+    format!(
+        "nft add table netdev ndr_test && nft add chain netdev ndr_test in '{{ type filter hook ingress device dut-in priority 0; policy accept; }}' && nft add rule netdev ndr_test in '{expr} counter drop'"
+    )
+}
+
+/// The capacity of the limiter tests: packets per second and burst.
+const R: f64 = 20_000.0;
+const BURST: f64 = 1500.0;
+const TRIAL_S: f64 = 0.5;
+
+fn limiter_args<'a>(setup: &'a str, sizes: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "ndr",
+        "--sizes",
+        sizes,
+        "--trial",
+        "500ms",
+        "--search-trial",
+        "250ms",
+        "--precision",
+        "2%",
+        "--pdr",
+        "none",
+        "--no-latency",
+    ];
+    v.extend_from_slice(extra);
+    v.extend_from_slice(&["--", "--lab", "dut", "--dut-setup", setup]);
+    v
+}
+
+fn json_of(o: &std::process::Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+}
+
+fn target<'a>(size: &'a Value, name: &str) -> &'a Value {
+    size["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {size}"))
+}
+
+fn no_lab_left(pid: u32) {
+    assert!(
+        namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty(),
+        "lab left behind"
+    );
+}
+
+#[test]
+fn a_known_capacity_is_found_at_three_frame_sizes() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let d = tmp("limit");
+    let out = d.join("out");
+    let setup = rule(&format!("limit rate over {R}/second burst {BURST} packets"));
+    let out_s = out.to_string_lossy().into_owned();
+    let o = upktgen(&limiter_args(
+        &setup,
+        "64,512,1518",
+        &["--json", "--out", &out_s],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    // A token bucket passes R/s plus its burst: for T-second trials the true NDR lies between
+    // R and R + B/T (22,000 pps here); the search must land there, within its 2 %.
+    let hi = (R + BURST / TRIAL_S) * 1.02;
+    let lo = R * 0.9;
+    let sizes = v["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 3);
+    for s in sizes {
+        let ndr = target(s, "NDR");
+        let rate = ndr["rate"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no NDR: {s}"));
+        assert!(
+            rate >= lo && rate <= hi,
+            "size {}: NDR {rate} outside {lo}..{hi}",
+            s["size"]
+        );
+        assert_eq!(ndr["bound"], "dut", "{s}");
+        let upper = ndr["upper"].as_f64().unwrap();
+        assert!(upper - rate <= 0.02 * upper + 1.0, "{s}");
+        // Its confirmation: a full-length trial passed at the NDR.
+        let trials = v["trials"].as_array().unwrap();
+        assert!(
+            ndr["trials_at_rate"].as_array().unwrap().iter().any(|i| {
+                let t = &trials[i.as_u64().unwrap() as usize];
+                t["request"]["duration_s"] == TRIAL_S && t["obs"]["dut_lost"] == 0
+            }),
+            "{s}"
+        );
+        assert!(s["trials"].as_array().unwrap().len() <= 16, "{s}");
+    }
+    // Every trial is in the results file, and the output directory has its files.
+    let lines = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    assert_eq!(
+        lines.lines().count(),
+        1 + v["trials"].as_array().unwrap().len()
+    );
+    for f in [
+        "ndr.json",
+        "ndr.csv",
+        "trials.csv",
+        "ndr_vs_size.svg",
+        "loss_vs_rate.svg",
+        "latency_vs_rate.svg",
+        "index.html",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let csv = std::fs::read_to_string(out.join("ndr.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    // compare: a result against itself changes by nothing.
+    let f = out.join("trials.jsonl").to_string_lossy().into_owned();
+    let c = upktgen(&["compare", &f, &f]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    let t = stdout(&c);
+    assert!(t.contains("+0.00 %"), "{t}");
+    assert_eq!(t.matches("bracket of the searches").count(), 3, "{t}");
+}
+
+#[test]
+fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    // 0.2 % of the frames, at random: no rate is loss-free; 0.5 % is never reached.
+    let setup = rule("numgen random mod 1000 < 2");
+    let d = tmp("share");
+    let res = d.join("r.jsonl");
+    let o = upktgen(&[
+        "ndr",
+        "--results",
+        res.to_str().unwrap(),
+        "--sizes",
+        "64",
+        "--trial",
+        "400ms",
+        "--search-trial",
+        "400ms",
+        "--precision",
+        "5%",
+        "--min-rate",
+        "15000",
+        "--pdr",
+        "0.5%",
+        "--json",
+        "--no-latency",
+        "--lab",
+        "dut",
+        "--dut-setup",
+        &setup,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    let s = &v["sizes"][0];
+    let ndr = target(s, "NDR");
+    assert!(ndr["rate"].is_null(), "{s}");
+    assert!(ndr["note"].as_str().unwrap().contains("every rate"), "{s}");
+    let pdr = target(s, "PDR");
+    assert!(pdr["rate"].as_f64().is_some(), "{s}");
+    assert_ne!(pdr["bound"], "dut", "{s}");
+}
+
+#[test]
+fn a_dut_faster_than_the_sender_is_sender_bound() {
+    if !root_or_skip() {
+        return;
+    }
+    let d = tmp("fast");
+    let res = d.join("r.jsonl");
+    let o = upktgen(&[
+        "ndr",
+        "--sizes",
+        "512",
+        "--trial",
+        "300ms",
+        "--pdr",
+        "none",
+        "--results",
+        res.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    let row = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("512 "))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(row.trim_end().ends_with("sender"), "{t}");
+    assert!(t.contains("bounded by the sender at"), "{t}");
+    // The sender's ceiling: the first (unpaced) trial, as the table's NDR within 25 %.
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&res)
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(first["request"]["rate"].is_null());
+    let ceiling = first["obs"]["achieved"].as_f64().unwrap();
+    let ndr: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(
+        (ndr - ceiling).abs() <= 0.25 * ceiling,
+        "{ndr} vs {ceiling}"
+    );
+}
+
+#[test]
+fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let d = tmp("stop");
+    let res = d.join("r.jsonl");
+    let res_s = res.to_string_lossy().into_owned();
+    let setup = rule(&format!("limit rate over {R}/second burst {BURST} packets"));
+    let args = limiter_args(&setup, "64,512", &["--results", &res_s]);
+    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Two trials recorded: stop it during the third.
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&res).map_or(0, |t| t.lines().count()) < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no trials recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.contains("INTERRUPTED: partial results"), "{t}");
+    assert!(t.contains("NDR pps"), "{t}");
+    no_lab_left(pid);
+    let recorded = std::fs::read_to_string(&res).unwrap().lines().count() - 1;
+    assert!(recorded >= 2);
+    // Resumed: the recorded trials are not run again and the search ends.
+    let o = upktgen(&["ndr", "--resume", &res_s, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{recorded} trials recorded")), "{e}");
+    let v = json_of(&o);
+    let all = v["trials"].as_array().unwrap().len();
+    let ran = e.matches("[ndr] size ").count();
+    assert_eq!(ran + recorded, all, "{e}");
+    for s in v["sizes"].as_array().unwrap() {
+        assert!(target(s, "NDR")["rate"].as_f64().is_some(), "{s}");
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, want) in [
+        (
+            vec!["ndr", "--sizes", "32,64"],
+            "--sizes 32,64: 32 is outside 64 to 9018",
+        ),
+        (
+            vec!["ndr", "--precision", "0"],
+            "--precision 0: must be at least 1 pps",
+        ),
+        (vec!["ndr", "--precision", "0%"], "must be above 0 %"),
+        (
+            vec!["ndr", "--loss", "1%", "--pdr", "0.5%"],
+            "--pdr 0.5% is below --loss 1%",
+        ),
+        (vec!["ndr", "--", "--ratep", "100"], "--ratep: ndr sets it"),
+        (
+            vec!["ndr", "--backend", "nonsense"],
+            "run options --backend nonsense",
+        ),
+        (
+            vec!["ndr", "--resume", "/nonexistent/r.jsonl"],
+            "/nonexistent/r.jsonl",
+        ),
+    ] {
+        let o = upktgen(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
