@@ -26,7 +26,7 @@ import json,sys
 j=json.load(sys.stdin)
 rx=j["reconciliation"]["rx_packets"] or 0
 print(int(rx*1e9/max(1,j["outcome"]["result"]["elapsed_ns"])))'; }
-sender_pps() { python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"]["result"]["pps"])'; }
+sender_pps() { python3 -c 'import json,sys; r=json.load(sys.stdin)["outcome"]["result"]; print(int(r["sent"]*1e9/max(1,r["elapsed_ns"])))'; }
 
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), kernel $(uname -r), load $(cut -d' ' -f1 /proc/loadavg)"
 echo "60-byte frames, $COUNT per run, one sender, median of $REPS"

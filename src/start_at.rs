@@ -106,7 +106,9 @@ pub fn parse(s: &str, now_ns: u64) -> Result<u64, String> {
         s.parse::<u64>()
             .map_err(|_| format!("{s:?}: too large for nanoseconds since the epoch"))?
     } else {
-        parse_rfc3339(s).map_err(|e| format!("{s:?}: {e}"))?
+        parse_rfc3339(s).map_err(|e| {
+            format!("{s:?}: {e} (TIME is RFC 3339, nanoseconds since the epoch, or +DURATION such as +5s)")
+        })?
     };
     if at + (PAST_TOLERANCE.as_nanos() as u64) < now_ns {
         return Err(format!(

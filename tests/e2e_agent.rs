@@ -33,22 +33,7 @@ fn transport(uri: &str, agent: &str, ssh_config: Option<PathBuf>) -> Transport {
 
 /// Sends `count` pktgen frames from a to b on the data link.
 fn send(h: &TwoHosts, count: u64) {
-    let o = h.in_a(&[
-        BIN,
-        "run",
-        "--dev",
-        hosts::A_DATA,
-        "--dst",
-        &h.b_ip,
-        "--src",
-        &h.a_ip,
-        "--dst-mac",
-        hosts::B_MAC,
-        "--count",
-        &count.to_string(),
-        "--ratep",
-        "50000",
-    ]);
+    let o = h.run_a_to_b(count, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 

@@ -317,3 +317,102 @@ fn run_metrics_final_scrape_sees_every_frame_sent() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Result: OK:"), "{}", stdout(&o));
 }
+
+/// One JSON-RPC call on an agent's pipes: the result (panics on an error reply).
+fn call(
+    stdin: &mut impl Write,
+    out: &mut impl std::io::BufRead,
+    id: u64,
+    method: &str,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    let req = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    writeln!(stdin, "{req}").unwrap();
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    v.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("{method}: {v}"))
+}
+
+/// `upktgen agent` inside `ns`.
+fn agent_in(ns: &str) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_upktgen"), "agent"]);
+    c
+}
+
+#[test]
+fn agent_metrics_follow_its_receiver_to_the_final_report() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    let listen = format!("127.0.0.1:{PORT}");
+    let mut agent = agent_in(&lab.rx_ns)
+        .args(["--metrics-listen", &listen, "--metrics-linger", "3s"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = agent.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let hello = serde_json::json!({"version": env!("CARGO_PKG_VERSION"),
+        "protocol": upktgen::agent::proto::PROTOCOL});
+    call(&mut stdin, &mut out, 1, "hello", hello);
+    let args = serde_json::json!({"args": ["--dev", lab::RX_IF, "--rx-backend", "af_packet"]});
+    let started = call(&mut stdin, &mut out, 2, "rx.start", args);
+    let id = started["id"].as_u64().unwrap();
+    wait_for_state(&lab.rx_ns, "running", &mut agent);
+
+    let count = 5000u64;
+    let s = run(&lab, &["--count", &count.to_string(), "--no-live"])
+        .wait_with_output()
+        .unwrap();
+    assert!(s.status.success(), "{}", stderr(&s));
+    let stop = serde_json::json!({"id": id, "expected": count});
+    let report = call(&mut stdin, &mut out, 3, "rx.stop", stop);
+    assert_eq!(report["frames"]["pktgen"], count);
+    assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
+
+    let body = wait_for_state(&lab.rx_ns, "finished", &mut agent);
+    assert_eq!(
+        value(&body, "upktgen_rx_frames_total"),
+        Some(count as f64),
+        "{body}"
+    );
+    assert_eq!(value(&body, "upktgen_rx_lost_packets"), Some(0.0), "{body}");
+    let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+    promtool_ok(&text);
+
+    // The session ends with its input; the endpoint lingers, then the agent exits cleanly.
+    drop(stdin);
+    // The agent sees the end of its input within 100 ms; without the linger it would be gone.
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        agent.try_wait().unwrap().is_none(),
+        "no linger after the session"
+    );
+    let body = scrape_ok(&lab.rx_ns, false)
+        .expect("the endpoint lingers")
+        .1;
+    assert_eq!(value(&body, "upktgen_rx_frames_total"), Some(count as f64));
+    // A second agent on the same port: one clear line, non-zero.
+    let busy = agent_in(&lab.rx_ns)
+        .args(["--metrics-listen", &listen])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!busy.status.success());
+    assert!(
+        stderr(&busy).contains(&format!("--metrics-listen {listen}: cannot listen")),
+        "{}",
+        stderr(&busy)
+    );
+    let o = agent.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(scrape_ok(&lab.rx_ns, false).is_none());
+}

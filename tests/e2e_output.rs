@@ -166,7 +166,7 @@ fn script_in_the_lab_with_output_that_cannot_be_written() {
     .unwrap();
     let path = f.to_str().unwrap().to_string();
     for sink in ALL {
-        let (pid, o) = run_into(sink, &["script", &path]);
+        let (pid, o) = run_into(sink, &["script", "--lab", &path]);
         assert_ends_well(sink, &o, 2);
         assert_no_lab(pid);
     }

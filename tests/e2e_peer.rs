@@ -13,25 +13,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_upktgen");
 
 /// `upktgen run --dev dat-a ... EXTRA` inside host a, aimed at host b's data address.
 fn run_from_a(h: &TwoHosts, count: u32, extra: &[&str]) -> Output {
-    let c = count.to_string();
-    let mut a = vec![
-        BIN,
-        "run",
-        "--dev",
-        hosts::A_DATA,
-        "--dst",
-        &h.b_ip,
-        "--src",
-        &h.a_ip,
-        "--dst-mac",
-        hosts::B_MAC,
-        "--count",
-        &c,
-        "--ratep",
-        "50000",
-    ];
-    a.extend_from_slice(extra);
-    h.in_a(&a)
+    h.run_a_to_b(u64::from(count), extra)
 }
 
 fn json_of(o: &Output) -> Value {

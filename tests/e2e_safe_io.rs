@@ -141,6 +141,7 @@ fn links_planted_at_sweep_outputs_are_replaced_not_followed() {
 fn session(dir: &Path, target: &str, line: &str) -> Output {
     upktgen(&[
         "script",
+        "--lab",
         "--session",
         s(dir),
         "--write",

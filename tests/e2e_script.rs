@@ -75,7 +75,7 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
         ),
     );
     let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["script", script.to_str().unwrap()])
+        .args(["script", "--lab", script.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -95,7 +95,8 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
     );
     assert!(err.contains("2 commands failed (lines 5, 9)"), "{err}");
     assert!(out.contains("Delivered:   800 of 800 sent"), "{out}");
-    let d0 = device_text(&out, "eth0@0");
+    // In the lab the file names the interface that sent: veth-tx@0 for eth0@0.
+    let d0 = device_text(&out, "veth-tx@0");
     assert!(d0.contains("pkts-sofar: 300  errors: 0"), "{d0}");
     // The walk's state after 300 frames to the lab's receiver.
     assert!(d0.contains("seq_num: 301  "), "{d0}");
@@ -107,7 +108,7 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
         d0.contains("Result: OK: ") && d0.contains(", 300 (60byte,0frags)"),
         "{d0}"
     );
-    let d1 = device_text(&out, "eth0@1");
+    let d1 = device_text(&out, "veth-tx@1");
     assert!(d1.contains("src_min: 198.18.2.1"), "{d1}");
     assert!(d1.contains("pkts-sofar: 500  errors: 0"), "{d1}");
     assert!(d1.contains(", 500 (60byte,0frags)"), "{d1}");
@@ -130,7 +131,7 @@ fn strict_stops_at_the_first_failure_and_check_does_not_send() {
     );
     let s = script.to_str().unwrap();
     // --check: no lab, no root needed; flows without flowlen fails at start.
-    let o = upktgen(&["script", "--check", "-v", s]);
+    let o = upktgen(&["script", "--lab", "--check", "-v", s]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(stdout(&o).contains("s.pg:1: kpktgend_0: OK: add_device=eth0"));
@@ -139,7 +140,7 @@ fn strict_stops_at_the_first_failure_and_check_does_not_send() {
         err.contains("s.pg:4: pgctrl: ERROR: start: eth0: flows is set but flowlen is 0"),
         "{err}"
     );
-    let o = upktgen(&["script", "--check", "--strict", s]);
+    let o = upktgen(&["script", "--lab", "--check", "--strict", s]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1));
     assert!(err.contains("line 2)") && !err.contains("s.pg:4"), "{err}");
@@ -156,7 +157,9 @@ fn functions_sh(dir: &Path) {
     std::fs::write(dir.join("functions.sh"), &o.stdout).unwrap();
 }
 
-/// `bash SCRIPT ARGS` with the temporary directory for sessions under `dir`.
+/// `bash SCRIPT ARGS` with the temporary directory for sessions under `dir`, in the
+/// private lab (UPKTGEN_ARGS=--lab) unless `env` gives UPKTGEN_ARGS: a script that names
+/// eth0 never sends on the host's eth0.
 fn bash(dir: &Path, script: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -164,7 +167,7 @@ fn bash(dir: &Path, script: &Path, args: &[&str], env: &[(&str, &str)]) -> Outpu
     c.arg(script)
         .args(args)
         .env("TMPDIR", &tmp)
-        .env_remove("UPKTGEN_ARGS");
+        .env("UPKTGEN_ARGS", "--lab");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -351,7 +354,7 @@ fn a_kept_session_lets_a_later_script_append_and_start() {
         &[],
         &[
             ("UPKTGEN_STATE", state_s),
-            ("UPKTGEN_ARGS", "--backend tx_ring"),
+            ("UPKTGEN_ARGS", "--lab --backend tx_ring"),
         ],
     );
     let out = stdout(&o);
@@ -441,8 +444,8 @@ fn ctrl_c_stops_a_start_and_the_script_goes_on_to_read_the_results() {
         "forever.pg",
         "kpktgend_0 add_device eth0\neth0 count 0\npgctrl start\nshow eth0\n",
     );
-    let out = interrupt_lab_run(&["script", "--no-live", script.to_str().unwrap()]);
-    let dev = device_text(&out, "eth0");
+    let out = interrupt_lab_run(&["script", "--lab", "--no-live", script.to_str().unwrap()]);
+    let dev = device_text(&out, "veth-tx");
     assert!(!dev.contains("pkts-sofar: 0 "), "{dev}");
     assert!(dev.contains("\nResult: OK: "), "{dev}");
 }
@@ -461,6 +464,7 @@ fn a_script_run_honours_the_ring_thresholds() {
     );
     let o = upktgen(&[
         "script",
+        "--lab",
         "--backend",
         "tx_ring",
         "--ring",
@@ -483,7 +487,13 @@ fn a_script_run_honours_the_ring_thresholds() {
     );
     assert_eq!(j["outcome"]["result"]["sent"], 200);
     // A threshold the backend has no ring for is refused at start, as run refuses it.
-    let o = upktgen(&["script", "--start-thresh", "7", script.to_str().unwrap()]);
+    let o = upktgen(&[
+        "script",
+        "--lab",
+        "--start-thresh",
+        "7",
+        script.to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("--ring/--stop-thresh/--start-thresh apply to the ring backends"),
@@ -493,6 +503,7 @@ fn a_script_run_honours_the_ring_thresholds() {
     // --check refuses it too, without privileges or a lab.
     let o = upktgen(&[
         "script",
+        "--lab",
         "--check",
         "--start-thresh",
         "7",
@@ -518,7 +529,7 @@ fn check_refuses_what_start_would_refuse() {
     }
     text += "pgctrl start\n";
     let big = t.write("big.pg", &text);
-    let o = upktgen(&["script", "--check", big.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", big.to_str().unwrap()]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -530,7 +541,7 @@ fn check_refuses_what_start_would_refuse() {
         "mtu.pg",
         "kpktgend_0 add_device eth0\neth0 pkt_size 9000\npgctrl start\n",
     );
-    let o = upktgen(&["script", "--check", mtu.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", mtu.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("do not fit veth-tx: 1500 MTU"),
@@ -538,7 +549,7 @@ fn check_refuses_what_start_would_refuse() {
         stderr(&o)
     );
     let ok = t.write("ok.pg", "kpktgend_0 add_device eth0\npgctrl start\n");
-    let o = upktgen(&["script", "--check", "-v", ok.to_str().unwrap()]);
+    let o = upktgen(&["script", "--lab", "--check", "-v", ok.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o)
@@ -615,4 +626,374 @@ fn functions_sh_does_not_evaluate_values() {
          fd00:0:0:0:0:0:0:0 fd00:0:0:0:0:0:0:ff\nfd00:0:0:0:0:0:0:1 fd00:0:0:0:0:0:0:1\n\
          in\nout\nin\n"
     );
+}
+
+// ---- The devices a script names are the interfaces of the current network namespace ----
+
+/// Two network namespaces made by the test, joined by a veth pair: `veth-a` (up) in `a`, its
+/// peer `veth-b` (up) in `b`, without addresses or IPv6. Scripts run inside `a`
+/// (`ip netns exec`), whose only interfaces are lo and veth-a. Removed when dropped.
+struct VethPair {
+    a: String,
+    b: String,
+}
+
+impl VethPair {
+    fn new(tag: &str) -> VethPair {
+        let id = std::process::id();
+        let p = VethPair {
+            a: format!("upkt-e2e-dev-{id}-{tag}-a"),
+            b: format!("upkt-e2e-dev-{id}-{tag}-b"),
+        };
+        let ip = |args: &[&str]| {
+            let st = Command::new("ip").args(args).status().unwrap();
+            assert!(st.success(), "ip {args:?}");
+        };
+        for ns in [&p.a, &p.b] {
+            ip(&["netns", "add", ns]);
+            // No IPv6: its neighbour discovery would add frames to veth-b's count.
+            ip(&[
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ]);
+        }
+        ip(&[
+            "link", "add", "veth-a", "netns", &p.a, "type", "veth", "peer", "name", "veth-b",
+            "netns", &p.b,
+        ]);
+        // No addresses: nothing of the kernel's own (ARP, IGMP) goes out on veth-a.
+        for (ns, dev) in [(&p.a, "veth-a"), (&p.b, "veth-b")] {
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        // Whatever the links sent on coming up has arrived before a test counts.
+        let mut last = p.rx_b();
+        let t0 = std::time::Instant::now();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let now = p.rx_b();
+            if now == last || t0.elapsed() > std::time::Duration::from_secs(5) {
+                break;
+            }
+            last = now;
+        }
+        p
+    }
+
+    /// veth-b's MAC address.
+    fn mac_b(&self) -> String {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.b,
+                "cat",
+                "/sys/class/net/veth-b/address",
+            ])
+            .output()
+            .unwrap();
+        stdout(&o).trim().to_string()
+    }
+
+    /// Frames veth-b has received.
+    fn rx_b(&self) -> u64 {
+        rx_packets_in(&self.b, "veth-b").unwrap()
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// The first JSON document of standard output (a start's report; the files shown follow it).
+fn first_json(o: &Output) -> serde_json::Value {
+    let text = stdout(o);
+    serde_json::Deserializer::from_str(&text)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no JSON in {text}"))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// A script for veth-a: 300 frames to veth-b, then its file.
+fn veth_a_script(t: &TempDir, mac_b: &str) -> PathBuf {
+    t.write(
+        "veth.pg",
+        &format!(
+            "pgctrl reset\n\
+             kpktgend_0 add_device veth-a\n\
+             veth-a count 300\n\
+             veth-a src_min 10.77.0.1\n\
+             veth-a dst 10.77.0.2\n\
+             veth-a dst_mac {mac_b}\n\
+             pgctrl start\n\
+             show veth-a\n"
+        ),
+    )
+}
+
+/// A device the script names that exists in the current namespace is the device used: the
+/// frames reach its peer, the report and the device's file name it, standard error says so
+/// once. (Before: the script ran in a private lab, veth-b counted nothing, and the file still
+/// said `ifname: veth-a`.)
+#[test]
+fn a_named_device_that_exists_is_the_device_used() {
+    if !root_or_skip() {
+        return;
+    }
+    let v = VethPair::new("used");
+    let t = TempDir::new("dev-used");
+    let script = veth_a_script(&t, &v.mac_b());
+    let s = script.to_str().unwrap();
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--no-live", s]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(v.rx_b() - before, 300, "{out}\n{err}");
+    let said = "upktgen: sending on veth-a (an existing interface): --lab sends in a private lab instead\n";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    assert!(out.contains(" on veth-a ("), "{out}");
+    assert!(
+        !out.contains("netns upktgen-") && !out.contains("veth-tx"),
+        "{out}"
+    );
+    assert!(!out.contains("Lab:"), "{out}");
+    let d = device_text(&out, "veth-a");
+    assert!(d.contains("pkts-sofar: 300  errors: 0"), "{d}");
+    assert!(d.contains(", 300 (60byte,0frags)"), "{d}");
+    // --check says where a start would send, and sends nothing.
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--check", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "upktgen: a start would send on veth-a (an existing interface): --lab sends in a private lab instead\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(v.rx_b(), before);
+    // The JSON report names it too; --real, the old spelling of the default, is accepted.
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--real", "--json", "--no-live", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v.rx_b() - before, 300);
+    let j = first_json(&o);
+    assert_eq!(j["target"]["device"], "veth-a", "{j}");
+    assert!(j["target"]["netns"].is_null(), "{j}");
+    assert!(j["target"].get("stands_for").is_none(), "{j}");
+}
+
+/// --lab runs the same script in the private lab: nothing reaches veth-b, and the report and
+/// the device's file name the lab's interface and say which name stands for it. (Before:
+/// the report named veth-a's senders and the file said `ifname: veth-a`.)
+#[test]
+fn lab_names_the_labs_interface() {
+    if !root_or_skip() {
+        return;
+    }
+    let v = VethPair::new("lab");
+    let t = TempDir::new("dev-lab");
+    let script = veth_a_script(&t, &v.mac_b());
+    let s = script.to_str().unwrap();
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--lab", "--no-live", s]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(v.rx_b(), before, "the lab sent on veth-a");
+    assert!(!err.contains("sending on"), "{err}");
+    assert!(
+        out.contains("Backend:     ") && out.contains(" on veth-tx in netns upktgen-"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Lab:         the script's veth-a stands for veth-tx, the private lab's sending interface (--lab)\n"
+        ),
+        "{out}"
+    );
+    let d = device_text(&out, "veth-tx");
+    assert!(
+        d.contains(
+            "     lab: veth-a stands for veth-tx, the private lab's sending interface (--lab)\n"
+        ),
+        "{d}"
+    );
+    assert!(!d.contains("ifname: veth-a"), "{d}");
+    assert!(d.contains(", 300 (60byte,0frags)"), "{d}");
+    let o = in_ns(&v.a, &["script", "--lab", "--json", "--no-live", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = first_json(&o);
+    assert_eq!(j["target"]["device"], "veth-tx", "{j}");
+    assert_eq!(
+        j["target"]["stands_for"],
+        serde_json::json!(["veth-a"]),
+        "{j}"
+    );
+}
+
+/// A device that does not exist in the current namespace gets the kernel's answer to
+/// `add_device`: `ERROR: can not add device NAME` in the thread's Result, the command fails
+/// (the kernel's write fails with ENODEV and logs "no such netdevice") and nothing is sent;
+/// with --lab the name may be added. (Before: it was added and sent in a lab.)
+#[test]
+fn a_device_that_does_not_exist_gets_the_kernels_error() {
+    if !root_or_skip() {
+        return;
+    }
+    let v = VethPair::new("nodev");
+    let t = TempDir::new("dev-missing");
+    let script = t.write(
+        "missing.pg",
+        "kpktgend_0 add_device nosuchdev\n\
+         nosuchdev count 10\n\
+         pgctrl start\n\
+         show kpktgend_0\n",
+    );
+    let s = script.to_str().unwrap();
+    let before = v.rx_b();
+    let o = in_ns(&v.a, &["script", "--no-live", s]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        err.contains("missing.pg:1: kpktgend_0: ERROR: can not add device nosuchdev\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("upktgen: no such netdevice: \"nosuchdev\" in this network namespace"),
+        "{err}"
+    );
+    assert!(err.contains("ERROR: start: no device added"), "{err}");
+    assert!(
+        out.contains("Stopped: \nResult: ERROR: can not add device nosuchdev\n"),
+        "{out}"
+    );
+    assert!(!out.contains("Result: OK:"), "{out}");
+    assert_eq!(v.rx_b(), before);
+    // --check answers the same without privileges.
+    let o = in_ns(&v.a, &["script", "--check", s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("ERROR: can not add device nosuchdev"));
+    // In the lab any name stands for the lab's interface.
+    let o = in_ns(&v.a, &["script", "--lab", "--no-live", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(", 10 (60byte,0frags)"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(v.rx_b(), before);
+    // The kernel's other refusals at add_device: not an Ethernet device, a device down.
+    let other = t.write(
+        "other.pg",
+        "kpktgend_0 add_device lo\nkpktgend_0 add_device veth-a@1\n",
+    );
+    let st = Command::new("ip")
+        .args(["-n", &v.a, "link", "set", "veth-a", "down"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = in_ns(&v.a, &["script", "--check", other.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ERROR: can not add device lo\nupktgen: not an ethernet device: \"lo\"\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ERROR: can not add device veth-a@1\nupktgen: device is down: \"veth-a\""),
+        "{err}"
+    );
+}
+
+/// A sample-style script through functions.sh, `-i veth-a`, run inside the test's namespace.
+const SHIM_VETH: &str = r#"source "$(dirname "$0")/functions.sh"
+pg_ctrl reset
+pg_thread 0 rem_device_all
+pg_thread 0 add_device "$1"
+pg_set "$1" "count 200"
+pg_set "$1" "src_min 10.77.0.1"
+pg_set "$1" "dst 10.77.0.2"
+pg_set "$1" "dst_mac $2"
+pg_ctrl start
+cat /proc/net/pktgen/"$1"
+"#;
+
+/// `bash SCRIPT ARGS` inside namespace `ns` with UPKTGEN_ARGS set to `args`.
+fn bash_in(ns: &str, dir: &Path, script: &Path, args: &[&str], upktgen_args: &str) -> Output {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    Command::new("ip")
+        .args(["netns", "exec", ns, "bash"])
+        .arg(script)
+        .args(args)
+        .env("TMPDIR", &tmp)
+        .env("UPKTGEN_ARGS", upktgen_args)
+        .output()
+        .unwrap()
+}
+
+/// functions.sh: `-i veth-a` sends on veth-a and `cat /proc/net/pktgen/veth-a@0` names it;
+/// UPKTGEN_ARGS=--lab runs in the lab and the file names veth-tx@0; a device that does not
+/// exist stops the script with the kernel's Result. (Before: all three ran in a lab, and the
+/// file said `ifname: veth-a@0`.)
+#[test]
+fn functions_sh_uses_the_named_device_or_the_lab_through_upktgen_args() {
+    if !root_or_skip() {
+        return;
+    }
+    let v = VethPair::new("shim");
+    let t = TempDir::new("dev-shim");
+    functions_sh(&t.0);
+    let script = t.write("shim.sh", SHIM_VETH);
+    let mac = v.mac_b();
+    let before = v.rx_b();
+    let o = bash_in(&v.a, &t.0, &script, &["veth-a@0", &mac], "--no-live");
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(v.rx_b() - before, 200, "{out}\n{err}");
+    assert_eq!(
+        err.matches("upktgen: sending on veth-a (an existing interface)")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(out.contains("ifname: veth-a@0\n"), "{out}");
+    assert!(out.contains(", 200 (60byte,0frags)"), "{out}");
+    // UPKTGEN_ARGS=--lab: the lab.
+    let before = v.rx_b();
+    let o = bash_in(&v.a, &t.0, &script, &["veth-a@0", &mac], "--lab --no-live");
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(v.rx_b(), before);
+    assert!(
+        out.contains("ifname: veth-tx@0\n     lab: veth-a@0 stands for veth-tx@0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Lab:         the script's veth-a@0 stands for veth-tx"),
+        "{out}"
+    );
+    assert!(out.contains(", 200 (60byte,0frags)"), "{out}");
+    // A device that does not exist: the kernel's Result, and the script stops (exit 5, as the
+    // kernel's functions.sh stops at a failed write).
+    let o = bash_in(&v.a, &t.0, &script, &["nosuch0@0", &mac], "");
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(5), "{out}\n{err}");
+    assert!(
+        err.contains("Result: ERROR: can not add device nosuch0@0\n"),
+        "{err}"
+    );
+    assert!(!out.contains("Result: OK:"), "{out}");
+    assert_eq!(v.rx_b(), before);
+    assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
 }

@@ -69,6 +69,9 @@ pub enum Cmd {
     /// Compare two sets of runs: median change with a 95 % interval and a rank test (two
     /// `upktgen ndr` results files: the change in NDR per frame size).
     Compare(CompareArgs),
+    /// Merge the JSON reports of several hosts' runs and receivers into one: per-host and
+    /// total Result lines, the start skew, the reconciliation (docs: README, "Fleets").
+    Merge(crate::merge::MergeArgs),
     /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
     /// search over real runs), with latency (docs/ndr.md).
     Ndr(Box<ndr::NdrArgs>),
@@ -81,13 +84,23 @@ pub enum Cmd {
     /// The far end of a two-ended run: JSON-RPC 2.0 on standard input and output, started by
     /// `run --peer` through `ip netns exec` or ssh (docs/agent.md). Ends when its input closes.
     #[command(long_about = AGENT_ABOUT)]
-    Agent,
+    Agent(AgentArgs),
     /// Write the manual pages: upktgen.1 and one per subcommand.
     #[command(long_about = manual::MAN_ABOUT)]
     Man(manual::ManArgs),
     /// Print a shell completion script (bash, zsh, fish).
     #[command(long_about = manual::COMPLETIONS_ABOUT)]
     Completions(manual::CompletionsArgs),
+}
+
+/// `upktgen agent`'s options.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AgentArgs {
+    /// Serve each receiver's live counters (one endpoint for the agent's whole session; a
+    /// new rx.start counts on from the previous receivers' totals, rx.stop sets the final
+    /// figures) and linger after the session ends with --metrics-linger.
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 const AGENT_ABOUT: &str = "The far end of a two-ended run. Reads JSON-RPC 2.0 requests from standard input, one per \

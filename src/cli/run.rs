@@ -170,6 +170,15 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Duration>,
 
+    /// Start every sender at this wall-clock instant (CLOCK_REALTIME), after the set-up:
+    /// RFC 3339 (`2026-12-01T10:30:00Z`, `...+01:00`), nanoseconds since the epoch, or
+    /// `+DURATION` from now (`+5s`). Give several hosts one instant to start them together.
+    /// Refused in the past and more than an hour ahead. A set-up that ends after the
+    /// instant starts at once, with a warning; the report records each thread's start
+    /// error and the clock's synchronisation (adjtimex).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub start_at: Option<String>,
+
     /// Seed of the random draws (*_RND flags, IMIX, random flows, dst6 ranges), for a
     /// reproducible walk [a fresh one per run, printed in the report].
     #[arg(long, value_name = "N")]

@@ -25,10 +25,14 @@ error with the line number; OK answers to standard output with --verbose. A fail
 not stop the script (as a failed echo does not), unless --strict; the exit status is 1 when any \
 command failed, 130 after Ctrl-C.
 
-Where it runs: by default in a private lab (two network namespaces joined by a veth pair, \
-created for each start and removed after it) where every device name of the script stands for \
-the lab's sending interface, so a script written for eth0 runs unchanged. --real sends on the \
-interfaces the script names, in the current network namespace.";
+Where it runs: as with the kernel's pktgen, the devices are the interfaces of the current \
+network namespace: `add_device eth1` adds eth1 if it exists there (else it answers \
+`ERROR: can not add device eth1`, as the kernel does) and a start sends on it (standard error \
+says so once). With --lab the script runs in a private lab instead (two network namespaces \
+joined by a veth pair, created for each start and removed after it), where every device name \
+stands for the lab's sending interface veth-tx (its @TAG kept: eth0@1 is veth-tx@1), so a \
+script written for eth0 runs unchanged; the report and the device files then name veth-tx and \
+say which name stands for it.";
 
 pub const SCRIPT_HELP: &str = "Example:
   # two threads, one flow each
@@ -43,6 +47,9 @@ pub const SCRIPT_HELP: &str = "Example:
   cat /proc/net/pktgen/eth0@0
   show eth0@1
 
+`upktgen script --lab two.pg` runs it in the private lab; without --lab it sends on eth0 (with \
+a dst_mac set: pktgen's 00:00:00:00:00:00 is refused).
+
 To run the kernel's samples/pktgen scripts: `upktgen functions-sh > functions.sh` beside them.";
 
 /// `upktgen script`.
@@ -53,11 +60,13 @@ pub struct ScriptArgs {
     pub file: Option<PathBuf>,
 
     /// Run in a private lab: every device name stands for the lab's sending interface
-    /// (the default).
+    /// (veth-tx, its @TAG kept), and any name may be added. Without it the devices are
+    /// the interfaces of the current network namespace, as the kernel's.
     #[arg(long, conflicts_with = "real")]
     pub lab: bool,
 
-    /// Send on the interfaces the script names, in the current network namespace.
+    /// The default, kept so that older command lines still work: the devices are the
+    /// interfaces the script names, in the current network namespace.
     #[arg(long)]
     pub real: bool,
 
@@ -73,7 +82,7 @@ pub struct ScriptArgs {
     /// could start: each device's settings, the number of senders (a lab gives each a veth
     /// queue, at most 4096), the backend's options (ring, thresholds, batch, ...), each
     /// frame against the MTU, the walk. Only a start checks the privileges, creating the
-    /// lab, opening the backend (sockets, rings, XDP programs), and with --real the
+    /// lab, opening the backend (sockets, rings, XDP programs), and without --lab the
     /// device's address.
     #[arg(long)]
     pub check: bool,
@@ -101,8 +110,8 @@ pub struct ScriptArgs {
     #[command(flatten)]
     pub tx: TxArgs,
 
-    /// The lab's receiver: drop (XDP drops every frame) or stack [drop].
-    #[arg(long, value_enum, value_name = "MODE", conflicts_with = "real")]
+    /// With --lab, the lab's receiver: drop (XDP drops every frame) or stack [drop].
+    #[arg(long, value_enum, value_name = "MODE", requires = "lab")]
     pub lab_rx: Option<RxMode>,
 
     /// Stop every start after this long (count 0 runs until then), e.g. 2s, 500ms.
@@ -112,6 +121,10 @@ pub struct ScriptArgs {
     /// Seed of the random draws, for a reproducible walk.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// Start each `pgctrl start`'s senders at this wall-clock instant (as `run --start-at`).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub start_at: Option<String>,
 
     /// Print each start's report as JSON.
     #[arg(long)]
@@ -130,9 +143,11 @@ they run unchanged, driving upktgen: pg_ctrl, pg_thread, pg_set, proc_cmd and pg
 commands in a session kept by `upktgen script --session` (each answers at once, as the kernel \
 would), `pg_ctrl start` sends and prints upktgen's report, and `cat /proc/net/pktgen/DEV` prints \
 the device in the kernel's layout. Environment: UPKTGEN (the binary; default: this one), \
-UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring --ring 256 --start-thresh 16` or `--real`), UPKTGEN_STATE \
-(a directory that keeps the session, for -a append runs). By default the scripts run in a \
-private lab, every device name standing for the lab's sending interface.
+UPKTGEN_ARGS (options for `upktgen script`, e.g. `--backend tx_ring --ring 256 --start-thresh 16` or `--lab`), UPKTGEN_STATE \
+(a directory that keeps the session, for -a append runs). As with the kernel, `-i eth1` sends \
+on eth1 of the current network namespace (a device that does not exist is refused); with \
+UPKTGEN_ARGS=--lab the scripts run in a private lab, every device name standing for the lab's \
+sending interface veth-tx.
 
 Example: upktgen functions-sh > samples/pktgen/functions.sh && \
-samples/pktgen/pktgen_sample01_simple.sh -i eth0 -m 02:00:00:00:00:02 -n 1000";
+UPKTGEN_ARGS=--lab samples/pktgen/pktgen_sample01_simple.sh -i eth0 -n 1000";

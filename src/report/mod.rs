@@ -5,3 +5,5 @@
 
 pub mod dut;
 pub mod run;
+
+pub use crate::host::{VERSION, hostname};

@@ -35,10 +35,14 @@ pub struct Target {
     pub netns: Option<String>,
     pub lab_rx: Option<RxMode>,
     pub rx_netns: Option<String>,
+    /// A script's device names that stand for `device`, the lab's interface (`script
+    /// --lab`); empty when the devices named are the ones that sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stands_for: Vec<String>,
 }
 
 /// Sent by upktgen vs counted by the interfaces, with the differences named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Reconciliation {
     pub sent: u64,
     /// tx_packets of the sending interface.
@@ -88,6 +92,9 @@ impl Reconciliation {
 /// Everything about one run; `--json` prints it whole.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// The sending host's name, and upktgen's version (for `upktgen merge`).
+    pub host: String,
+    pub version: String,
     pub target: Target,
     pub backend: BackendInfo,
     pub addressing: Addressing,
@@ -115,6 +122,111 @@ pub struct RunReport {
     pub peer: Option<crate::agent::far::PeerSummary>,
     /// --lab dut: the device under test's path, each loss named.
     pub dut: Option<crate::report::dut::DutPath>,
+    /// --start-at: the instant, each sender's start and the clock's synchronisation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartReport>,
+}
+
+/// `--start-at`: the instant asked for, when each sender began, and the clock's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct StartReport {
+    /// The instant asked for: CLOCK_REALTIME, ns since the epoch, and as RFC 3339 (UTC).
+    pub requested_ns: u64,
+    pub requested: String,
+    /// How long after the instant the set-up ended (0: on time). The senders then started
+    /// at once, late by at least this much.
+    pub setup_late_ns: u64,
+    pub threads: Vec<ThreadStart>,
+    /// adjtimex's view of CLOCK_REALTIME (None: adjtimex failed): the start error above is
+    /// against this host's clock, which is only as close to the others' as it is synchronised.
+    pub clock: Option<crate::sys::clock::ClockSync>,
+}
+
+/// One sender's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ThreadStart {
+    /// pktgen's device name (`dev@tag`).
+    pub device: String,
+    /// CLOCK_REALTIME when its send loop began (its first send follows at once), ns.
+    pub first_send_ns: u64,
+    /// first_send_ns - requested_ns: negative = started early. None: stopped (Ctrl-C)
+    /// before the instant, nothing sent.
+    pub error_ns: Option<i64>,
+}
+
+impl StartReport {
+    /// The report's `Start:` and `Clock:` lines.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let errs: Vec<i64> = self.threads.iter().filter_map(|t| t.error_ns).collect();
+        let spread = match (errs.iter().min(), errs.iter().max()) {
+            (Some(lo), Some(hi)) if errs.len() > 1 => format!(
+                " ({} threads: {} to {})",
+                errs.len(),
+                signed_time(*lo),
+                signed_time(*hi)
+            ),
+            _ => String::new(),
+        };
+        let first = match errs.iter().max() {
+            Some(e) => format!("start error {}{spread}", signed_time(*e)),
+            None => "not started (stopped before the instant)".into(),
+        };
+        let late = if self.setup_late_ns > 0 {
+            format!(
+                "; the set-up ended {:.3} ms after it, so the senders started late",
+                self.setup_late_ns as f64 / 1e6
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "Start at:    {} ({}); {first}{late}",
+            self.requested, self.requested_ns
+        );
+        let _ = writeln!(s, "Clock sync:  {}", clock_text(self.clock.as_ref()));
+        s
+    }
+}
+
+/// A signed time: microseconds below a millisecond, milliseconds above.
+pub fn signed_time(ns: i64) -> String {
+    let sign = if ns < 0 { '-' } else { '+' };
+    format!("{sign}{}", time_text(ns.unsigned_abs()))
+}
+
+/// A time: microseconds below a millisecond, milliseconds above.
+pub fn time_text(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{:.1} us", ns as f64 / 1e3)
+    } else {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    }
+}
+
+/// adjtimex's verdict on the clock, in two words (and the estimated error).
+pub fn clock_short(c: Option<&crate::sys::clock::ClockSync>) -> String {
+    match c {
+        Some(c) if c.synchronised => format!("synchronised (est. error {} us)", c.esterror_us),
+        Some(_) => "NOT synchronised".into(),
+        None => "unknown".into(),
+    }
+}
+
+/// adjtimex's verdict on the clock, in words.
+pub fn clock_text(c: Option<&crate::sys::clock::ClockSync>) -> String {
+    match c {
+        Some(c) if c.synchronised => format!(
+            "synchronised (est. error {} us, max error {} us)",
+            c.esterror_us, c.maxerror_us
+        ),
+        Some(c) => format!(
+            "NOT synchronised (adjtimex: no time daemon disciplines the clock; max error {} us): hosts may disagree on the instant",
+            c.maxerror_us
+        ),
+        None => "unknown (adjtimex failed)".into(),
+    }
 }
 
 /// One sender of a run with several.
@@ -178,6 +290,16 @@ impl RunReport {
             "Backend:     {} on {} ({})",
             self.backend.name, where_, self.backend.detail
         );
+        if !self.target.stands_for.is_empty() {
+            let n = self.target.stands_for.len();
+            let _ = writeln!(
+                s,
+                "Lab:         the script's {} {} for {}, the private lab's sending interface (--lab)",
+                self.target.stands_for.join(", "),
+                if n == 1 { "stands" } else { "stand" },
+                self.target.device,
+            );
+        }
         let stopped = match self.outcome.stop_reason {
             crate::sender::StopReason::Count => "count reached",
             crate::sender::StopReason::Duration => "duration reached",
@@ -275,6 +397,9 @@ impl RunReport {
                 sys.irq_filter_rows.join(", "),
                 sys.interrupts_all
             );
+        }
+        if let Some(st) = &self.start {
+            s.push_str(&st.text());
         }
         if let Some(d) = &self.dut {
             s.push_str(&d.text());

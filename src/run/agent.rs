@@ -65,16 +65,17 @@ fn read_small(path: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The agent's state: introduced or not, and its receivers by id.
+/// The agent's state: introduced or not, its receivers by id, and its metrics endpoint.
 #[derive(Default)]
-struct Agent {
+struct Agent<'a> {
     introduced: bool,
     receivers: BTreeMap<u32, RxThread>,
     next_id: u32,
     shutdown: bool,
+    metrics: Option<&'a crate::metrics::Endpoint>,
 }
 
-impl Agent {
+impl Agent<'_> {
     fn handle(&mut self, req: Request) -> Response {
         let id = req.id.clone();
         if req.jsonrpc != "2.0" {
@@ -170,6 +171,10 @@ impl Agent {
         })?;
         let cfg = crate::run::rx::config(&words.rx).map_err(|e| failed(format!("{e:#}")))?;
         let rx = RxThread::start(None, &words.rx.dev, cfg).map_err(|e| failed(format!("{e:#}")))?;
+        if let Some(m) = self.metrics {
+            crate::metrics::watch_rx(m, &words.rx.dev, rx.progress())
+                .map_err(|e| failed(format!("--metrics-listen: {e:#}")))?;
+        }
         self.next_id += 1;
         let started = rx.started().clone();
         self.receivers.insert(self.next_id, rx);
@@ -210,6 +215,9 @@ impl Agent {
                 max_wait: Duration::from_millis(s.max_wait_ms.min(600_000)),
             })
             .map_err(|e| failed(format!("{e:#}")))?;
+        if let Some(m) = self.metrics {
+            m.finish_rx(&report);
+        }
         reply(report)
     }
 }
@@ -224,8 +232,19 @@ enum Input {
 /// `output`. Returns when the session is over, with every receiver stopped.
 pub fn serve(
     input: impl Read + Send + 'static,
+    output: impl Write,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    serve_with(input, output, stop, None)
+}
+
+/// [`serve`], feeding a metrics endpoint with each receiver (the call sequence of
+/// [`crate::metrics`]: watch at rx.start, finish at rx.stop).
+pub fn serve_with(
+    input: impl Read + Send + 'static,
     mut output: impl Write,
     stop: &AtomicBool,
+    metrics: Option<&crate::metrics::Endpoint>,
 ) -> anyhow::Result<()> {
     // The input is read on a thread of its own, so that a signal is seen within 100 ms
     // even while the controller is silent.
@@ -247,7 +266,10 @@ pub fn serve(
                 }
             }
         })?;
-    let mut agent = Agent::default();
+    let mut agent = Agent {
+        metrics,
+        ..Agent::default()
+    };
     while !stop.load(Ordering::Relaxed) && !agent.shutdown {
         let line = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Input::Line(l)) => l,
@@ -296,10 +318,17 @@ pub fn serve(
     Ok(())
 }
 
-/// Runs `upktgen agent` on this process's standard input and output.
-pub fn main(stop: &AtomicBool) -> anyhow::Result<()> {
+/// Runs `upktgen agent` on this process's standard input and output; with
+/// --metrics-listen, bound before the first request is read, and kept up for
+/// --metrics-linger after the session.
+pub fn main(a: &crate::cli::AgentArgs, stop: &AtomicBool) -> anyhow::Result<()> {
+    let metrics = a.metrics.start()?;
     let stdout = std::io::stdout();
-    serve(std::io::stdin(), stdout.lock(), stop)
+    serve_with(std::io::stdin(), stdout.lock(), stop, metrics.as_ref())?;
+    if let Some(m) = &metrics {
+        m.linger(stop);
+    }
+    Ok(())
 }
 
 /// Lets tests drive an agent in-process.

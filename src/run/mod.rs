@@ -19,7 +19,9 @@ use crate::lab::{self, Lab};
 use crate::pg::Flag;
 use crate::pg::generate::Generator;
 use crate::report::dut::DutPath;
-use crate::report::run::{Addressing, Flags, Reconciliation, RunReport, Target, ThreadReport};
+use crate::report::run::{
+    Addressing, Flags, Reconciliation, RunReport, StartReport, Target, ThreadReport, ThreadStart,
+};
 use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
 use crate::sender::{Limits, SendOutcome, StopReason};
@@ -220,7 +222,7 @@ fn execute_with(
         rx_watch,
         rx_sink.as_ref().map(LabReceiver::progress),
     )?;
-    let ran = threads::run_jobs(site.ns.clone(), jobs, stop)?;
+    let ran = threads::run_jobs(site.ns.clone(), jobs, stop, plan.start_at)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
     // pause lets any deferred NAPI poll on the receiving end finish before counting.
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -277,7 +279,12 @@ fn execute_with(
         .collect();
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let first = &senders[0].spec.cfg;
+    let start = plan
+        .start_at
+        .map(|at| start_report(at, ran.late_ns, &senders));
     let report = RunReport {
+        host: crate::report::hostname(),
+        version: crate::report::VERSION.into(),
         target: report_target(&devices, lab),
         backend: senders[0].info.clone(),
         addressing: addressing(first, &device_of(&devices, first.device())?.info),
@@ -298,6 +305,7 @@ fn execute_with(
         xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
         peer,
         dut,
+        start,
     };
     drop(site);
     Ok(Some(RunResult {
@@ -318,6 +326,7 @@ fn report_target(devices: &[Device], lab: Option<&Lab>) -> Target {
         netns: lab.map(|l| l.tx_ns.clone()),
         lab_rx: lab.map(|l| l.rx_mode),
         rx_netns: lab.map(|l| l.rx_ns.clone()),
+        stands_for: Vec::new(),
     }
 }
 
@@ -329,6 +338,28 @@ fn done(spec: SenderSpec, r: SenderRun) -> SenderDone {
         walk: r.walk,
         started_ns: r.started_ns,
         stopped_ns: r.stopped_ns,
+    }
+}
+
+/// --start-at in the report: each sender's first send against the instant, and the clock.
+fn start_report(at: u64, late_ns: u64, senders: &[SenderDone]) -> StartReport {
+    StartReport {
+        requested_ns: at,
+        requested: crate::start_at::format_rfc3339(at),
+        setup_late_ns: late_ns,
+        threads: senders
+            .iter()
+            .map(|s| {
+                let o = &s.outcome;
+                let started = o.result.sent > 0 || o.stop_reason != StopReason::Interrupted;
+                ThreadStart {
+                    device: s.spec.cfg.ifname.clone(),
+                    first_send_ns: o.start_realtime_ns,
+                    error_ns: started.then(|| o.start_realtime_ns as i64 - at as i64),
+                }
+            })
+            .collect(),
+        clock: crate::sys::clock::clock_sync().ok(),
     }
 }
 

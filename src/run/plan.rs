@@ -31,7 +31,7 @@ pub enum Target {
     Lab(LabPlan),
     /// The DUT lab (`--lab dut`): sender -> device under test -> receiver.
     DutLab(LabPlan, DutOptions),
-    /// An interface the user named (--dev, or a script's device with --real), in the
+    /// An interface the user named (--dev, or a script's device without --lab), in the
     /// current network namespace.
     Device(String),
 }
@@ -126,6 +126,8 @@ pub struct RunPlan {
     pub metrics: crate::metrics::MetricsArgs,
     /// --peer / --rx-dev: the receiver at the far end.
     pub far: Option<FarPlan>,
+    /// --start-at: the senders start at this CLOCK_REALTIME instant, ns since the epoch.
+    pub start_at: Option<u64>,
 }
 
 impl RunPlan {
@@ -166,6 +168,10 @@ impl RunPlan {
             Some(path) => Some(pcap_plan(a, &cfg, path)?),
             None => None,
         };
+        if pcap.is_some() && a.start_at.is_some() {
+            bail!("--start-at: --pcap writes a file and sends nothing: there is no start to time");
+        }
+        let start_at = start_at(a.start_at.as_deref(), crate::sys::realtime_ns())?;
         // --pcap writes one sender's frames: -t does not apply.
         let specs = if pcap.is_some() {
             vec![SenderSpec { cfg, cpu: a.cpu }]
@@ -210,13 +216,15 @@ impl RunPlan {
             pcap,
             metrics: a.metrics.clone(),
             far,
+            start_at,
         })
     }
 
     /// The plan of a script's `pgctrl start`: its devices as `specs` (checked, and mapped
-    /// to the lab unless --real), with `upktgen script`'s options.
+    /// to the lab with --lab), with `upktgen script`'s options. Without --lab the target is
+    /// the devices themselves, in the current network namespace.
     pub fn from_script(a: &ScriptArgs, specs: Vec<SenderSpec>) -> Result<RunPlan> {
-        let dev = if a.real {
+        let dev = if !a.lab {
             Some(
                 specs
                     .first()
@@ -255,6 +263,7 @@ impl RunPlan {
             pcap: None,
             metrics: crate::metrics::MetricsArgs::default(),
             far: None,
+            start_at: start_at(a.start_at.as_deref(), crate::sys::realtime_ns())?,
         })
     }
 
@@ -383,6 +392,13 @@ fn backends(
         );
     }
     Ok((out, refused))
+}
+
+/// --start-at TIME against the wall clock's `now_ns`: the instant, refused in the past and
+/// beyond [`crate::start_at::MAX_AHEAD`].
+pub fn start_at(s: Option<&str>, now_ns: u64) -> Result<Option<u64>> {
+    s.map(|s| crate::start_at::parse(s, now_ns).map_err(|e| anyhow!("--start-at {e}")))
+        .transpose()
 }
 
 /// A seed for a run that gave none.

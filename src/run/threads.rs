@@ -47,6 +47,8 @@ pub struct Ran {
     pub senders: Vec<SenderRun>,
     pub before: SystemSnapshot,
     pub after: SystemSnapshot,
+    /// --start-at: how long after the instant the gate opened (0: before it).
+    pub late_ns: u64,
 }
 
 /// The shared half of the start line: None until the coordinator decides; then true (go)
@@ -97,9 +99,20 @@ impl Drop for Gate {
 }
 
 /// Runs the jobs on their threads (in `ns`), sampling the system once all are ready and
-/// again once all are done. The senders share one stop flag of their own: Ctrl-C sets it
-/// (through `signal`), and so does any sender that fails, so the others do not run on alone.
-pub fn run_jobs(ns: Option<PathBuf>, jobs: Vec<SendJob>, signal: &Arc<AtomicBool>) -> Result<Ran> {
+/// again once all are done; with `start_at` (CLOCK_REALTIME, ns), every thread then waits
+/// for that instant before its first send. The senders share one stop flag of their own:
+/// Ctrl-C sets it (through `signal`; it also ends the wait), and so does any sender that
+/// fails, so the others do not run on alone.
+///
+/// A set-up that ends after the instant starts at once and warns: on a fleet the other
+/// hosts are already sending, and a late start, recorded as the start error, is worth more
+/// than none.
+pub fn run_jobs(
+    ns: Option<PathBuf>,
+    jobs: Vec<SendJob>,
+    signal: &Arc<AtomicBool>,
+    start_at: Option<u64>,
+) -> Result<Ran> {
     let (tx, rx) = mpsc::channel();
     let go: Go = Arc::new((Mutex::new(None), Condvar::new()));
     let run_stop = Arc::new(AtomicBool::new(false));
@@ -122,7 +135,7 @@ pub fn run_jobs(ns: Option<PathBuf>, jobs: Vec<SendJob>, signal: &Arc<AtomicBool
                             format!("entering network namespace {}", p.display())
                         })?;
                     }
-                    send(job, &gate, &stop)
+                    send(job, &gate, &stop, start_at)
                 })();
                 if let Err(e) = &r {
                     gate.report(Err(format!("{e:#}")));
@@ -154,10 +167,21 @@ pub fn run_jobs(ns: Option<PathBuf>, jobs: Vec<SendJob>, signal: &Arc<AtomicBool
             Err(_) => break,
         }
     }
+    let mut late_ns = 0;
     let before = match failed {
         None => match SystemSnapshot::take() {
             Ok(s) => {
                 open_gate(&go, true);
+                if let Some(at) = start_at {
+                    late_ns = sys::realtime_ns().saturating_sub(at);
+                    if late_ns > 0 {
+                        crate::errln!(
+                            "upktgen: warning: --start-at {}: the set-up ended {:.3} ms after the instant; the senders start now, late (the report's start error says by how much)",
+                            crate::start_at::format_rfc3339(at),
+                            late_ns as f64 / 1e6
+                        );
+                    }
+                }
                 Some(s)
             }
             Err(e) => {
@@ -188,6 +212,7 @@ pub fn run_jobs(ns: Option<PathBuf>, jobs: Vec<SendJob>, signal: &Arc<AtomicBool
         senders,
         before,
         after,
+        late_ns,
     })
 }
 
@@ -251,7 +276,12 @@ impl Drop for SignalWatch {
 
 /// On a sender thread: pin, open the first candidate backend that can be set up, wait for
 /// the start, send.
-fn send(mut job: SendJob, gate: &Gate, stop: &AtomicBool) -> Result<SenderRun> {
+fn send(
+    mut job: SendJob,
+    gate: &Gate,
+    stop: &AtomicBool,
+    start_at: Option<u64>,
+) -> Result<SenderRun> {
     if let Some(cpu) = job.cpu {
         sys::pin_to_cpu(cpu).map_err(|e| {
             anyhow!("--cpu {cpu}: cannot run the sender there ({e}); online CPUs are listed in /sys/devices/system/cpu/online")
@@ -269,6 +299,7 @@ fn send(mut job: SendJob, gate: &Gate, stop: &AtomicBool) -> Result<SenderRun> {
             limits: &job.limits,
             gate,
             stop,
+            start_at,
         };
         let opened = plan.open(&at, &mut job.frames, measure);
         match opened {
@@ -300,6 +331,38 @@ struct Measure<'a> {
     limits: &'a Limits,
     gate: &'a Gate,
     stop: &'a AtomicBool,
+    /// --start-at's instant (CLOCK_REALTIME, ns).
+    start_at: Option<u64>,
+}
+
+/// The last stretch before a start instant, spent spinning on the clock rather than asleep
+/// (a timer's wake-up can be tens of microseconds late).
+const START_SPIN_NS: u64 = 100_000;
+/// The longest single sleep while waiting for the instant: `stop` (Ctrl-C) is looked at
+/// at least this often.
+const START_SLICE_NS: u64 = 20_000_000;
+
+/// Waits until the CLOCK_REALTIME instant `at`: asleep (clock_nanosleep, absolute, in
+/// slices so that `stop` ends the wait promptly) until [`START_SPIN_NS`] before it, then
+/// spinning on the clock. False when stopped first.
+fn wait_for_instant(at: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Relaxed) {
+            return false;
+        }
+        let now = sys::realtime_ns();
+        if now >= at {
+            return true;
+        }
+        if at - now > START_SPIN_NS {
+            let until = (at - START_SPIN_NS).min(now + START_SLICE_NS);
+            if sys::sleep_until_realtime_ns(until).is_err() {
+                std::thread::sleep(std::time::Duration::from_nanos(until - now));
+            }
+        } else {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 impl WithBackend for Measure<'_> {
@@ -309,6 +372,10 @@ impl WithBackend for Measure<'_> {
         let info = backend.info();
         if !self.gate.ready_and_wait() {
             bail!("called off: another sender could not start");
+        }
+        // Stopped while waiting: the send loop sees `stop` at once and sends nothing.
+        if let Some(at) = self.start_at {
+            wait_for_instant(at, self.stop);
         }
         let t0 = sys::monotonic_ns();
         let outcome = sender::run(&mut backend, frames, self.limits, self.stop)?;

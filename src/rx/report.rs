@@ -21,6 +21,12 @@ pub enum RxStop {
 /// Everything the receiver counted; `--json` prints it whole.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RxReport {
+    /// The receiving host's name, and upktgen's version (for `upktgen merge`; empty in a
+    /// report from an agent older than these fields).
+    #[serde(default)]
+    pub host: String,
+    #[serde(default)]
+    pub version: String,
     pub device: String,
     /// af_xdp or af_packet.
     pub backend: RxKind,
@@ -443,6 +449,8 @@ mod tests {
     #[test]
     fn reconciliation_names_each_difference() {
         let report = RxReport {
+            host: String::new(),
+            version: String::new(),
             device: "veth-rx".into(),
             backend: RxKind::AfPacket,
             mode: "test".into(),
@@ -487,6 +495,8 @@ mod tests {
             },
         };
         let report = RxReport {
+            host: String::new(),
+            version: String::new(),
             device: "veth-rx".into(),
             backend: RxKind::AfXdp,
             mode: "af_xdp copy mode".into(),

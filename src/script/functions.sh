@@ -10,9 +10,10 @@
 #
 # Environment:
 #   UPKTGEN        the upktgen binary [the one that printed this file]
-#   UPKTGEN_ARGS   options for `upktgen script`, e.g. "--backend tx_ring", "--real",
-#                  "--duration 5s" [none: a private lab where every device name stands
-#                  for the lab's sending interface]
+#   UPKTGEN_ARGS   options for `upktgen script`, e.g. "--lab", "--backend tx_ring",
+#                  "--duration 5s" [none: as with the kernel, the devices are the
+#                  interfaces of the current network namespace; "--lab": a private lab
+#                  where every device name stands for the lab's sending interface veth-tx]
 #   UPKTGEN_STATE  keep the session in this directory (kept after exit, so that a later
 #                  script run with -a appends to it) [a temporary directory, removed at exit]
 #

@@ -44,25 +44,91 @@ pub struct Interp {
     thread_result: BTreeMap<usize, String>,
     /// Devices in the order they were added.
     devs: Vec<(String, DevState)>,
-    /// Whether a device name may be added (an interface of that name exists).
-    dev_exists: Box<dyn Fn(&str) -> bool>,
+    /// Whether an interface may be added: Err says why not (what the kernel logs).
+    dev_check: DevCheck,
     /// The MAC of an interface, for `src_mac` when unset.
     dev_mac: Box<dyn Fn(&str) -> MacAddr>,
+    /// Every device stands for the private lab's sending interface ([`lab_ifname`]).
+    lab: bool,
+    /// What the kernel would log about the last refusal (its `pr_err` line), taken by
+    /// [`Interp::take_note`].
+    note: Option<String>,
 }
 
+/// What the kernel logs when `add_device` names no interface of the namespace, with the way
+/// to the lab.
+pub fn no_such_netdevice(ifname: &str) -> String {
+    format!(
+        "no such netdevice: \"{ifname}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
+    )
+}
+
+/// The private lab's interface that a device name stands for with `--lab`: the lab's
+/// sending interface, the name's `@tag` kept (`eth0@1` -> `veth-tx@1`).
+pub fn lab_ifname(name: &str) -> String {
+    match name.split_once('@') {
+        Some((_, tag)) => format!("{}@{tag}", crate::lab::TX_IF),
+        None => crate::lab::TX_IF.to_string(),
+    }
+}
+
+/// Whether an interface may be added to a thread: Err with the reason the kernel would log
+/// (`no such netdevice: "eth9"`, `device is down: "eth1"`, ...).
+pub type DevCheck = Box<dyn Fn(&str) -> Result<(), String>>;
+
 impl Interp {
+    /// `dev_exists` says whether an interface of that name exists (a name that does not is
+    /// refused as the kernel refuses it).
     pub fn new(
         cpus: Vec<usize>,
         dev_exists: Box<dyn Fn(&str) -> bool>,
+        dev_mac: Box<dyn Fn(&str) -> MacAddr>,
+    ) -> Self {
+        Interp::checked(
+            cpus,
+            Box::new(move |d| {
+                if dev_exists(d) {
+                    Ok(())
+                } else {
+                    Err(no_such_netdevice(d))
+                }
+            }),
+            dev_mac,
+        )
+    }
+
+    /// [`Interp::new`] with a check that may refuse an interface for any reason.
+    pub fn checked(
+        cpus: Vec<usize>,
+        dev_check: DevCheck,
         dev_mac: Box<dyn Fn(&str) -> MacAddr>,
     ) -> Self {
         Interp {
             cpus,
             thread_result: BTreeMap::new(),
             devs: Vec::new(),
-            dev_exists,
+            dev_check,
             dev_mac,
+            lab: false,
+            note: None,
         }
+    }
+
+    /// Every device stands for the private lab's sending interface: its file names that
+    /// interface (`ifname:`) and says which name it stands for.
+    pub fn in_lab(mut self) -> Self {
+        self.lab = true;
+        self
+    }
+
+    /// Whether the devices stand for the private lab's interface.
+    pub fn is_lab(&self) -> bool {
+        self.lab
+    }
+
+    /// What the kernel would have logged about the last refused command, once.
+    pub fn take_note(&mut self) -> Option<String> {
+        self.note.take()
     }
 
     /// Every device name may be added; MACs are all zero (for tests and checks).
@@ -185,10 +251,15 @@ impl Interp {
                 if dev.is_empty() {
                     return Err("ERROR: add_device: give a device name".into());
                 }
-                if self.devs.iter().any(|(d, _)| d == dev)
-                    || check_dev_name(dev).is_err()
-                    || !(self.dev_exists)(dev.split('@').next().unwrap_or(""))
-                {
+                if self.devs.iter().any(|(d, _)| d == dev) || check_dev_name(dev).is_err() {
+                    return Err(format!("ERROR: can not add device {dev}"));
+                }
+                // As the kernel: the interface (the name up to `@`) must exist in this
+                // network namespace (and be an Ethernet device that is up); the write
+                // fails and the kernel logs why.
+                let ifname = dev.split('@').next().unwrap_or("");
+                if let Err(why) = (self.dev_check)(ifname) {
+                    self.note = Some(why);
                     return Err(format!("ERROR: can not add device {dev}"));
                 }
                 self.devs.push((
@@ -236,7 +307,26 @@ impl Interp {
             Target::Dev(d) => {
                 let dev = self.device(d)?;
                 let mac = (self.dev_mac)(dev.cfg.device());
-                let text = show(&dev.cfg, mac, None, &Current::default(), &dev.result);
+                let text = if self.lab {
+                    // The file names the interface that sends, and what it stands for.
+                    let mut cfg = dev.cfg.clone();
+                    cfg.ifname = lab_ifname(d);
+                    let text = show(&cfg, mac, None, &Current::default(), &dev.result);
+                    let key = format!("ifname: {}\n", cfg.ifname);
+                    let note = format!(
+                        "     lab: {d} stands for {}, the private lab's sending interface (--lab)\n",
+                        cfg.ifname
+                    );
+                    match text.find(&key) {
+                        Some(i) => {
+                            let at = i + key.len();
+                            format!("{}{note}{}", &text[..at], &text[at..])
+                        }
+                        None => text,
+                    }
+                } else {
+                    show(&dev.cfg, mac, None, &Current::default(), &dev.result)
+                };
                 Some(match &dev.current {
                     Some(cur) => splice_current(&text, cur),
                     None => text,

@@ -42,33 +42,56 @@ fn sys_mac(dev: &str) -> MacAddr {
         .unwrap_or_default()
 }
 
+/// The interpreter of a script: as the kernel's, devices are the interfaces of the current
+/// network namespace (an interface that does not exist cannot be added); with --lab every
+/// name may be added and stands for the private lab's sending interface.
 fn interp_for(a: &ScriptArgs) -> Interp {
-    if a.real {
-        Interp::new(
-            online_cpus(),
-            Box::new(|d| Path::new(&format!("/sys/class/net/{d}")).exists()),
-            Box::new(sys_mac),
-        )
+    if a.lab {
+        Interp::new(online_cpus(), Box::new(|_| true), Box::new(|_| lab::TX_MAC)).in_lab()
     } else {
-        Interp::new(online_cpus(), Box::new(|_| true), Box::new(|_| lab::TX_MAC))
+        Interp::checked(online_cpus(), Box::new(check_iface), Box::new(sys_mac))
     }
+}
+
+/// What the kernel checks at `add_device`: the interface exists in this network namespace,
+/// is an Ethernet device, and is up. The interface index answers for the calling process's
+/// namespace; sysfs may show another namespace's interfaces, so its type and flags are
+/// taken only when it shows the same index (else a start's probe checks them).
+fn check_iface(d: &str) -> Result<(), String> {
+    let index = crate::sys::if_nametoindex(d).map_err(|_| interp::no_such_netdevice(d))?;
+    let sys = |f: &str| {
+        std::fs::read_to_string(format!("/sys/class/net/{d}/{f}"))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    if sys("ifindex") != Some(index.to_string()) {
+        return Ok(());
+    }
+    // ARPHRD_ETHER
+    if sys("type").is_some_and(|t| t != "1") {
+        return Err(format!("not an ethernet device: \"{d}\""));
+    }
+    let flags = sys("flags").and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+    if flags.is_some_and(|f| f & libc::IFF_UP as u32 == 0) {
+        return Err(format!(
+            "device is down: \"{d}\" (bring it up with `ip link set {d} up`)"
+        ));
+    }
+    Ok(())
 }
 
 /// The senders of a start: every added device, thread by thread, pinned to its thread's
 /// CPU; in the lab each stands for the lab's sending interface (its @tag kept) and gets
 /// the lab's receiver as destination where it has none.
-pub fn start_specs(it: &Interp, real: bool) -> Result<Vec<(String, SenderSpec)>, String> {
+pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>, String> {
     let mut out = Vec::new();
     for (name, d) in it.devices() {
         d.cfg
             .check_start()
             .map_err(|e| format!("ERROR: start: {name}: {e}"))?;
         let mut cfg = d.cfg.clone();
-        if !real {
-            cfg.ifname = match name.split_once('@') {
-                Some((_, tag)) => format!("{}@{tag}", lab::TX_IF),
-                None => lab::TX_IF.to_string(),
-            };
+        if lab {
+            cfg.ifname = interp::lab_ifname(name);
             crate::run::plan::fill_lab_destination(&mut cfg);
         } else if cfg.dst_mac == MacAddr::default() {
             return Err(format!(
@@ -98,13 +121,13 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
     // The start's plan: the backend's options, and the target's.
     RunPlan::from_script(a, specs.iter().map(|(_, s)| s.clone()).collect())
         .map_err(|e| format!("ERROR: start: {e:#}"))?;
-    if !a.real {
+    if a.lab {
         lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
     }
     for (i, (name, s)) in specs.iter().enumerate() {
         let fail = |e: &dyn std::fmt::Display| format!("ERROR: start: {name}: {e}");
         let dev = s.cfg.device();
-        let (mtu, info) = if a.real {
+        let (mtu, info) = if !a.lab {
             let mtu = std::fs::read_to_string(format!("/sys/class/net/{dev}/mtu"))
                 .ok()
                 .and_then(|m| m.trim().parse().ok());
@@ -133,7 +156,7 @@ fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), Str
 }
 
 /// What `--check` cannot check, for its help and its verbose answer.
-pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, opening the backend (sockets, rings, XDP programs), and with --real the device's address";
+pub const CHECK_CANNOT: &str = "the privileges (root or CAP_NET_RAW, CAP_NET_ADMIN, CAP_SYS_ADMIN), creating the lab, opening the backend (sockets, rings, XDP programs), and without --lab the device's address";
 
 /// How one start ended.
 enum Started {
@@ -144,13 +167,18 @@ enum Started {
 
 /// Runs every added device; records each one's Current and Result.
 fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
-    let specs = match start_specs(it, a.real) {
+    let specs = match start_specs(it, a.lab) {
         Ok(s) => s,
         Err(e) => return Started::Failed(e),
     };
     if a.check {
         return match check_start(a, &specs) {
-            Ok(()) => Started::Ok(String::new()),
+            Ok(()) => {
+                if !a.lab {
+                    say_where(true, &specs);
+                }
+                Started::Ok(String::new())
+            }
             Err(e) => Started::Failed(e),
         };
     }
@@ -158,6 +186,9 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         return Started::Interrupted(String::new());
     }
     let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
+    if !a.lab {
+        say_where(false, &specs);
+    }
     let plan = match RunPlan::from_script(a, specs.into_iter().map(|(_, s)| s).collect()) {
         Ok(p) => p,
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
@@ -167,9 +198,13 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         Ok(None) => return Started::Interrupted(String::new()),
         Err(e) => return Started::Failed(format!("ERROR: start: {e:#}")),
     };
-    // The report names each sender as the script does.
+    // The report names each sender as the script does; in the lab it says which names
+    // stand for the lab's interface.
     for (t, name) in r.report.threads.iter_mut().zip(&names) {
         t.device.clone_from(name);
+    }
+    if a.lab {
+        r.report.target.stands_for.clone_from(&names);
     }
     for (name, s) in names.iter().zip(&r.senders) {
         let res = &s.outcome.result;
@@ -185,7 +220,7 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         let walk = s
             .walk
             .clone()
-            .or_else(|| fixed_walk(&s.spec.cfg, mac, !a.real, res.sent));
+            .or_else(|| fixed_walk(&s.spec.cfg, mac, a.lab, res.sent));
         if let Some(d) = it.device_mut(name) {
             let text = show(&d.cfg, mac, walk.as_ref(), &cur, &result);
             d.current = interp::current_section(&text);
@@ -202,6 +237,32 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
     } else {
         Started::Ok(report)
     }
+}
+
+/// Says once, on standard error, which existing interfaces a start sends on (or, with
+/// --check, would send on), and how to run in the lab instead.
+fn say_where(check: bool, specs: &[(String, SenderSpec)]) {
+    let mut ifaces: Vec<&str> = Vec::new();
+    for (_, s) in specs {
+        let d = s.cfg.device();
+        if !ifaces.contains(&d) {
+            ifaces.push(d);
+        }
+    }
+    let what = if ifaces.len() == 1 {
+        "an existing interface"
+    } else {
+        "existing interfaces"
+    };
+    crate::errln!(
+        "upktgen: {} on {} ({what}): --lab sends in a private lab instead",
+        if check {
+            "a start would send"
+        } else {
+            "sending"
+        },
+        ifaces.join(", ")
+    );
 }
 
 /// The walk's state after `sent` frames of a device whose fields never change (sent from
@@ -299,6 +360,9 @@ fn run_lines(
                     crate::errln!("Result: {s}");
                 } else {
                     crate::errln!("{}{s}", label(&target));
+                }
+                if let Some(n) = it.take_note() {
+                    crate::errln!("upktgen: {}", clip(&n, 240));
                 }
                 false
             }
@@ -499,6 +563,8 @@ fn script(a: &ScriptArgs, stop: &Arc<AtomicBool>) -> Result<Tally> {
             bail!("--session {}: not a directory", dir.display());
         }
         load_session(&mut it, dir)?;
+        // The replay is quiet: what it refused was said when the command was first given.
+        let _ = it.take_note();
     }
     let (name, lines): (String, Vec<(usize, String)>) = match (&a.write, &a.file) {
         (Some(t), _) => {

@@ -97,6 +97,9 @@ fn echo_and_cat_spellings() {
     assert!(parse_line("cat a b").is_err());
 }
 
+/// `start_specs`'s argument for the private lab.
+const LAB: bool = true;
+
 fn two_cpus() -> Interp {
     Interp::permissive(vec![0, 1])
 }
@@ -236,7 +239,7 @@ fn start_specs_pin_threads_and_map_to_the_lab() {
     ok(it.apply(&w("kpktgend_1", "add_device eth0@1")));
     ok(it.apply(&w("kpktgend_0", "add_device eth0@0")));
     ok(it.apply(&w("eth0@1", "dst 198.18.0.42")));
-    let s = start_specs(&it, false).unwrap();
+    let s = start_specs(&it, LAB).unwrap();
     let got: Vec<(&str, &str, Option<usize>)> = s
         .iter()
         .map(|(n, s)| (n.as_str(), s.cfg.ifname.as_str(), s.cpu))
@@ -253,10 +256,10 @@ fn start_specs_pin_threads_and_map_to_the_lab() {
     assert_eq!(s[0].1.cfg.dst_mac, crate::lab::RX_MAC);
     assert_eq!(s[1].1.cfg.dst_min, "198.18.0.42");
     // Real devices need a destination MAC.
-    assert!(start_specs(&it, true).unwrap_err().contains("dst_mac"));
+    assert!(start_specs(&it, !LAB).unwrap_err().contains("dst_mac"));
     // Combinations are checked at start, naming the device.
     ok(it.apply(&w("eth0@0", "flows 10")));
-    let e = start_specs(&it, false).unwrap_err();
+    let e = start_specs(&it, LAB).unwrap_err();
     assert!(
         e.starts_with("ERROR: start: eth0@0: ") && e.contains("flowlen"),
         "{e}"
@@ -544,9 +547,61 @@ fn random_lines_never_panic() {
                     let _ = interp::current_section(&text);
                     let _ = interp::result_section(&text);
                 }
-                let _ = start_specs(&it, false);
+                let _ = start_specs(&it, LAB);
             }
         }));
         assert!(result.is_ok(), "case {case}: panicked on line {line:?}");
     }
+}
+
+/// A missing interface: the kernel's Result, and what the kernel would log, once.
+#[test]
+fn a_missing_interface_is_refused_with_the_kernels_answer_and_a_note() {
+    let mut it = Interp::new(
+        vec![0],
+        Box::new(|d| d == "lo"),
+        Box::new(|_| crate::wire::MacAddr::default()),
+    );
+    assert_eq!(
+        error(it.apply(&w("kpktgend_0", "add_device nosuch0@1"))),
+        "ERROR: can not add device nosuch0@1"
+    );
+    let note = it.take_note().unwrap();
+    assert!(
+        note.starts_with("no such netdevice: \"nosuch0\" in this network namespace")
+            && note.contains("--lab"),
+        "{note}"
+    );
+    assert_eq!(it.take_note(), None);
+    assert!(
+        it.text(&Target::Thread(0))
+            .unwrap()
+            .ends_with("Result: ERROR: can not add device nosuch0@1\n")
+    );
+    // A name already added is refused without a note (the interface exists).
+    ok(it.apply(&w("kpktgend_0", "add_device lo")));
+    error(it.apply(&w("kpktgend_0", "add_device lo")));
+    assert_eq!(it.take_note(), None);
+}
+
+/// With --lab a device's file names the lab's interface and what it stands for.
+#[test]
+fn in_the_lab_a_device_file_names_the_labs_interface() {
+    let mut it = Interp::permissive(vec![0]).in_lab();
+    assert!(it.is_lab());
+    ok(it.apply(&w("kpktgend_0", "add_device eth1@3")));
+    let t = it.text(&dev("eth1@3")).unwrap();
+    assert!(
+        t.contains(
+            "ifname: veth-tx@3\n     lab: eth1@3 stands for veth-tx@3, the private lab's sending interface (--lab)\n     flows: "
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("ifname: eth1"), "{t}");
+    // Without --lab the file names the device itself.
+    let mut it = two_cpus();
+    ok(it.apply(&w("kpktgend_0", "add_device eth1@3")));
+    let t = it.text(&dev("eth1@3")).unwrap();
+    assert!(t.contains("ifname: eth1@3\n     flows: "), "{t}");
+    assert_eq!(super::interp::lab_ifname("eth1"), "veth-tx");
 }

@@ -168,7 +168,7 @@ impl SendOutcome {
         let n = all.len() as u64;
         let sum = |f: &dyn Fn(&SendOutcome) -> u64| all.iter().map(|o| f(o)).sum::<u64>();
         let elapsed_ns = all.iter().map(|o| o.result.elapsed_ns).max().unwrap_or(0);
-        let imix: Option<u64> = all.iter().map(|o| o.result.imix_bytes).sum::<Option<u64>>();
+        let results: Vec<PktgenResult> = all.iter().map(|o| o.result).collect();
         let mut backend = BackendStats::default();
         for o in &all {
             backend += &o.backend;
@@ -176,15 +176,7 @@ impl SendOutcome {
         backend.idle_ns /= n;
         backend.stopped_ns /= n;
         SendOutcome {
-            result: PktgenResult {
-                elapsed_ns,
-                idle_ns: (sum(&|o| o.result.idle_ns) / n).min(elapsed_ns),
-                sent: sum(&|o| o.result.sent),
-                pkt_size: first.result.pkt_size,
-                frags: 0,
-                errors: sum(&|o| o.result.errors),
-                imix_bytes: imix,
-            },
+            result: PktgenResult::add_up(&results, elapsed_ns),
             pacing_idle_ns: sum(&|o| o.pacing_idle_ns) / n,
             backend,
             stop_reason: if all.iter().any(|o| o.stop_reason == StopReason::Interrupted) {

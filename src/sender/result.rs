@@ -6,10 +6,10 @@
 //! times in microseconds. [`PktgenResult`] holds the raw figures and [`PktgenResult::lines`]
 //! renders the two lines exactly as pktgen shows them after `Result: `.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The raw figures of one finished (or interrupted) run, as pktgen reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PktgenResult {
     /// Wall-clock time from the first packet to the end of the final wait for completions.
     pub elapsed_ns: u64,
@@ -30,6 +30,23 @@ pub struct PktgenResult {
 }
 
 impl PktgenResult {
+    /// Several results as one, as a multi-thread run adds up its threads: packets, errors
+    /// and IMIX bytes (when all have them) add up, idle is the mean (never above the
+    /// elapsed), the frame size is the first's; `elapsed_ns` is the caller's (the longest
+    /// thread's, or from the earliest start to the latest end).
+    pub fn add_up(all: &[PktgenResult], elapsed_ns: u64) -> PktgenResult {
+        let n = (all.len() as u64).max(1);
+        PktgenResult {
+            elapsed_ns,
+            idle_ns: (all.iter().map(|r| r.idle_ns).sum::<u64>() / n).min(elapsed_ns),
+            sent: all.iter().map(|r| r.sent).sum(),
+            pkt_size: all.first().map_or(0, |r| r.pkt_size),
+            frags: 0,
+            errors: all.iter().map(|r| r.errors).sum(),
+            imix_bytes: all.iter().map(|r| r.imix_bytes).sum(),
+        }
+    }
+
     /// Busy time: elapsed minus idle (never negative).
     pub fn busy_ns(&self) -> u64 {
         self.elapsed_ns.saturating_sub(self.idle_ns)
@@ -188,6 +205,35 @@ mod tests {
                 .starts_with("OK: 0(c0+d0) usec, 5 (60byte,0frags)")
         );
         assert!(r.lines().ends_with("errors: 1"));
+    }
+
+    #[test]
+    fn adding_up_sums_packets_and_averages_idle() {
+        let a = PktgenResult {
+            idle_ns: 10,
+            sent: 7,
+            errors: 1,
+            ..seed(100, 0)
+        };
+        let b = PktgenResult {
+            idle_ns: 31,
+            sent: 5,
+            ..seed(100, 0)
+        };
+        let t = PktgenResult::add_up(&[a, b], 2_000);
+        assert_eq!(
+            (t.sent, t.errors, t.idle_ns, t.elapsed_ns),
+            (12, 1, 20, 2_000)
+        );
+        assert_eq!((t.pkt_size, t.imix_bytes), (60, None));
+        // Idle never above the elapsed; IMIX bytes only when every part has them.
+        assert_eq!(PktgenResult::add_up(&[a, b], 5).idle_ns, 5);
+        let i = PktgenResult {
+            imix_bytes: Some(100),
+            ..a
+        };
+        assert_eq!(PktgenResult::add_up(&[i, i], 1).imix_bytes, Some(200));
+        assert_eq!(PktgenResult::add_up(&[i, b], 1).imix_bytes, None);
     }
 
     #[test]

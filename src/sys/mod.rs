@@ -125,6 +125,31 @@ pub fn sleep_until_monotonic_ns(deadline_ns: u64) {
     }
 }
 
+/// Sleeps until the CLOCK_REALTIME instant `deadline_ns` (absolute, ns since the epoch).
+/// Returns early on a signal (EINTR) and when the clock is set (the caller re-checks the
+/// time, and the stop flag, and calls again).
+pub fn sleep_until_realtime_ns(deadline_ns: u64) -> io::Result<()> {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid, initialised timespec that outlives the call; with
+    // TIMER_ABSTIME the remaining-time pointer is unused and may be null.
+    let r = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_REALTIME,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    // clock_nanosleep returns the error number itself (it does not set errno).
+    match r {
+        0 | libc::EINTR => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
 /// CLOCK_MONOTONIC in nanoseconds (the same clock as `std::time::Instant` on Linux).
 pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)

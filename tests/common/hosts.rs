@@ -212,6 +212,30 @@ impl TwoHosts {
         d.join("ssh_config")
     }
 
+    /// `upktgen run --dev dat-a ... EXTRA` inside `a`, aimed at `b`'s data address at
+    /// 50,000 pps.
+    pub fn run_a_to_b(&self, count: u64, extra: &[&str]) -> std::process::Output {
+        let c = count.to_string();
+        let mut a = vec![
+            env!("CARGO_BIN_EXE_upktgen"),
+            "run",
+            "--dev",
+            A_DATA,
+            "--dst",
+            &self.b_ip,
+            "--src",
+            &self.a_ip,
+            "--dst-mac",
+            B_MAC,
+            "--count",
+            &c,
+            "--ratep",
+            "50000",
+        ];
+        a.extend_from_slice(extra);
+        self.in_a(&a)
+    }
+
     /// A command inside `a`.
     pub fn in_a(&self, args: &[&str]) -> std::process::Output {
         Command::new("ip")

@@ -525,7 +525,7 @@ fn lab_defaults() {
 #[test]
 fn seed_is_resolved_once() {
     assert_eq!(plan(&["--seed", "42"]).seed, 42);
-    let a = script_args(&["--seed", "43"]);
+    let a = script_args(&["--lab", "--seed", "43"]);
     assert_eq!(RunPlan::from_script(&a, lab_specs(1)).unwrap().seed, 43);
 }
 
@@ -757,6 +757,7 @@ fn lab_specs(n: usize) -> Vec<SenderSpec> {
 #[test]
 fn a_script_plan_takes_the_ring_thresholds() {
     let a = script_args(&[
+        "--lab",
         "--backend",
         "tx_ring",
         "--ring",
@@ -778,12 +779,13 @@ fn a_script_plan_takes_the_ring_thresholds() {
     }
     assert!(matches!(p.target, Target::Lab(l) if l.queues == 2 && l.rx_mode == RxMode::Drop));
     // The same refusals as run's.
-    let a = script_args(&["--start-thresh", "7"]);
+    let a = script_args(&["--lab", "--start-thresh", "7"]);
     let e = RunPlan::from_script(&a, lab_specs(1))
         .unwrap_err()
         .to_string();
     assert!(e.contains("apply to the ring backends"), "{e}");
     let a = script_args(&[
+        "--lab",
         "--backend",
         "af_xdp",
         "--ring",
@@ -793,7 +795,15 @@ fn a_script_plan_takes_the_ring_thresholds() {
     ]);
     assert!(RunPlan::from_script(&a, lab_specs(1)).is_err());
     // Defaults as run's: half the ring.
-    let a = script_args(&["--backend", "tx_ring", "--seed", "9", "--no-live", "--json"]);
+    let a = script_args(&[
+        "--lab",
+        "--backend",
+        "tx_ring",
+        "--seed",
+        "9",
+        "--no-live",
+        "--json",
+    ]);
     let p = RunPlan::from_script(&a, lab_specs(1)).unwrap();
     match &p.senders[0].backends[..] {
         [BackendPlan::TxRing(c)] => assert_eq!(c.ring.start_thresh(), 512),
@@ -810,4 +820,75 @@ fn a_real_script_plan_sends_on_its_device() {
     specs[0].cfg.ifname = "eth9@0".into();
     let p = RunPlan::from_script(&a, specs).unwrap();
     assert_eq!(p.target, Target::Device("eth9".into()));
+}
+
+#[test]
+fn start_at_is_resolved_once_against_the_wall_clock() {
+    let now = crate::sys::realtime_ns();
+    let p = plan(&["run", "--start-at", "+30s", "--count", "1"]);
+    let at = p.start_at.expect("an instant");
+    assert!(at >= now + 30_000_000_000, "{at} vs {now}");
+    assert!(at < now + 40_000_000_000, "{at} vs {now}");
+    assert_eq!(plan(&["run", "--count", "1"]).start_at, None);
+    // Epoch ns and RFC 3339 name the same instant.
+    let ns = (now + 60_000_000_000).to_string();
+    let iso = crate::start_at::format_rfc3339(now + 60_000_000_000);
+    assert_eq!(
+        plan(&["run", "--start-at", &ns]).start_at,
+        plan(&["run", "--start-at", &iso]).start_at
+    );
+}
+
+#[test]
+fn start_at_refusals_name_the_option_and_the_problem() {
+    let past = (crate::sys::realtime_ns() - 5_000_000_000).to_string();
+    assert_refused(&["run", "--start-at", &past], "--start-at");
+    assert_refused(&["run", "--start-at", &past], "in the past");
+    assert_refused(&["run", "--start-at", "+2h"], "at most 3600 s");
+    assert_refused(
+        &["run", "--start-at", "tomorrow"],
+        "--start-at \"tomorrow\"",
+    );
+    assert_refused(&["run", "--start-at", "+"], "--start-at");
+    assert_refused(
+        &[
+            "run",
+            "--start-at",
+            "+5s",
+            "--pcap",
+            "/tmp/x.pcap",
+            "--count",
+            "1",
+        ],
+        "--pcap writes a file",
+    );
+    // The helper itself, against a fixed clock.
+    let now = 1_796_116_041_000_000_000;
+    assert_eq!(start_at(None, now).unwrap(), None);
+    assert_eq!(
+        start_at(Some("+1s"), now).unwrap(),
+        Some(now + 1_000_000_000)
+    );
+    let e = format!(
+        "{:#}",
+        start_at(Some("2026-12-01T09:00:00Z"), now).unwrap_err()
+    );
+    assert!(
+        e.starts_with("--start-at \"2026-12-01T09:00:00Z\" is") && e.contains("past"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_script_plan_takes_start_at_with_run_s_checks() {
+    let p = RunPlan::from_script(&script_args(&["--start-at", "+20s"]), lab_specs(2)).unwrap();
+    assert!(p.start_at.is_some_and(|at| at > crate::sys::realtime_ns()));
+    let e = format!(
+        "{:#}",
+        RunPlan::from_script(&script_args(&["--start-at", "+3h"]), lab_specs(1)).unwrap_err()
+    );
+    assert!(
+        e.contains("--start-at") && e.contains("at most 3600 s"),
+        "{e}"
+    );
 }

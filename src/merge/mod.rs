@@ -1,0 +1,588 @@
+//! `upktgen merge FILE...`: the JSON documents of several hosts' runs (`run --json`) and
+//! receivers (`rx --json`) as one report: each sender host's `Result:` and the total's, in
+//! pktgen's integer arithmetic, the start skew between the hosts, each host's
+//! reconciliation, and what the receivers counted.
+//!
+//! The total adds the hosts up as a multi-thread run adds up its threads
+//! ([`PktgenResult::add_up`]: packets and errors summed, idle the mean) with the elapsed
+//! time from the earliest start to the latest end (wall clock, each host's own).
+//!
+//! Refused, naming the file: a file that is not JSON (truncated, malformed) or not a run
+//! or rx document; documents of different upktgen versions (or without one); the same
+//! document twice, or the same sender (host, device, namespace) starting at the same
+//! instant twice; runs that did not share one `--start-at` (some with one, others with
+//! another or none); no run document at all; an ndr document (a search per host is not
+//! added up). Merged but flagged (a `Flagged:` line naming
+//! the file, and `flags` in JSON): runs none of which used `--start-at` (not started
+//! together), a host whose clock is not synchronised, an interrupted run, different frame
+//! sizes.
+
+use crate::report::run::{Reconciliation, StartReport, clock_short, signed_time, time_text};
+use crate::rx::report::{RxAnalysis, RxReport};
+use crate::sender::PktgenResult;
+use crate::sys::clock::ClockSync;
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// `upktgen merge`'s options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// JSON documents of `upktgen run --json` (senders) and `upktgen rx --json`
+    /// (receivers), one per file, from every host of the run.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// Print one JSON document instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The parts of a run document that merge reads.
+#[derive(Debug, Clone, Deserialize)]
+struct RunDoc {
+    host: String,
+    version: String,
+    target: TargetDoc,
+    outcome: OutcomeDoc,
+    #[serde(default)]
+    threads: Vec<ThreadDoc>,
+    reconciliation: Reconciliation,
+    #[serde(default)]
+    start: Option<StartReport>,
+    #[serde(default)]
+    rx_analysis: Option<RxAnalysis>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct TargetDoc {
+    device: String,
+    netns: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct OutcomeDoc {
+    result: PktgenResult,
+    start_realtime_ns: u64,
+    stop_reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ThreadDoc {
+    outcome: OutcomeDoc,
+}
+
+/// One sending host's run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SenderHost {
+    pub file: PathBuf,
+    pub host: String,
+    pub device: String,
+    pub netns: Option<String>,
+    /// Its own Result (all its threads).
+    pub result: PktgenResult,
+    /// CLOCK_REALTIME of its first thread's start and its last thread's end, ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// --start-at: its latest thread's start error (None: stopped before the instant).
+    pub start_error_ns: Option<i64>,
+    pub clock: Option<ClockSync>,
+    pub reconciliation: Reconciliation,
+}
+
+/// One receiver: an rx document, or the receiver of a run's --rx-analyze/--peer.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReceiverHost {
+    pub file: PathBuf,
+    pub host: String,
+    pub device: String,
+    /// Frames with pktgen's header.
+    pub pktgen_frames: u64,
+    /// Distinct sequence numbers, and the gaps, duplicates and reorderings among them.
+    pub received: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+}
+
+/// What the receivers counted, together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Received {
+    pub receivers: usize,
+    pub pktgen_frames: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// The senders' total sent minus the distinct sequence numbers received.
+    pub missing: i64,
+}
+
+/// The merged report; `--json` prints it whole.
+#[derive(Debug, Clone, Serialize)]
+pub struct Merged {
+    pub version: String,
+    /// The shared --start-at instant, ns since the epoch (None: none of the runs had one).
+    pub start_at_ns: Option<u64>,
+    pub start_at: Option<String>,
+    pub senders: Vec<SenderHost>,
+    /// All hosts: elapsed from the earliest start to the latest end.
+    pub total: PktgenResult,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Latest host start - earliest host start.
+    pub start_skew_ns: u64,
+    /// The hosts' reconciliations summed (rx_packets/lost only when every host has them).
+    pub reconciliation: Reconciliation,
+    pub receivers: Vec<ReceiverHost>,
+    pub received: Option<Received>,
+    /// What was merged but deserves a look, each naming its file.
+    pub flags: Vec<String>,
+}
+
+/// A document read: a run's or a receiver's.
+enum Doc {
+    Run(Box<RunDoc>),
+    Rx(Box<RxReport>),
+}
+
+/// Runs `upktgen merge`.
+pub fn run_cli(a: &MergeArgs) -> Result<()> {
+    let m = merge(&read_docs(&a.files)?)?;
+    if a.json {
+        crate::out::println(serde_json::to_string_pretty(&m)?)?;
+    } else {
+        crate::out::print(m.text())?;
+    }
+    Ok(())
+}
+
+/// The files' JSON, each read with the bounded reader (a truncated or malformed file is
+/// refused, naming it and the problem).
+pub fn read_docs(files: &[PathBuf]) -> Result<Vec<(PathBuf, Value)>> {
+    files
+        .iter()
+        .map(|p| {
+            let v: Value =
+                crate::input::read_json(p, crate::input::MAX_JSON, "a JSON document of upktgen")?;
+            Ok((p.clone(), v))
+        })
+        .collect()
+}
+
+/// Which document `v` is, read into its shape.
+fn classify(path: &Path, v: &Value) -> Result<Doc> {
+    let name = path.display();
+    let has = |k: &str| v.get(k).is_some();
+    if v.pointer("/header/upktgen_ndr").is_some() {
+        bail!(
+            "{name}: an ndr document: merge adds up runs (`run --json`) and receivers (`rx --json`); each host's NDR search stands on its own (compare searches with `upktgen compare`)"
+        );
+    }
+    let kind = if has("outcome") && has("reconciliation") {
+        "run"
+    } else if has("sink") && has("frames") && has("stopped_by") {
+        "rx"
+    } else {
+        bail!(
+            "{name}: not a run or rx document of upktgen (merge takes `upktgen run --json` and `upktgen rx --json` output)"
+        );
+    };
+    if v.get("version")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        bail!(
+            "{name}: a {kind} document without `version` (and `host`): written by an older upktgen; run it again with upktgen {}",
+            crate::report::VERSION
+        );
+    }
+    let doc = if kind == "run" {
+        Doc::Run(Box::new(
+            RunDoc::deserialize(v).map_err(|e| anyhow!("{name}: not a run document: {e}"))?,
+        ))
+    } else {
+        Doc::Rx(Box::new(
+            RxReport::deserialize(v).map_err(|e| anyhow!("{name}: not an rx document: {e}"))?,
+        ))
+    };
+    Ok(doc)
+}
+
+impl RunDoc {
+    fn outcomes(&self) -> Vec<&OutcomeDoc> {
+        if self.threads.is_empty() {
+            vec![&self.outcome]
+        } else {
+            self.threads.iter().map(|t| &t.outcome).collect()
+        }
+    }
+
+    fn start_ns(&self) -> u64 {
+        self.outcomes()
+            .iter()
+            .map(|o| o.start_realtime_ns)
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn end_ns(&self) -> u64 {
+        self.outcomes()
+            .iter()
+            .map(|o| o.start_realtime_ns + o.result.elapsed_ns)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn label(&self) -> String {
+        sender_label(&self.host, &self.device(), self.target.netns.as_deref())
+    }
+
+    fn device(&self) -> String {
+        self.target.device.clone()
+    }
+}
+
+fn sender_label(host: &str, device: &str, netns: Option<&str>) -> String {
+    match netns {
+        Some(ns) => format!("{host} {device} in netns {ns}"),
+        None => format!("{host} {device}"),
+    }
+}
+
+fn receiver_of(file: &Path, r: &RxReport) -> ReceiverHost {
+    let t = &r.sink.totals;
+    ReceiverHost {
+        file: file.to_path_buf(),
+        host: r.host.clone(),
+        device: r.device.clone(),
+        pktgen_frames: r.frames.pktgen,
+        received: t.received,
+        lost: t.lost,
+        duplicates: t.duplicates,
+        reordered: t.reordered,
+    }
+}
+
+/// Merges the documents read from their files; refuses what must not be added up.
+pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
+    if docs.is_empty() {
+        bail!("merge: no document given");
+    }
+    let mut runs: Vec<(PathBuf, RunDoc)> = Vec::new();
+    let mut receivers: Vec<ReceiverHost> = Vec::new();
+    let mut rx_keys: Vec<(String, String, PathBuf)> = Vec::new();
+    let mut version: Option<(String, PathBuf)> = None;
+    let mut flags = Vec::new();
+    for (i, (path, v)) in docs.iter().enumerate() {
+        let name = path.display();
+        if docs[..i].iter().any(|(p, _)| p == path) {
+            bail!("{name}: given twice");
+        }
+        if let Some((first, _)) = docs[..i].iter().find(|(_, w)| w == v) {
+            bail!(
+                "{name}: the same document as {}: each run may be merged once",
+                first.display()
+            );
+        }
+        let doc = classify(path, v)?;
+        let ver = match &doc {
+            Doc::Run(r) => r.version.clone(),
+            Doc::Rx(r) => r.version.clone(),
+        };
+        match &version {
+            None => version = Some((ver, path.clone())),
+            Some((v0, p0)) if *v0 != ver => bail!(
+                "{name}: written by upktgen {ver}, but {} by upktgen {v0}: merge documents of one version",
+                p0.display()
+            ),
+            Some(_) => {}
+        }
+        match doc {
+            Doc::Run(r) => {
+                let key = (&r.host, &r.target.device, &r.target.netns, r.start_ns());
+                if let Some((p0, _)) = runs.iter().find(|(_, o)| {
+                    (&o.host, &o.target.device, &o.target.netns, o.start_ns()) == key
+                }) {
+                    bail!(
+                        "{name}: the same run as {} ({}, started at {}): each run may be merged once",
+                        p0.display(),
+                        r.label(),
+                        crate::start_at::format_rfc3339(r.start_ns())
+                    );
+                }
+                if let Some(a) = &r.rx_analysis {
+                    receivers.push(receiver_of(path, &a.receiver));
+                }
+                runs.push((path.clone(), *r));
+            }
+            Doc::Rx(r) => {
+                if let Some((_, _, p0)) = rx_keys
+                    .iter()
+                    .find(|(h, d, _)| *h == r.host && *d == r.device)
+                {
+                    bail!(
+                        "{name}: the same receiver as {} ({} {}): each receiver may be merged once",
+                        p0.display(),
+                        r.host,
+                        r.device
+                    );
+                }
+                rx_keys.push((r.host.clone(), r.device.clone(), path.clone()));
+                receivers.push(receiver_of(path, &r));
+            }
+        }
+    }
+    let Some((p0, first)) = runs.first() else {
+        bail!(
+            "merge: no run document among the files (only receivers'): give the senders' `upktgen run --json` documents too"
+        );
+    };
+    // One shared --start-at, or none at all.
+    let at = first.start.as_ref().map(|s| s.requested_ns);
+    for (p, r) in &runs[1..] {
+        let this = r.start.as_ref().map(|s| s.requested_ns);
+        if this != at {
+            let say = |a: Option<u64>| match a {
+                Some(ns) => format!("--start-at {}", crate::start_at::format_rfc3339(ns)),
+                None => "no --start-at".to_string(),
+            };
+            bail!(
+                "{}: {}, but {} has {}: runs of one synchronised start share one --start-at; these are unrelated",
+                p.display(),
+                say(this),
+                p0.display(),
+                say(at)
+            );
+        }
+    }
+    if at.is_none() && runs.len() > 1 {
+        flags.push(format!(
+            "{}: no --start-at in any run: the hosts were not started together, and the total's elapsed spans from the first start to the last end",
+            runs.iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let size0 = first.outcome.result.pkt_size;
+    let mut senders = Vec::with_capacity(runs.len());
+    for (p, r) in &runs {
+        let name = p.display();
+        let clock = r.start.as_ref().and_then(|s| s.clock);
+        if let Some(s) = &r.start {
+            match &s.clock {
+                Some(c) if !c.synchronised => flags.push(format!(
+                    "{name}: {}'s clock is not synchronised (adjtimex): its start at the instant is by its own clock only",
+                    r.host
+                )),
+                None => flags.push(format!(
+                    "{name}: {}'s clock synchronisation is unknown",
+                    r.host
+                )),
+                Some(_) => {}
+            }
+        }
+        if r.outcome.stop_reason == "interrupted" {
+            flags.push(format!("{name}: interrupted (a partial run)"));
+        }
+        if r.outcome.result.pkt_size != size0 {
+            flags.push(format!(
+                "{name}: {}-byte frames, {} {size0}-byte: the total's bps counts each host's bytes",
+                r.outcome.result.pkt_size,
+                p0.display()
+            ));
+        }
+        senders.push(SenderHost {
+            file: p.clone(),
+            host: r.host.clone(),
+            device: r.device(),
+            netns: r.target.netns.clone(),
+            result: r.outcome.result,
+            start_ns: r.start_ns(),
+            end_ns: r.end_ns(),
+            start_error_ns: r
+                .start
+                .as_ref()
+                .and_then(|s| s.threads.iter().filter_map(|t| t.error_ns).max()),
+            clock,
+            reconciliation: r.reconciliation.clone(),
+        });
+    }
+    let start_ns = senders.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let end_ns = senders.iter().map(|s| s.end_ns).max().unwrap_or(0);
+    let last_start = senders.iter().map(|s| s.start_ns).max().unwrap_or(0);
+    let results: Vec<PktgenResult> = senders.iter().map(|s| s.result).collect();
+    let mut total = PktgenResult::add_up(&results, end_ns.saturating_sub(start_ns));
+    if results.iter().any(|r| r.pkt_size != size0) && total.imix_bytes.is_none() {
+        total.imix_bytes = Some(
+            results
+                .iter()
+                .map(|r| r.imix_bytes.unwrap_or(r.sent * u64::from(r.pkt_size)))
+                .sum(),
+        );
+    }
+    let reconciliation = sum_reconciliations(senders.iter().map(|s| &s.reconciliation));
+    let received = (!receivers.is_empty()).then(|| {
+        let sum = |f: &dyn Fn(&ReceiverHost) -> u64| receivers.iter().map(f).sum::<u64>();
+        let received = sum(&|r| r.received);
+        Received {
+            receivers: receivers.len(),
+            pktgen_frames: sum(&|r| r.pktgen_frames),
+            received,
+            lost: sum(&|r| r.lost),
+            duplicates: sum(&|r| r.duplicates),
+            reordered: sum(&|r| r.reordered),
+            missing: total.sent as i64 - received as i64,
+        }
+    });
+    Ok(Merged {
+        version: version.map(|(v, _)| v).unwrap_or_default(),
+        start_at_ns: at,
+        start_at: at.map(crate::start_at::format_rfc3339),
+        senders,
+        total,
+        start_ns,
+        end_ns,
+        start_skew_ns: last_start - start_ns,
+        reconciliation,
+        receivers,
+        received,
+        flags,
+    })
+}
+
+/// The hosts' reconciliations as one: rx_packets, rx_dropped and lost only when every host
+/// has them.
+fn sum_reconciliations<'a>(
+    all: impl Iterator<Item = &'a Reconciliation> + Clone,
+) -> Reconciliation {
+    Reconciliation {
+        sent: all.clone().map(|r| r.sent).sum(),
+        tx_packets: all.clone().map(|r| r.tx_packets).sum(),
+        tx_dropped: all.clone().map(|r| r.tx_dropped).sum(),
+        rx_packets: all.clone().map(|r| r.rx_packets).sum(),
+        rx_dropped: all.clone().map(|r| r.rx_dropped).sum(),
+        lost: all.clone().map(|r| r.lost).sum(),
+        vanished: all.map(|r| r.vanished).sum(),
+    }
+}
+
+fn reconciliation_text(r: &Reconciliation) -> String {
+    let mut s = format!(
+        "sent {}, tx_packets {}, tx_dropped {}",
+        r.sent, r.tx_packets, r.tx_dropped
+    );
+    if let (Some(rx), Some(lost)) = (r.rx_packets, r.lost) {
+        let _ = write!(
+            s,
+            ", rx_packets {rx}, rx_dropped {}, lost {lost}",
+            r.rx_dropped.unwrap_or(0)
+        );
+    }
+    s
+}
+
+impl Merged {
+    /// The text report: the total's Result first, then each host, the start, the
+    /// receivers and the flags.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "Result: {}", self.total.lines());
+        let _ = writeln!(
+            s,
+            "\nMerged:      {} sender host{} (upktgen {}); the Result above adds them up (elapsed: from the first start to the last end; idle: the mean)",
+            self.senders.len(),
+            if self.senders.len() == 1 { "" } else { "s" },
+            self.version
+        );
+        for h in &self.senders {
+            let _ = writeln!(
+                s,
+                "  {} [{}]: Result: {}",
+                sender_label(&h.host, &h.device, h.netns.as_deref()),
+                h.file.display(),
+                h.result.lines().replace('\n', "\n    ")
+            );
+            let start = match (self.start_at_ns, h.start_error_ns) {
+                (Some(_), Some(e)) => format!("start error {}; ", signed_time(e)),
+                (Some(_), None) => "not started; ".into(),
+                (None, _) => format!(
+                    "started {}; ",
+                    signed_time((h.start_ns - self.start_ns) as i64)
+                ),
+            };
+            let clock = match (self.start_at_ns, &h.clock) {
+                (Some(_), c) => format!("clock {}; ", clock_short(c.as_ref())),
+                (None, _) => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "    {start}{clock}{}",
+                reconciliation_text(&h.reconciliation)
+            );
+        }
+        match &self.start_at {
+            Some(at) => {
+                let _ = writeln!(
+                    s,
+                    "Start at:    {at}; start skew between hosts {}",
+                    time_text(self.start_skew_ns)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "Start:       no --start-at; start skew between hosts {}",
+                    time_text(self.start_skew_ns)
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "Reconciled:  {}",
+            reconciliation_text(&self.reconciliation)
+        );
+        if let Some(r) = &self.received {
+            let pct = if self.total.sent == 0 {
+                100.0
+            } else {
+                r.received as f64 * 100.0 / self.total.sent as f64
+            };
+            let _ = writeln!(
+                s,
+                "Received:    {} of {} sent ({pct:.2} %) by {} receiver{}; lost {}, duplicates {}, reordered {}; {} frames with pktgen's header",
+                r.received,
+                self.total.sent,
+                r.receivers,
+                if r.receivers == 1 { "" } else { "s" },
+                r.lost,
+                r.duplicates,
+                r.reordered,
+                r.pktgen_frames
+            );
+            for h in &self.receivers {
+                let _ = writeln!(
+                    s,
+                    "  {} {} [{}]: received {}, lost {}, duplicates {}, reordered {}",
+                    h.host,
+                    h.device,
+                    h.file.display(),
+                    h.received,
+                    h.lost,
+                    h.duplicates,
+                    h.reordered
+                );
+            }
+        }
+        for f in &self.flags {
+            let _ = writeln!(s, "Flagged:     {f}");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests;
