@@ -22,14 +22,16 @@ fn main() -> ExitCode {
             .map(|()| Exit::Done)
             .map_err(anyhow::Error::from),
         Some(Cmd::Agent(args)) => stop_flag()
-            .and_then(|stop| upktgen::agent::server::main(args, &stop))
+            .and_then(|stop| upktgen::run::agent::main(args, &stop))
             .map(|_| Exit::Done),
+        Some(Cmd::Man(args)) => upktgen::manual::man(args),
+        Some(Cmd::Completions(args)) => upktgen::manual::completions(args),
         Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
         Some(Cmd::Merge(args)) => upktgen::merge::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Ndr(args)) => stop_flag().and_then(|stop| upktgen::ndr::run_cli(args, &stop)),
-        Some(Cmd::Compare(args)) => upktgen::sweep::compare_cli(args).map(|_| Exit::Done),
+        Some(Cmd::Compare(args)) => upktgen::ndr::compare_cli(args).map(|_| Exit::Done),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),
         None => stop_flag().and_then(|stop| upktgen::run::run(&cli.run, &stop)),
     };

@@ -126,6 +126,12 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// [`write`] of a text, the error naming the file.
+pub fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    write(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+}
+
 /// A directory to write output files into (`what` names the option, e.g. `--out`): created
 /// when missing (its parents too); refused when it is a symbolic link (a link planted where
 /// the directory was expected would send the files elsewhere; the message names the

@@ -70,7 +70,7 @@ fn send_with(lab: &Lab, count: u64, delay_ns: u64, batch: usize) -> (u64, u64) {
     })
     .unwrap();
     let stream = Stream::new(PortRange::new(1000, 1016), PortRange::new(9, 9));
-    let mut frames = upktgen::frames::FastFrames::new(t, stream);
+    let mut frames = upktgen::stream::FastFrames::new(t, stream);
     let limits = Limits {
         count,
         duration: None,

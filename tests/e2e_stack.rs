@@ -47,7 +47,7 @@ fn send_and_receive<B: TxBackend>(
 ) {
     let count = 200u32;
     let stream = Stream::new(PortRange::new(1000, 1004), PortRange::new(PORT, PORT));
-    let mut frames = upktgen::frames::FastFrames::new(t.clone(), stream);
+    let mut frames = upktgen::stream::FastFrames::new(t.clone(), stream);
     let limits = Limits {
         count: u64::from(count),
         duration: None,

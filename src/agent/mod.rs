@@ -6,7 +6,6 @@ pub mod client;
 pub mod clock;
 pub mod far;
 pub mod proto;
-pub mod server;
 pub mod transport;
 
 /// At most the first 120 characters of `s`, for messages that quote what the other end sent.

@@ -56,10 +56,10 @@ impl Backend for AfPacket {
     fn open(
         c: &AfPacketConfig,
         at: &OpenAt,
-        frames: &crate::frames::Frames,
+        frames: &crate::stream::Frames,
     ) -> anyhow::Result<AfPacket> {
         at.packet_socket()
-            .and_then(|s| AfPacket::new(s, &crate::frames::FrameSource::prefill(frames), *c))
+            .and_then(|s| AfPacket::new(s, &crate::stream::FrameSource::prefill(frames), *c))
             .context("af_packet: setting up the AF_PACKET socket")
     }
 }

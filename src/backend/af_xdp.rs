@@ -75,10 +75,10 @@ impl Backend for AfXdp {
         })
     }
 
-    fn open(c: &AfXdpConfig, at: &OpenAt, frames: &crate::frames::Frames) -> anyhow::Result<AfXdp> {
+    fn open(c: &AfXdpConfig, at: &OpenAt, frames: &crate::stream::Frames) -> anyhow::Result<AfXdp> {
         let q = c.queue % u32::from(at.tx_queues.max(1));
         let cfg = AfXdpConfig { queue: q, ..*c };
-        AfXdp::new(at.ifindex, &crate::frames::FrameSource::prefill(frames), cfg).map_err(|e| {
+        AfXdp::new(at.ifindex, &crate::stream::FrameSource::prefill(frames), cfg).map_err(|e| {
             let hint = match e.raw_os_error() {
                 Some(libc::EAFNOSUPPORT | libc::ENOPROTOOPT) => {
                     "the kernel needs CONFIG_XDP_SOCKETS (5.4+); "

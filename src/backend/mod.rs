@@ -14,12 +14,13 @@
 
 pub mod af_packet;
 pub mod af_xdp;
+pub mod pcap;
 pub mod ring;
 pub mod tx_ring;
 pub mod xdp_live;
 
-use crate::frames::Frames;
 use crate::pg::DevConfig;
+use crate::stream::Frames;
 use crate::sys::packet::PacketSocket;
 use crate::txq::QueueStats;
 use serde::Serialize;

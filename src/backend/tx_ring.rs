@@ -64,10 +64,10 @@ impl Backend for TxRing {
     fn open(
         c: &TxRingConfig,
         at: &OpenAt,
-        frames: &crate::frames::Frames,
+        frames: &crate::stream::Frames,
     ) -> anyhow::Result<TxRing> {
         at.packet_socket()
-            .and_then(|s| TxRing::new(s, &crate::frames::FrameSource::prefill(frames), *c))
+            .and_then(|s| TxRing::new(s, &crate::stream::FrameSource::prefill(frames), *c))
             .context("tx_ring: setting up the PACKET_MMAP TX ring")
     }
 }

@@ -131,7 +131,7 @@ impl super::Backend for XdpLive {
         if o.ring.given() {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
-        if !crate::frames::fast_path_fits(pg) {
+        if !crate::stream::fast_path_fits(pg) {
             return Err(super::Refusal(
                 "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
             ));
@@ -158,9 +158,9 @@ impl super::Backend for XdpLive {
     fn open(
         c: &XdpLiveConfig,
         at: &super::OpenAt,
-        frames: &crate::frames::Frames,
+        frames: &crate::stream::Frames,
     ) -> anyhow::Result<XdpLive> {
-        let crate::frames::Frames::Fast(fast) = frames else {
+        let crate::stream::Frames::Fast(fast) = frames else {
             anyhow::bail!("xdp_live: the frames need per-packet work its program does not do");
         };
         let frame = first_frame(fast.template(), fast.stream());

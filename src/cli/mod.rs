@@ -3,10 +3,13 @@
 //! Nothing below the run layer imports this module.
 //!
 //! - [`run`]: `upktgen run`'s options, in groups (`#[command(flatten)]`) that `script` shares.
-//! - [`rx`], [`script`], [`sweep`]: those subcommands' options (`rx` shares [`LiveArgs`]).
+//! - [`rx`], [`script`], [`sweep`], [`manual`]: those subcommands' options (`rx` shares
+//!   [`LiveArgs`]).
 //!   `sim` keeps its own beside its code ([`crate::sim::SimArgs`]), which does not import
 //!   this module.
 
+pub mod manual;
+pub mod ndr;
 pub mod run;
 pub mod rx;
 pub mod script;
@@ -71,7 +74,7 @@ pub enum Cmd {
     Merge(crate::merge::MergeArgs),
     /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
     /// search over real runs), with latency (docs/ndr.md).
-    Ndr(Box<crate::ndr::NdrArgs>),
+    Ndr(Box<ndr::NdrArgs>),
     /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
     #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
     Script(Box<ScriptArgs>),
@@ -82,6 +85,12 @@ pub enum Cmd {
     /// `run --peer` through `ip netns exec` or ssh (docs/agent.md). Ends when its input closes.
     #[command(long_about = AGENT_ABOUT)]
     Agent(AgentArgs),
+    /// Write the manual pages: upktgen.1 and one per subcommand.
+    #[command(long_about = manual::MAN_ABOUT)]
+    Man(manual::ManArgs),
+    /// Print a shell completion script (bash, zsh, fish).
+    #[command(long_about = manual::COMPLETIONS_ABOUT)]
+    Completions(manual::CompletionsArgs),
 }
 
 /// `upktgen agent`'s options.

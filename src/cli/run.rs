@@ -292,7 +292,7 @@ pub struct RunArgs {
         requires = "replay",
         help_heading = "Capture and replay"
     )]
-    pub replay_timing: Option<crate::replay::ReplayTiming>,
+    pub replay_timing: Option<crate::stream::replay::ReplayTiming>,
 
     /// With --replay-timing file: play the file X times as fast (0.5 = half speed) [1].
     #[arg(

@@ -12,7 +12,7 @@
 //! an XDP program, sysctls).
 
 use super::{Lab, RX_IF, RX_MAC, TX_IF, TX_MAC, ip, netns_path};
-use crate::report::dut::{DutSample, qdisc_drops};
+use crate::sample::dut::{DutSample, qdisc_drops};
 use crate::sample::{NetDevSnapshot, SnmpSnapshot};
 use crate::sys::netns;
 use crate::wire::MacAddr;

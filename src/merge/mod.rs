@@ -17,9 +17,9 @@
 //! together), a host whose clock is not synchronised, an interrupted run, different frame
 //! sizes.
 
-use crate::report::PktgenResult;
 use crate::report::run::{Reconciliation, StartReport, clock_short, signed_time, time_text};
 use crate::rx::report::{RxAnalysis, RxReport};
+use crate::sender::PktgenResult;
 use crate::sys::clock::ClockSync;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};

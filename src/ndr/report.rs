@@ -408,7 +408,7 @@ pub fn index_html(run: &NdrRun, plots: &[(String, String, String)]) -> String {
 
 /// Writes ndr.json, ndr.csv, trials.csv, the plots and index.html into `dir`.
 pub fn write_dir(dir: &Path, run: &NdrRun) -> Result<Vec<String>> {
-    let put = |name: &str, text: &str| crate::sweep::output::write_atomic(&dir.join(name), text);
+    let put = |name: &str, text: &str| crate::outfile::write_text(&dir.join(name), text);
     let mut w = Vec::new();
     put("ndr.json", &(serde_json::to_string_pretty(run)? + "\n"))?;
     put("ndr.csv", &results_csv(run))?;

@@ -2,7 +2,7 @@
 //! or where they were dropped, from the DUT's interface counters, its IP stack's counters
 //! (`/proc/net/snmp`, `snmp6`, `netstat`) and its egress qdisc's drops.
 
-use crate::sample::{IfaceCounters, SnmpSnapshot};
+use crate::sample::dut::DutSample;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -23,16 +23,6 @@ pub const DROP_COUNTERS: &[&str] = &[
     "Ip6.InTooBigErrors",
     "Ip6.InTruncatedPkts",
 ];
-
-/// The DUT's counters at one moment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DutSample {
-    pub ingress: IfaceCounters,
-    pub egress: IfaceCounters,
-    pub snmp: SnmpSnapshot,
-    /// Drops of the egress interface's qdiscs, summed (`tc -s qdisc`).
-    pub egress_qdisc_drops: u64,
-}
 
 /// From the frames offered to the DUT to the frames it transmitted, each difference named.
 ///
@@ -211,20 +201,10 @@ impl DutPath {
     }
 }
 
-/// The sum of `drops` over the qdiscs of `tc -s -j qdisc show dev IF`'s JSON.
-pub fn qdisc_drops(tc_json: &str) -> Result<u64, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(tc_json).map_err(|e| format!("tc -s -j qdisc: not JSON: {e}"))?;
-    let list = v.as_array().ok_or("tc -s -j qdisc: not a list of qdiscs")?;
-    Ok(list
-        .iter()
-        .filter_map(|q| q.get("drops").and_then(|d| d.as_u64()))
-        .sum())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::{IfaceCounters, SnmpSnapshot};
 
     fn sample(
         in_rx: u64,
@@ -329,15 +309,5 @@ mod tests {
             (0, 0, 0)
         );
         assert!(p.text().contains("and 6 the other way"), "{}", p.text());
-    }
-
-    #[test]
-    fn tc_json_drops_are_summed() {
-        let j =
-            r#"[{"kind":"tbf","handle":"1:","drops":12,"packets":5},{"kind":"pfifo","drops":3}]"#;
-        assert_eq!(qdisc_drops(j), Ok(15));
-        assert_eq!(qdisc_drops("[]"), Ok(0));
-        assert!(qdisc_drops("{").is_err());
-        assert!(qdisc_drops("{}").is_err());
     }
 }

@@ -1,20 +1,9 @@
-//! Reports: pktgen's Result line, top's Cpu(s) line, the seed-style run report and JSON.
+//! Reports: the seed-style run report and its JSON ([`run`]), the device under test's
+//! account ([`dut`]). Their lines come from below:
+//! pktgen's Result line ([`crate::sender::PktgenResult`]) and top's Cpu(s) line
+//! ([`crate::sample::CpuShares`]).
 
-pub mod cpu;
 pub mod dut;
-pub mod result;
 pub mod run;
 
-pub use cpu::CpuShares;
-pub use result::PktgenResult;
-
-/// upktgen's version, as every JSON document records it (`version`).
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// This host's name (its UTS namespace's), as every JSON document records it (`host`);
-/// empty when unreadable.
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
+pub use crate::host::{VERSION, hostname};

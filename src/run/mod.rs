@@ -3,7 +3,9 @@
 //! [`device`]), the frames are built for each device, the senders run on their threads
 //! ([`threads`]) with the system sampled around them, and the report is assembled.
 
+pub mod agent;
 pub mod device;
+pub mod pcap;
 pub mod plan;
 pub mod rx;
 pub mod threads;
@@ -12,7 +14,6 @@ use crate::agent::far::RemoteReceiver;
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
-use crate::frames::{self, FrameSource, Frames};
 use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::pg::Flag;
@@ -24,6 +25,7 @@ use crate::report::run::{
 use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
 use crate::sender::{Limits, SendOutcome, StopReason};
+use crate::stream::{self, FrameSource, Frames};
 use crate::wire::MacAddr;
 use anyhow::{Result, anyhow, bail};
 use device::{Device, NetDevReader, check_frame_fits};
@@ -57,7 +59,7 @@ pub struct RunResult {
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let plan = RunPlan::from_args(a)?;
     if let Some(p) = &plan.pcap {
-        return write_pcap(&plan, p, stop);
+        return pcap::write(&plan, p, stop);
     }
     let output = plan.output;
     let metrics = plan.metrics.start()?;
@@ -80,17 +82,6 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     } else {
         Exit::Done
     })
-}
-
-/// `--pcap`: the one sender's frames, built for the device's addresses (read without
-/// privileges), written to the file.
-fn write_pcap(plan: &RunPlan, p: &plan::PcapPlan, stop: &AtomicBool) -> Result<Exit> {
-    let s = &plan.senders[0].spec;
-    let (info, mtu, dev) = Device::unprivileged(p.dev.as_deref(), &s.cfg);
-    check_frame_fits(&s.cfg, mtu, &dev)?;
-    let frames = frames::for_config(&s.cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
-    crate::replay::write_pcap(&p.path, p.count, &s.cfg, frames, stop)
 }
 
 /// Where the senders run: the lab made for the run (removed when this is dropped), or the
@@ -406,7 +397,7 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
             None => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Each sender draws its own random sequence; the seed reproduces all of them.
-                frames::for_config(
+                stream::for_config(
                     cfg,
                     &dev.info,
                     plan.seed.wrapping_add(i as u64),

@@ -3,10 +3,10 @@
 //! sampled once all are ready and again once all are done.
 
 use crate::backend::{BackendInfo, BackendPlan, OpenAt, TxBackend, WithBackend};
-use crate::frames::{FrameSource, Frames};
 use crate::pg::generate::Generator;
 use crate::sample::SystemSnapshot;
 use crate::sender::{self, Limits, SendOutcome};
+use crate::stream::{FrameSource, Frames};
 use crate::sys::{self, netns};
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::PathBuf;

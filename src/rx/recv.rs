@@ -284,8 +284,8 @@ impl Receiver {
     pub fn report(&mut self, device: &str, stop: RxStop) -> io::Result<RxReport> {
         let stats = self.backend.stats(self.intake.frames.frames)?;
         Ok(RxReport {
-            host: crate::report::hostname(),
-            version: crate::report::VERSION.into(),
+            host: crate::host::hostname(),
+            version: crate::host::VERSION.into(),
             device: device.to_string(),
             backend: self.backend.kind(),
             mode: self.backend.mode(),

@@ -79,6 +79,8 @@
 //! run with [`InterruptsSnapshot::matches`]; after it, [`SystemDelta::irq_filter_matched`]
 //! says whether it selected anything.
 
+pub mod cpu;
+pub mod dut;
 mod interrupts;
 mod net_dev;
 mod snmp;
@@ -91,8 +93,8 @@ pub use snmp::SnmpSnapshot;
 pub use softirqs::{SoftirqRow, SoftirqRowDelta, SoftirqsDelta, SoftirqsSnapshot};
 pub use stat::{CpuTimes, StatDelta, StatSnapshot};
 
-use crate::report::CpuShares;
 use anyhow::Context;
+pub use cpu::CpuShares;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;

@@ -1,7 +1,7 @@
 //! `/proc/stat`: the `cpu` and `cpuN` lines (other lines are ignored).
 
+use super::CpuShares;
 use super::{ParseError, parse_u64, read_proc};
-use crate::report::CpuShares;
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -15,7 +15,8 @@
 //! Memory is fixed by the ring size, whatever the packet count.
 
 use super::model::{Completion, Model, ModelError};
-use crate::report::{CpuShares, PktgenResult};
+use crate::sample::CpuShares;
+use crate::sender::PktgenResult;
 use crate::txq::{QueueStats, TxQueue};
 use serde::Serialize;
 use std::collections::VecDeque;

@@ -8,7 +8,7 @@
 //! [`crate::txq::TxQueue`], completion in the interrupt handler or a NAPI poll, the TX softirq),
 //! one CPU (hard interrupts over softirqs over processes, every cost in cycles or in bus
 //! nanoseconds) and pktgen itself (its loop, its idle accounting, the final drain). A run
-//! reports through [`crate::report::PktgenResult`] and [`crate::report::CpuShares`], so it prints
+//! reports through [`crate::sender::PktgenResult`] and [`crate::sample::CpuShares`], so it prints
 //! exactly like a real one.
 //!
 //! - [`Model`]: every constant, with [`Model::seed`] the fitted seed machine.

@@ -2,7 +2,8 @@
 
 use super::engine::{Outcome, simulate};
 use super::model::{Model, ModelError, SEED_CLOCKS_MHZ};
-use crate::report::{CpuShares, PktgenResult};
+use crate::sample::CpuShares;
+use crate::sender::PktgenResult;
 use serde::Serialize;
 use std::fmt::Write as _;
 

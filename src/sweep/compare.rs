@@ -210,7 +210,8 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{CpuShares, PktgenResult};
+    use crate::sample::CpuShares;
+    use crate::sender::PktgenResult;
 
     fn run(pps: u64, irq: u64, idle: f64) -> Metrics {
         Metrics {

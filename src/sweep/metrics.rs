@@ -1,7 +1,8 @@
 //! The figures a sweep summarises, read from a run's JSON (`upktgen run --json`) or a
 //! simulation's (`upktgen sim --json`); both carry pktgen's Result and top's shares.
 
-use crate::report::{CpuShares, PktgenResult};
+use crate::sample::CpuShares;
+use crate::sender::PktgenResult;
 use serde_json::Value;
 
 /// One run's figures.

@@ -381,14 +381,9 @@ fn sample(path: &Path, doc: &Doc, sel: Option<&str>, which: &str) -> Result<comp
     }
 }
 
-/// `upktgen compare`.
+/// `upktgen compare` of sweeps' and runs' files (an ndr search's results are
+/// [`crate::ndr::compare_cli`]'s, which comes here for the others).
 pub fn compare_cli(args: &CompareArgs) -> Result<()> {
-    if let Some(b) = &args.b
-        && crate::ndr::is_results_file(&args.a)
-    {
-        crate::out::print(crate::ndr::report::compare_files(&args.a, b)?)?;
-        return Ok(());
-    }
     let da = load(&args.a)?;
     let (pb, db) = match &args.b {
         Some(b) => (b.clone(), load(b)?),

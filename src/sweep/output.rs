@@ -8,7 +8,7 @@ use super::metrics::{FIELDS, Metrics};
 use super::points::Point;
 use crate::plot::{self, BarChart, Line, Series, esc};
 use crate::stats;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -41,8 +41,7 @@ struct RunsView<'a> {
 /// renamed over it, so a reader (or a crash) sees the old file or the new one, never half of
 /// one, and a link at the name is replaced rather than followed.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    crate::outfile::write(path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+    crate::outfile::write_text(path, text)
 }
 
 fn runs_json_text(

@@ -3,8 +3,11 @@
 //! however it went: a kill -9 closes the pipe too), on `shutdown`, or on SIGINT/SIGTERM/
 //! SIGHUP; on every one of these paths its receivers are stopped and dropped, which closes
 //! their sockets and BPF links, so no XDP program outlives it.
+//!
+//! A command's entry point, so it sits in the run layer beside [`super::rx`]; the protocol,
+//! the transports and the controller's side stay in [`crate::agent`].
 
-use super::proto::{
+use crate::agent::proto::{
     self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxId,
     RxStart, RxStarted, RxStats, RxStop, code,
 };

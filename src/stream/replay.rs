@@ -1,15 +1,10 @@
-//! pcap files in `upktgen run`: `--pcap FILE` writes the frames a run would send instead of
-//! sending them; `--replay FILE` sends a file's frames ([`ReplayFrames`]).
+//! `upktgen run --replay FILE`: a pcap file's frames as a frame source ([`ReplayFrames`]).
+//! (`--pcap FILE`, the other way, is a sink of the send loop: [`crate::backend::pcap`].)
 
-use crate::exit::Exit;
-use crate::frames::{FrameSource, Frames};
-use crate::pcap::{self, PcapWriter, Record};
-use crate::pg::{DevConfig, Flag};
-use crate::stream::timeval;
-use anyhow::{Context, Result, anyhow, bail};
-use std::io::BufWriter;
+use super::FrameSource;
+use crate::pcap::{self, Record};
+use anyhow::{Result, anyhow, bail};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// pktgen parameters that still mean something when the frames come from a file: how many,
 /// how fast, and how they are handed to the kernel.
@@ -257,97 +252,6 @@ impl FrameSource for ReplayFrames {
     }
 }
 
-/// When the `k`-th frame (from 0) is due, in ns after the start: on the run's schedule
-/// (tick `k / burst` at `tick * burst * delay`, frames of one tick 1 ns apart), or 1 ns
-/// apart at delay 0.
-pub fn schedule_ns(k: u64, delay_ns: u64, burst: u32) -> u64 {
-    let burst = u64::from(burst.max(1));
-    if delay_ns == 0 {
-        return k;
-    }
-    (k / burst)
-        .saturating_mul(burst)
-        .saturating_mul(delay_ns)
-        .saturating_add(k % burst)
-}
-
-/// `run --pcap FILE`: writes `count` frames of `frames` (built for `cfg`, checked against
-/// the device), stamped on the run's schedule from the wall clock at the start, and prints
-/// one line on standard error. Needs no privilege.
-pub fn write_pcap(
-    path: &Path,
-    count: u64,
-    cfg: &DevConfig,
-    mut frames: Frames,
-    stop: &AtomicBool,
-) -> Result<Exit> {
-    let n = count;
-    for note in &cfg.notes {
-        crate::errln!("upktgen: note: {note}");
-    }
-    // A regular file is written beside its name and renamed over it when whole
-    // (crate::outfile): a link at the name is replaced, never followed.
-    let file = crate::outfile::OutFile::create(path)
-        .with_context(|| format!("--pcap {}: cannot create the file", path.display()))?;
-    let stamps = !cfg.has(Flag::NoTimestamp);
-    let write_all = || -> std::io::Result<(u64, u64, bool)> {
-        let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, file))?;
-        let start = crate::sys::realtime_ns();
-        let mut buf = frames.prefill();
-        let mut bytes: u64 = 0;
-        let mut interrupted = false;
-        for k in 0..n {
-            if k % 4096 == 0 && stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
-            let t = start.saturating_add(schedule_ns(k, cfg.delay, cfg.burst));
-            let len = frames.advance();
-            frames.write(&mut buf[..len], if stamps { timeval(t) } else { (0, 0) });
-            frames.sent();
-            w.write(t, &buf[..len])?;
-            bytes += len as u64;
-        }
-        let written = w.records();
-        w.finish()?
-            .into_inner()
-            .map_err(|e| e.into_error())?
-            .commit()?;
-        Ok((written, bytes, interrupted))
-    };
-    // A file cut short by an error never replaces the name (its temporary file is removed);
-    // one cut short by Ctrl-C is whole up to there and kept.
-    let (written, bytes, interrupted) = write_all().map_err(|e| {
-        if crate::outfile::is_stream(path) {
-            anyhow!("writing {}: {e}", path.display())
-        } else {
-            anyhow!(
-                "writing {}: {e} (the file is not written; what was at that name is kept)",
-                path.display()
-            )
-        }
-    })?;
-    let spacing = if cfg.delay == 0 {
-        "1 ns apart at delay 0".to_string()
-    } else {
-        format!(
-            "on the schedule of delay {} ns, burst {}",
-            cfg.delay,
-            cfg.burst.max(1)
-        )
-    };
-    crate::errln!(
-        "upktgen: wrote {written} frames ({bytes} bytes) to {} (pcap, ns timestamps {spacing}){}",
-        path.display(),
-        if interrupted { "; interrupted" } else { "" }
-    );
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else {
-        Exit::Done
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,24 +331,6 @@ mod tests {
         assert_eq!(r.count(10, 2), 6, "loops cap");
         assert_eq!(r.count(10, 0), 10);
         assert_eq!(r.imix_bytes(), None, "one size");
-    }
-
-    #[test]
-    fn schedule() {
-        assert_eq!(
-            (0..4).map(|k| schedule_ns(k, 0, 1)).collect::<Vec<_>>(),
-            [0, 1, 2, 3]
-        );
-        assert_eq!(
-            (0..4).map(|k| schedule_ns(k, 1000, 1)).collect::<Vec<_>>(),
-            [0, 1000, 2000, 3000]
-        );
-        // Burst 2 at delay 1000: a tick of two frames every 2000 ns, the rate unchanged.
-        assert_eq!(
-            (0..5).map(|k| schedule_ns(k, 1000, 2)).collect::<Vec<_>>(),
-            [0, 1, 2000, 2001, 4000]
-        );
-        assert_eq!(schedule_ns(u64::MAX, u64::MAX - 1, 1), u64::MAX);
     }
 
     #[test]

@@ -1,3 +1,6 @@
+//! The template fast path: [`FastFrames`] patches the per-packet fields of [`Stream`] into
+//! an IPv4/UDP template ([`Udp4Template`]), for the streams [`fast_path_fits`] admits.
+//!
 //! The per-packet part of a stream: which fields each successive packet carries.
 //!
 //! pktgen semantics kept here:
@@ -10,7 +13,9 @@
 //!   NO_TIMESTAMP. upktgen reads the clock once per batch, just before handing the batch to
 //!   the kernel, and stamps every packet of the batch with it.
 
-use crate::wire::PacketFields;
+use super::FrameSource;
+use crate::pg::{DevConfig, Flag, NO_VLAN};
+use crate::wire::{PacketFields, Udp4Template};
 
 /// A half-open port range walked sequentially.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +91,97 @@ pub fn timeval(realtime_ns: u64) -> (u32, u32) {
         (realtime_ns / 1_000_000_000) as u32,
         ((realtime_ns % 1_000_000_000) / 1000) as u32,
     )
+}
+
+/// The fast path: an IPv4/UDP template patched per packet.
+pub struct FastFrames {
+    template: Udp4Template,
+    stream: Stream,
+    fields: PacketFields,
+}
+
+impl FastFrames {
+    pub fn new(template: Udp4Template, stream: Stream) -> Self {
+        FastFrames {
+            template,
+            stream,
+            fields: PacketFields::default(),
+        }
+    }
+
+    pub fn template(&self) -> &Udp4Template {
+        &self.template
+    }
+
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+}
+
+impl FrameSource for FastFrames {
+    fn prefill(&self) -> Vec<u8> {
+        self.template.frame().to_vec()
+    }
+
+    #[inline]
+    fn advance(&mut self) -> usize {
+        self.fields = self.stream.next_fields((0, 0));
+        self.template.len()
+    }
+
+    #[inline]
+    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
+        self.fields.tv_sec = tv.0;
+        self.fields.tv_usec = tv.1;
+        self.template.write(buf, &self.fields);
+    }
+
+    #[inline]
+    fn sent(&mut self) {}
+
+    fn pkt_size(&self) -> u32 {
+        self.template.len() as u32
+    }
+
+    fn imix_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Whether the fast path makes exactly the frames the walk would: IPv4, no tags or labels,
+/// one size, fixed addresses and MACs, ports fixed or walked in order, nothing random, no
+/// flows, and a pkt_size that holds the headers.
+pub fn fast_path_fits(c: &DevConfig) -> bool {
+    let (lo, hi) = c.size_bounds();
+    let ipv4_fixed = |min: &str, max: &str| {
+        let a = min
+            .parse::<std::net::Ipv4Addr>()
+            .map(u32::from)
+            .unwrap_or(0);
+        let b = max
+            .parse::<std::net::Ipv4Addr>()
+            .map(u32::from)
+            .unwrap_or(0);
+        b <= a
+    };
+    // Of the random flags only those that would draw something here matter: with one size,
+    // fixed addresses and MACs, no tags or labels, only a UDP port range can be random (a
+    // random queue map changes no byte of the frame).
+    let rnd_ports = (c.has(Flag::UdpsrcRnd) && c.udp_src_min < c.udp_src_max)
+        || (c.has(Flag::UdpdstRnd) && c.udp_dst_min < c.udp_dst_max);
+    !rnd_ports
+        && !c.has(Flag::Ipv6)
+        && lo == hi
+        && c.imix.is_empty()
+        && c.vlan_id == NO_VLAN
+        && c.mpls.is_empty()
+        && c.src_mac_count <= 1
+        && c.dst_mac_count <= 1
+        && c.flows == 0
+        && c.traffic_class == 0
+        && ipv4_fixed(&c.dst_min, &c.dst_max)
+        && ipv4_fixed(&c.src_min, &c.src_max)
+        && lo as usize >= crate::wire::udp4::MIN_FRAME
 }
 
 #[cfg(test)]

@@ -7,17 +7,17 @@
 //! elapsed minus idle: time spent preparing frames and inside the send syscalls.
 
 use crate::backend::{BackendStats, TxBackend};
-use crate::frames::FrameSource;
-use crate::report::PktgenResult;
+use crate::clock::{Clock, SystemClock};
+use crate::stream::FrameSource;
 use crate::stream::timeval;
-use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Waits shorter than this are spun (clock_nanosleep overshoots by tens of microseconds).
-const SPIN_NS: u64 = 100_000;
+pub mod result;
+
+pub use result::PktgenResult;
 
 /// What stops a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,17 +190,29 @@ impl SendOutcome {
     }
 }
 
-/// Sends until a limit is reached or `stop` is set.
+/// Sends until a limit is reached or `stop` is set, on the machine's clocks.
 pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     backend: &mut B,
     frames: &mut F,
     limits: &Limits,
     stop: &AtomicBool,
 ) -> io::Result<SendOutcome> {
+    run_on(backend, frames, limits, stop, &SystemClock)
+}
+
+/// [`run`] paced and stamped by `clock` (a sink that is not a wire, such as `--pcap`'s,
+/// runs on a [`crate::clock::ScheduleClock`]).
+pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
+    backend: &mut B,
+    frames: &mut F,
+    limits: &Limits,
+    stop: &AtomicBool,
+    clock: &C,
+) -> io::Result<SendOutcome> {
     let max_batch = backend.max_batch() as u64;
     let fills = backend.fills_frames();
-    let start_realtime_ns = sys::realtime_ns();
-    let t0 = sys::monotonic_ns();
+    let start_realtime_ns = clock.realtime_ns();
+    let t0 = clock.monotonic_ns();
     let end_by = limits
         .duration
         .map(|d| t0.saturating_add(d.as_nanos() as u64));
@@ -211,8 +223,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     let paced = limits.delay_ns != 0 && limits.delay_ns != u64::MAX;
     let mut pacing = paced.then(PacingRecorder::new);
     if paced {
-        // Sleeps end on time instead of up to 50 us late (the default slack); best effort.
-        let _ = sys::set_timer_slack_ns(1);
+        clock.prepare_pacing();
     }
     let burst = u64::from(limits.burst.max(1));
 
@@ -228,7 +239,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
             }
             want = want.min(left);
         }
-        let now = sys::monotonic_ns();
+        let now = clock.monotonic_ns();
         if let Some(end) = end_by
             && now >= end
         {
@@ -236,7 +247,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         }
         if limits.delay_ns == u64::MAX {
             // Never send: wait for the duration or Ctrl-C, as pktgen does.
-            pacing_idle_ns += wait_until(end_by.unwrap_or(u64::MAX), stop);
+            pacing_idle_ns += clock.wait_until(end_by.unwrap_or(u64::MAX), stop);
             continue;
         }
         // Absolute schedule: tick j (of `burst` packets) is due at t0 + j * burst * delay.
@@ -246,7 +257,8 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         if let Some(due) = frames.due_ns(attempted) {
             let next_due = t0.saturating_add(due);
             if next_due > now {
-                pacing_idle_ns += wait_until(end_by.map_or(next_due, |e| e.min(next_due)), stop);
+                pacing_idle_ns +=
+                    clock.wait_until(end_by.map_or(next_due, |e| e.min(next_due)), stop);
                 continue;
             }
             let mut k = 1;
@@ -266,7 +278,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
                 let next_due =
                     t0.saturating_add((attempted / burst * burst).saturating_mul(limits.delay_ns));
                 let wake = end_by.map_or(next_due, |e| e.min(next_due));
-                pacing_idle_ns += wait_until(wake, stop);
+                pacing_idle_ns += clock.wait_until(wake, stop);
                 continue;
             }
             want = want.min(due_total - attempted);
@@ -277,7 +289,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         }
         if fills {
             let tv = if limits.timestamps {
-                timeval(sys::realtime_ns())
+                timeval(clock.realtime_ns())
             } else {
                 (0, 0)
             };
@@ -290,7 +302,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         if let Some(p) = &mut pacing {
             let due =
                 t0.saturating_add((attempted / burst * burst).saturating_mul(limits.delay_ns));
-            p.record(sys::monotonic_ns(), due, attempted);
+            p.record(clock.monotonic_ns(), due, attempted);
         }
         let s = backend.submit(n, stop)?;
         sent += s.sent;
@@ -299,7 +311,7 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     };
 
     backend.drain(Duration::from_secs(2))?;
-    let elapsed_ns = sys::monotonic_ns() - t0;
+    let elapsed_ns = clock.monotonic_ns() - t0;
     let bstats = backend.stats();
     let idle_ns = (bstats.idle_ns + pacing_idle_ns).min(elapsed_ns);
     let late = bstats.late_errors.min(sent);
@@ -321,23 +333,4 @@ pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
         start_realtime_ns,
         pacing: pacing.and_then(|p| p.finish(limits.delay_ns)),
     })
-}
-
-/// Waits until CLOCK_MONOTONIC reaches `deadline_ns` (sleeping, then spinning for the last
-/// stretch), or until `stop`. Returns the time waited.
-fn wait_until(deadline_ns: u64, stop: &AtomicBool) -> u64 {
-    let t0 = sys::monotonic_ns();
-    loop {
-        let now = sys::monotonic_ns();
-        if now >= deadline_ns || stop.load(Ordering::Relaxed) {
-            return now - t0;
-        }
-        let left = deadline_ns - now;
-        if left > SPIN_NS {
-            // Sleep in slices of at most 50 ms so a stop request is seen promptly.
-            sys::sleep_until_monotonic_ns(now + (left - SPIN_NS / 2).min(50_000_000));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
 }

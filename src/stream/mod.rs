@@ -1,15 +1,25 @@
-//! Where the sender's frames come from.
+//! The frame stage: where the sender's frames come from.
 //!
-//! Two sources produce pktgen's frames: [`FastFrames`] patches only the bytes that change in
-//! the commonest stream (IPv4, fixed size and addresses, sequential ports) into buffers
-//! prefilled once; [`PgFrames`] runs the full pktgen walk ([`crate::pg::generate`]) and
-//! writes every header per packet (VLAN, MPLS, IPv6, ranges, random fields, flows, IMIX,
-//! sizes that vary). [`for_config`] picks the fast one whenever it produces the same frames.
+//! Three sources: [`FastFrames`] ([`fast`]) patches only the bytes that change in the
+//! commonest stream (IPv4, fixed size and addresses, sequential ports) into buffers
+//! prefilled once; [`PgFrames`] ([`walk`]) runs the full pktgen walk
+//! ([`crate::pg::generate`]) and writes every header per packet (VLAN, MPLS, IPv6, ranges,
+//! random fields, flows, IMIX, sizes that vary); [`ReplayFrames`] ([`replay`]) sends a pcap
+//! file's frames. [`for_config`] picks the fast one whenever it produces the same frames as
+//! the walk. Every source is a [`FrameSource`]; [`Frames`] is the one chosen for a run.
 
-use crate::pg::generate::{self, DeviceInfo, Generator, Layout};
-use crate::pg::{DevConfig, Flag, NO_VLAN};
-use crate::stream::{PortRange, Stream};
-use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template};
+pub mod fast;
+pub mod replay;
+pub mod walk;
+
+pub use fast::{FastFrames, PortRange, Stream, fast_path_fits, timeval};
+pub use replay::ReplayFrames;
+pub use walk::PgFrames;
+
+use crate::pg::DevConfig;
+use crate::pg::Flag;
+use crate::pg::generate::{DeviceInfo, Generator, Layout};
+use crate::wire::{FrameSpec, MacAddr, Udp4Template};
 
 /// A stream of frames for the sender.
 pub trait FrameSource: Send {
@@ -37,154 +47,13 @@ pub trait FrameSource: Send {
     }
 }
 
-/// The fast path: an IPv4/UDP template patched per packet.
-pub struct FastFrames {
-    template: Udp4Template,
-    stream: Stream,
-    fields: PacketFields,
-}
-
-impl FastFrames {
-    pub fn new(template: Udp4Template, stream: Stream) -> Self {
-        FastFrames {
-            template,
-            stream,
-            fields: PacketFields::default(),
-        }
-    }
-
-    pub fn template(&self) -> &Udp4Template {
-        &self.template
-    }
-
-    pub fn stream(&self) -> &Stream {
-        &self.stream
-    }
-}
-
-impl FrameSource for FastFrames {
-    fn prefill(&self) -> Vec<u8> {
-        self.template.frame().to_vec()
-    }
-
-    #[inline]
-    fn advance(&mut self) -> usize {
-        self.fields = self.stream.next_fields((0, 0));
-        self.template.len()
-    }
-
-    #[inline]
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
-        self.fields.tv_sec = tv.0;
-        self.fields.tv_usec = tv.1;
-        self.template.write(buf, &self.fields);
-    }
-
-    #[inline]
-    fn sent(&mut self) {}
-
-    fn pkt_size(&self) -> u32 {
-        self.template.len() as u32
-    }
-
-    fn imix_bytes(&self) -> Option<u64> {
-        None
-    }
-}
-
-/// The full pktgen walk, every header written per packet.
-pub struct PgFrames {
-    layout: Layout,
-    walk: Generator,
-    max_len: usize,
-    len: usize,
-    cpu: u16,
-}
-
-impl FrameSource for PgFrames {
-    fn prefill(&self) -> Vec<u8> {
-        let mut g = self.walk.clone();
-        g.advance(self.cpu);
-        let mut buf = vec![0u8; self.max_len];
-        let len = self.layout.frame_len(&g);
-        generate::write_frame(&self.layout, &g, (0, 0), &mut buf[..len]);
-        buf
-    }
-
-    #[inline]
-    fn advance(&mut self) -> usize {
-        self.walk.advance(self.cpu);
-        self.len = self.layout.frame_len(&self.walk);
-        self.len
-    }
-
-    #[inline]
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
-        generate::write_frame(&self.layout, &self.walk, tv, buf);
-    }
-
-    #[inline]
-    fn sent(&mut self) {
-        self.walk.sent_one(self.len);
-    }
-
-    fn pkt_size(&self) -> u32 {
-        self.walk.cur_pkt_size
-    }
-
-    fn imix_bytes(&self) -> Option<u64> {
-        // IMIX keeps a count per entry; a walk without IMIX has none.
-        (!self.walk.imix_counts.is_empty()).then_some(self.walk.bytes)
-    }
-
-    fn generator(&self) -> Option<&Generator> {
-        Some(&self.walk)
-    }
-}
-
-/// Whether the fast path makes exactly the frames the walk would: IPv4, no tags or labels,
-/// one size, fixed addresses and MACs, ports fixed or walked in order, nothing random, no
-/// flows, and a pkt_size that holds the headers.
-pub fn fast_path_fits(c: &DevConfig) -> bool {
-    let (lo, hi) = c.size_bounds();
-    let ipv4_fixed = |min: &str, max: &str| {
-        let a = min
-            .parse::<std::net::Ipv4Addr>()
-            .map(u32::from)
-            .unwrap_or(0);
-        let b = max
-            .parse::<std::net::Ipv4Addr>()
-            .map(u32::from)
-            .unwrap_or(0);
-        b <= a
-    };
-    // Of the random flags only those that would draw something here matter: with one size,
-    // fixed addresses and MACs, no tags or labels, only a UDP port range can be random (a
-    // random queue map changes no byte of the frame).
-    let rnd_ports = (c.has(Flag::UdpsrcRnd) && c.udp_src_min < c.udp_src_max)
-        || (c.has(Flag::UdpdstRnd) && c.udp_dst_min < c.udp_dst_max);
-    !rnd_ports
-        && !c.has(Flag::Ipv6)
-        && lo == hi
-        && c.imix.is_empty()
-        && c.vlan_id == NO_VLAN
-        && c.mpls.is_empty()
-        && c.src_mac_count <= 1
-        && c.dst_mac_count <= 1
-        && c.flows == 0
-        && c.traffic_class == 0
-        && ipv4_fixed(&c.dst_min, &c.dst_max)
-        && ipv4_fixed(&c.src_min, &c.src_max)
-        && lo as usize >= crate::wire::udp4::MIN_FRAME
-}
-
 /// Either source, chosen once per run; dispatching on it is a predictable branch rather
 /// than a virtual call per packet.
 pub enum Frames {
     Fast(FastFrames),
     Pg(Box<PgFrames>),
     /// A pcap file's frames (`--replay`).
-    Replay(Box<crate::replay::ReplayFrames>),
+    Replay(Box<ReplayFrames>),
 }
 
 macro_rules! each {
@@ -250,13 +119,9 @@ pub fn for_config(c: &DevConfig, dev: &DeviceInfo, seed: u64, cpu: u16) -> Resul
     }
     let layout = Layout::new(c);
     let max_len = c.max_frame_len().max(layout.min_frame());
-    Ok(Frames::Pg(Box::new(PgFrames {
-        layout,
-        walk,
-        max_len,
-        len: 0,
-        cpu,
-    })))
+    Ok(Frames::Pg(Box::new(PgFrames::new(
+        layout, walk, max_len, cpu,
+    ))))
 }
 
 #[cfg(test)]
@@ -301,13 +166,12 @@ mod tests {
             let mut fast = for_config(&c, &info(), 1, 0).unwrap();
             assert!(fast.generator().is_none(), "fast path chosen");
             let layout = Layout::new(&c);
-            let mut slow = PgFrames {
+            let mut slow = PgFrames::new(
                 layout,
-                walk: Generator::new(&c, &info(), 1).unwrap(),
-                max_len: c.max_frame_len(),
-                len: 0,
-                cpu: 0,
-            };
+                Generator::new(&c, &info(), 1).unwrap(),
+                c.max_frame_len(),
+                0,
+            );
             assert_eq!(fast.prefill().len(), slow.prefill().len());
             assert_eq!(frames(&mut fast, 9), frames(&mut slow, 9), "{cmds:?}");
         }
