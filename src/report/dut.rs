@@ -53,7 +53,11 @@ pub struct DutPath {
     pub egress_qdisc_drops: u64,
     /// offered − ingress rx_packets.
     pub lost_on_link_in: i64,
-    /// ingress rx_packets − egress tx_packets: everything the DUT lost.
+    /// Frames addressed to the DUT itself and delivered to its own stack (IPv4 and IPv6
+    /// InDelivers: neighbour discovery, MLD reports, ICMP): not the run's, not lost.
+    pub to_dut_itself: u64,
+    /// ingress rx_packets − egress tx_packets − those for the DUT itself: everything the
+    /// DUT lost.
     pub dropped_in_dut: i64,
     /// ingress rx_packets − forwarded: dropped before the forwarding decision.
     pub before_forwarding: i64,
@@ -101,7 +105,9 @@ impl DutPath {
         if i.rx_drop != 0 {
             reasons.insert(format!("{ingress_if} rx_dropped"), i.rx_drop as i64);
         }
-        let before_fwd = i.rx_packets as i64 - forwarded as i64;
+        let local = (get("Ip.InDelivers") + get("Ip6.InDelivers")).max(0);
+        let to_itself = local.min((i.rx_packets as i64 - forwarded as i64).max(0));
+        let before_fwd = i.rx_packets as i64 - forwarded as i64 - to_itself;
         let named: i64 = reasons.values().sum();
         let (after_fwd, at_egress) = match output {
             Some(o) => (forwarded as i64 - o as i64, o as i64 - e.tx_packets as i64),
@@ -130,7 +136,8 @@ impl DutPath {
                 .egress_qdisc_drops
                 .saturating_sub(before.egress_qdisc_drops),
             lost_on_link_in: offered as i64 - i.rx_packets as i64,
-            dropped_in_dut: i.rx_packets as i64 - e.tx_packets as i64,
+            to_dut_itself: to_itself as u64,
+            dropped_in_dut: i.rx_packets as i64 - e.tx_packets as i64 - to_itself,
             before_forwarding: before_fwd,
             dropped_uncounted: (before_fwd - named).max(0) + after_fwd.max(0),
             drop_reasons: reasons,
@@ -150,6 +157,14 @@ impl DutPath {
         let out = self
             .output
             .map_or(String::new(), |o| format!(" -> output {o}"));
+        let itself = if self.to_dut_itself > 0 {
+            format!(
+                " ({} addressed to the DUT itself: its neighbour discovery, MLD, ICMP)",
+                self.to_dut_itself
+            )
+        } else {
+            String::new()
+        };
         let rev = if self.reverse > 0 {
             format!(
                 " (and {} the other way, from {}: not counted here)",
@@ -160,7 +175,7 @@ impl DutPath {
         };
         let _ = writeln!(
             s,
-            "DUT:         {} rx_packets {} -> forwarded {}{out} -> {} tx_packets {}{rev}",
+            "DUT:         {} rx_packets {}{itself} -> forwarded {}{out} -> {} tx_packets {}{rev}",
             self.ingress_if,
             self.ingress_rx_packets,
             self.forwarded,
@@ -294,6 +309,23 @@ mod tests {
             &strip(sample(100, 70, 100, 0, 0, 20)),
         );
         assert_eq!((p.output, p.after_forwarding, p.at_egress), (None, 10, 20));
+    }
+
+    #[test]
+    fn frames_for_the_dut_itself_are_not_losses() {
+        // 100 forwarded, and 2 MLD reports from the sender's side delivered to the DUT.
+        let mut a = sample(102, 100, 100, 100, 0, 0);
+        a.snmp.counters.insert("Ip6.InDelivers".into(), 2);
+        let p = DutPath::new("i", "o", 102, &sample(0, 0, 0, 0, 0, 0), &a);
+        assert_eq!(
+            (p.to_dut_itself, p.before_forwarding, p.dropped_in_dut),
+            (2, 0, 0)
+        );
+        assert!(
+            p.text().contains("2 addressed to the DUT itself"),
+            "{}",
+            p.text()
+        );
     }
 
     #[test]
