@@ -43,7 +43,16 @@ pub fn child_args(frame: u32, q: &Request, user: &[String]) -> Vec<String> {
         "--pkt-size".into(),
         (frame - FCS).to_string(),
     ];
-    if !user.iter().any(|x| x == "--rx-analyze") {
+    // The lab's own receiver, unless the run options name another: a far end (--peer) or a
+    // second local interface (--rx-dev) is the receiver then.
+    let named = |o: &str| {
+        user.iter()
+            .any(|x| x == o || x.starts_with(&format!("{o}=")))
+    };
+    if !["--rx-analyze", "--peer", "--rx-dev"]
+        .iter()
+        .any(|o| named(o))
+    {
         a.push("--rx-analyze".into());
     }
     if let Some(r) = q.rate {
@@ -230,6 +239,19 @@ mod tests {
         let a = child_args(1518, &q(None), &["--rx-analyze".to_string()]);
         assert!(!a.contains(&"--ratep".to_string()));
         assert_eq!(a.iter().filter(|x| *x == "--rx-analyze").count(), 1);
+        // A far end is the receiver: no lab receiver is asked for beside it.
+        for far in [
+            vec![
+                "--peer".to_string(),
+                "netns:x".into(),
+                "--peer-dev".into(),
+                "e".into(),
+            ],
+            vec!["--rx-dev=eth2".to_string()],
+        ] {
+            let a = child_args(64, &q(None), &far);
+            assert!(!a.iter().any(|x| x == "--rx-analyze"), "{a:?}");
+        }
         assert!(a.contains(&"1514".to_string()));
     }
 
