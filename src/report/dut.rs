@@ -53,8 +53,8 @@ pub struct DutPath {
     pub egress_qdisc_drops: u64,
     /// offered − ingress rx_packets.
     pub lost_on_link_in: i64,
-    /// Frames addressed to the DUT itself and delivered to its own stack (IPv4 and IPv6
-    /// InDelivers: neighbour discovery, MLD reports, ICMP): not the run's, not lost.
+    /// Frames addressed to the DUT itself (IPv4 and IPv6 InDelivers, or multicast
+    /// InMcastPkts: neighbour discovery, MLD reports, ICMP): not the run's, not lost.
     pub to_dut_itself: u64,
     /// ingress rx_packets − egress tx_packets − those for the DUT itself: everything the
     /// DUT lost.
@@ -105,7 +105,12 @@ impl DutPath {
         if i.rx_drop != 0 {
             reasons.insert(format!("{ingress_if} rx_dropped"), i.rx_drop as i64);
         }
-        let local = (get("Ip.InDelivers") + get("Ip6.InDelivers")).max(0);
+        // For the DUT itself: delivered to its own stack, or multicast (never forwarded
+        // without multicast routing; an MLD report to a group it does not listen to is
+        // received but not delivered).
+        let local = (get("Ip.InDelivers").max(get("IpExt.InMcastPkts"))
+            + get("Ip6.InDelivers").max(get("Ip6.InMcastPkts")))
+        .max(0);
         let to_itself = local.min((i.rx_packets as i64 - forwarded as i64).max(0));
         let before_fwd = i.rx_packets as i64 - forwarded as i64 - to_itself;
         let named: i64 = reasons.values().sum();
@@ -314,15 +319,17 @@ mod tests {
     #[test]
     fn frames_for_the_dut_itself_are_not_losses() {
         // 100 forwarded, and 2 MLD reports from the sender's side delivered to the DUT.
-        let mut a = sample(102, 100, 100, 100, 0, 0);
+        let mut a = sample(103, 100, 100, 100, 0, 0);
         a.snmp.counters.insert("Ip6.InDelivers".into(), 2);
-        let p = DutPath::new("i", "o", 102, &sample(0, 0, 0, 0, 0, 0), &a);
+        // And one MLD report received (multicast) but for no group the DUT has.
+        a.snmp.counters.insert("IpExt.InMcastPkts".into(), 1);
+        let p = DutPath::new("i", "o", 103, &sample(0, 0, 0, 0, 0, 0), &a);
         assert_eq!(
             (p.to_dut_itself, p.before_forwarding, p.dropped_in_dut),
-            (2, 0, 0)
+            (3, 0, 0)
         );
         assert!(
-            p.text().contains("2 addressed to the DUT itself"),
+            p.text().contains("3 addressed to the DUT itself"),
             "{}",
             p.text()
         );
