@@ -129,22 +129,15 @@ fn a_failing_setup_stops_the_run_with_its_message_and_leaves_nothing() {
     if !root_or_skip() {
         return;
     }
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args([
-            "run",
-            "--lab",
-            "dut",
-            "--count",
-            "10",
-            "--dut-setup",
-            "echo broken >&2; exit 3",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = common::upktgen_with_pid(&[
+        "run",
+        "--lab",
+        "dut",
+        "--count",
+        "10",
+        "--dut-setup",
+        "echo broken >&2; exit 3",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(

@@ -292,14 +292,7 @@ fn replay_refuses_what_the_device_cannot_carry() {
     w.write(1, &[0u8; 60]).unwrap();
     w.write(2, &[0u8; 1515]).unwrap();
     w.finish().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["run", "--replay", &f, "--count", "2"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = common::upktgen_with_pid(&["run", "--replay", &f, "--count", "2"]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(

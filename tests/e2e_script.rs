@@ -74,14 +74,7 @@ fn a_script_runs_every_device_at_once_and_shows_the_kernels_files() {
              show kpktgend_{second}\n"
         ),
     );
-    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["script", "--lab", script.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = common::upktgen_with_pid(&["script", "--lab", script.to_str().unwrap()]);
     let (out, err) = (stdout(&o), stderr(&o));
     // Two commands failed (the second add_device, the unknown parameter); the rest ran.
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");

@@ -45,6 +45,10 @@ fn failed(e: impl std::fmt::Display) -> Failure {
     Failure(code::FAILED, e.to_string())
 }
 
+fn no_receiver(id: u32) -> Failure {
+    Failure(code::INVALID_PARAMS, format!("no receiver {id}"))
+}
+
 fn params<T: DeserializeOwned>(v: Value) -> Result<T, Failure> {
     // A method without parameters may be called with none, null or {}.
     let v = if v.is_null() {
@@ -186,9 +190,7 @@ impl Agent<'_> {
     }
 
     fn receiver(&self, id: u32) -> Result<&RxThread, Failure> {
-        self.receivers
-            .get(&id)
-            .ok_or_else(|| Failure(code::INVALID_PARAMS, format!("no receiver {id}")))
+        self.receivers.get(&id).ok_or_else(|| no_receiver(id))
     }
 
     fn rx_stats(&mut self, p: Value) -> Result<Value, Failure> {
@@ -206,8 +208,10 @@ impl Agent<'_> {
 
     fn rx_stop(&mut self, p: Value) -> Result<Value, Failure> {
         let s: RxStop = params(p)?;
-        self.receiver(s.id)?;
-        let rx = self.receivers.remove(&s.id).expect("checked above");
+        let rx = self
+            .receivers
+            .remove(&s.id)
+            .ok_or_else(|| no_receiver(s.id))?;
         let report = rx
             .finish(Settle {
                 expected: s.expected,

@@ -55,6 +55,18 @@ pub fn upktgen(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `upktgen ARGS` and its pid (the pid names its lab's namespaces).
+pub fn upktgen_with_pid(args: &[&str]) -> (u32, Output) {
+    let child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
