@@ -2,7 +2,7 @@
 //! each turned into the argument list of one `upktgen run` / `upktgen sim` and parsed by the
 //! real command-line definitions before anything runs.
 
-use super::file::{Command, Spec, Val};
+use super::file::{Command, Spec, Val, ValueError};
 use crate::cli::Cli;
 use anyhow::{Result, bail};
 use clap::{ArgAction, CommandFactory};
@@ -121,13 +121,13 @@ fn param_args(
     def: &clap::Command,
     name: &str,
     v: &Val,
-) -> std::result::Result<Vec<String>, String> {
+) -> std::result::Result<Vec<String>, ValueError> {
     let flag = format!("--{}", name.replace('_', "-"));
     let switch = option_kind(def, name).unwrap_or(false);
     Ok(match v {
         Val::Bool(true) if switch => vec![flag],
         Val::Bool(false) if switch => vec![],
-        _ if switch => return Err(format!("{name}: a switch; write {name} = true or false")),
+        _ if switch => return Err(ValueError::NotSwitch(name.to_string())),
         Val::List(items) => items
             .iter()
             .map(|x| format!("{flag}={}", x.text()))
@@ -137,17 +137,19 @@ fn param_args(
 }
 
 /// Checks a name used in [base] or as a dimension.
-fn check_name(def: &clap::Command, cmd: Command, name: &str) -> std::result::Result<(), String> {
+fn check_name(
+    def: &clap::Command,
+    cmd: Command,
+    name: &str,
+) -> std::result::Result<(), ValueError> {
     if name == LOAD || name == CPU_MHZ {
         if cmd == Command::Sim {
-            return Err(format!(
-                "{name:?}: only for command = \"run\" (the model has its own clock: clock_mhz)"
-            ));
+            return Err(ValueError::RunOnly(name.to_string()));
         }
         return Ok(());
     }
     if RESERVED.contains(&name) {
-        return Err(format!("{name:?}: set by the sweep itself; remove it"));
+        return Err(ValueError::Reserved(name.to_string()));
     }
     if option_kind(def, name).is_none() {
         let mut known: Vec<String> = def
@@ -160,27 +162,27 @@ fn check_name(def: &clap::Command, cmd: Command, name: &str) -> std::result::Res
             known.push(LOAD.into());
             known.push(CPU_MHZ.into());
         }
-        return Err(format!(
-            "unknown parameter {name:?} for `upktgen {}`; known: {}",
-            cmd.name(),
-            known.join(", ")
-        ));
+        return Err(ValueError::Unknown {
+            name: name.to_string(),
+            command: cmd.name(),
+            known,
+        });
     }
     Ok(())
 }
 
-fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>), String> {
+fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>), ValueError> {
     match name {
         LOAD => match v {
             Val::Int(n) if (0..=MAX_LOAD).contains(n) => Ok((Some(*n as u32), None)),
-            _ => Err(format!(
-                "load = {}: a number of busy threads, 0 to {MAX_LOAD}",
-                v.text()
-            )),
+            _ => Err(ValueError::Load {
+                value: v.text(),
+                max: MAX_LOAD,
+            }),
         },
         CPU_MHZ => match v.as_f64() {
             Some(f) if f > 0.0 && f.is_finite() => Ok((None, Some(f))),
-            _ => Err(format!("cpu_mhz = {}: a clock in MHz above 0", v.text())),
+            _ => Err(ValueError::CpuMhz(v.text())),
         },
         _ => Ok((None, None)),
     }
@@ -200,7 +202,9 @@ fn first_line(e: &clap::Error) -> String {
 /// (the values of `run`'s pktgen parameters, checked as `run` checks them).
 enum Refused {
     Clap(clap::Error),
-    Pktgen(String),
+    Pktgen(crate::run::plan::OptionError),
+    /// Not `run` nor `sim`.
+    NotSwept(String),
 }
 
 impl Refused {
@@ -212,7 +216,8 @@ impl Refused {
     fn first_line(&self) -> String {
         match self {
             Refused::Clap(e) => first_line(e),
-            Refused::Pktgen(m) => m.clone(),
+            Refused::Pktgen(e) => e.to_string(),
+            Refused::NotSwept(sub) => format!("{sub:?}: not a command a sweep runs"),
         }
     }
 }
@@ -235,9 +240,7 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
     use clap::FromArgMatches as _;
     let sub = args.first().map(String::as_str).unwrap_or("");
     let Some(def) = built_def(sub) else {
-        return Err(Refused::Pktgen(format!(
-            "{sub:?}: not a command a sweep runs"
-        )));
+        return Err(Refused::NotSwept(sub.to_string()));
     };
     let m = def
         .clone()
@@ -364,13 +367,13 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
             let v = &d.values[idx[k]];
             values.push((d.name.clone(), v.clone()));
             labels.push(d.labels[idx[k]].clone());
-            let (ld, mhz) = builtin(&d.name, v).map_err(|e| anyhow::anyhow!(e))?;
+            let (ld, mhz) = builtin(&d.name, v)?;
             if d.name == LOAD {
                 load = ld.unwrap_or(0);
             } else if d.name == CPU_MHZ {
                 cpu_mhz = mhz;
             } else {
-                args.extend(param_args(&def, &d.name, v).map_err(|e| anyhow::anyhow!(e))?);
+                args.extend(param_args(&def, &d.name, v)?);
             }
         }
         args.push("--json".into());
