@@ -88,21 +88,33 @@ impl BackendKind {
 }
 
 /// An option a backend cannot honour, or a value it refuses: the message names the option.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub String);
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refusal {}
-
-impl From<String> for Refusal {
-    fn from(s: String) -> Self {
-        Refusal(s)
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("auto is resolved into its candidates first")]
+    Auto,
+    #[error("--xdp-live-plain applies to --backend xdp_live")]
+    XdpLivePlain,
+    #[error(
+        "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
+        .0.name()
+    )]
+    Sndbuf(BackendKind),
+    #[error("--qdisc-bypass applies to af_packet and tx_ring, not to {}", .0.name())]
+    QdiscBypass(BackendKind),
+    #[error("--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one")]
+    QdiscTwice,
+    #[error(
+        "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp), not to {}",
+        .0.name()
+    )]
+    Ring(BackendKind),
+    #[error("--ring {size}: {} needs a power of two from 1 to 65536", .kind.name())]
+    RingSize { size: u32, kind: BackendKind },
+    #[error(transparent)]
+    RingConfig(#[from] crate::txq::RingConfigError),
+    /// xdp_live's refusals, in its own words (its file words them as text for now).
+    #[error("{0}")]
+    XdpLive(String),
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the
@@ -192,7 +204,7 @@ impl BackendPlan {
             BackendKind::AfXdp => BackendPlan::AfXdp(af_xdp::AfXdp::plan(o, pg, slot)?),
             BackendKind::XdpLive => BackendPlan::XdpLive(xdp_live::XdpLive::plan(o, pg, slot)?),
             BackendKind::Auto => {
-                return Err(Refusal("auto is resolved into its candidates first".into()));
+                return Err(Refusal::Auto);
             }
         })
     }
@@ -249,9 +261,7 @@ impl BackendPlan {
 /// Refuses `--xdp-live-plain` for a backend other than xdp_live.
 pub(crate) fn refuse_xdp_live_plain(o: &TxOptions) -> Result<(), Refusal> {
     if o.xdp_live_plain {
-        return Err(Refusal(
-            "--xdp-live-plain applies to --backend xdp_live".into(),
-        ));
+        return Err(Refusal::XdpLivePlain);
     }
     Ok(())
 }
@@ -259,10 +269,7 @@ pub(crate) fn refuse_xdp_live_plain(o: &TxOptions) -> Result<(), Refusal> {
 /// Refuses `--sndbuf` for a backend whose queue is not the socket send buffer.
 pub(crate) fn refuse_sndbuf(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
     if o.sndbuf.is_some() {
-        return Err(Refusal(format!(
-            "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
-            kind.name()
-        )));
+        return Err(Refusal::Sndbuf(kind));
     }
     Ok(())
 }
@@ -270,10 +277,7 @@ pub(crate) fn refuse_sndbuf(o: &TxOptions, kind: BackendKind) -> Result<(), Refu
 /// Refuses `--qdisc-bypass` for a backend without a qdisc on its path.
 pub(crate) fn refuse_qdisc_bypass(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
     if o.qdisc_bypass.is_some() {
-        return Err(Refusal(format!(
-            "--qdisc-bypass applies to af_packet and tx_ring, not to {}",
-            kind.name()
-        )));
+        return Err(Refusal::QdiscBypass(kind));
     }
     Ok(())
 }
@@ -282,10 +286,7 @@ pub(crate) fn refuse_qdisc_bypass(o: &TxOptions, kind: BackendKind) -> Result<()
 /// (start_xmit bypasses), else `default`; both given is refused.
 pub(crate) fn qdisc_bypass(o: &TxOptions, pg: &DevConfig, default: bool) -> Result<bool, Refusal> {
     if o.qdisc_bypass.is_some() && pg.xmit_mode.is_some() {
-        return Err(Refusal(
-            "--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one"
-                .into(),
-        ));
+        return Err(Refusal::QdiscTwice);
     }
     Ok(o.qdisc_bypass
         .or(pg.xmit_mode.map(|m| m == crate::pg::XmitMode::StartXmit))

@@ -113,12 +113,12 @@ impl super::Backend for XdpLive {
     ) -> Result<XdpLiveConfig, super::Refusal> {
         use crate::pg::Flag;
         if o.replay {
-            return Err(super::Refusal(
+            return Err(super::Refusal::XdpLive(
                 "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames".into(),
             ));
         }
         let not_here = |opt: &str, what: &str| {
-            Err(super::Refusal(format!(
+            Err(super::Refusal::XdpLive(format!(
                 "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
             )))
         };
@@ -132,7 +132,7 @@ impl super::Backend for XdpLive {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
         if !crate::stream::fast_path_fits(pg) {
-            return Err(super::Refusal(
+            return Err(super::Refusal::XdpLive(
                 "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
             ));
         }
@@ -151,7 +151,7 @@ impl super::Backend for XdpLive {
             udp_src: (pg.udp_src_min, pg.udp_src_max),
             udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
         };
-        check_config(&c, pg.min_pkt_size as usize)?;
+        check_config(&c, pg.min_pkt_size as usize).map_err(super::Refusal::XdpLive)?;
         Ok(c)
     }
 

@@ -263,18 +263,29 @@ impl Asm {
     }
 
     /// Resolves the jumps. Fails on an unplaced label or a jump out of range.
-    pub fn finish(mut self) -> Result<Vec<Insn>, String> {
+    pub fn finish(mut self) -> Result<Vec<Insn>, AsmError> {
         for &(at, l) in &self.fixups {
-            let target = self.labels[l.0].ok_or_else(|| format!("label {} not placed", l.0))?;
+            let target = self.labels[l.0].ok_or(AsmError::NotPlaced(l.0))?;
             if target >= self.insns.len() {
-                return Err(format!("label {} placed past the last instruction", l.0));
+                return Err(AsmError::PastTheEnd(l.0));
             }
             let off = target as i64 - at as i64 - 1;
-            self.insns[at].off =
-                i16::try_from(off).map_err(|_| format!("jump from {at} to {target} too far"))?;
+            self.insns[at].off = i16::try_from(off).map_err(|_| AsmError::TooFar { at, target })?;
         }
         Ok(self.insns)
     }
+}
+
+/// A program whose jumps cannot be resolved (a mistake in the program's code).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AsmError {
+    #[error("label {0} not placed")]
+    NotPlaced(usize),
+    #[error("label {0} placed past the last instruction")]
+    PastTheEnd(usize),
+    /// From instruction `at` to `target`: beyond an i16 offset.
+    #[error("jump from {at} to {target} too far")]
+    TooFar { at: usize, target: usize },
 }
 
 #[cfg(test)]
@@ -362,6 +373,6 @@ mod tests {
         let mut a = Asm::new();
         let l = a.label();
         a.jmp_imm(op::JEQ, 0, 0, l);
-        assert!(a.finish().unwrap_err().contains("not placed"));
+        assert!(a.finish().unwrap_err().to_string().contains("not placed"));
     }
 }
