@@ -351,10 +351,10 @@ pub struct BackendStats {
     /// Bytes (af_packet) or frames (ring backends) still not completed when the final
     /// drain gave up; 0 normally.
     pub undrained: u64,
-    /// xdp_live: its frames by cause (redirected by the program, accepted or refused by the
-    /// driver).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub xdp_live: Option<xdp_live::XdpLiveCounters>,
+    /// Counters a backend keeps beyond these (xdp_live: its frames by cause), each set in
+    /// the JSON under its backend's name.
+    #[serde(flatten)]
+    pub own: OwnCounters,
 }
 
 impl std::ops::AddAssign<&BackendStats> for BackendStats {
@@ -365,9 +365,108 @@ impl std::ops::AddAssign<&BackendStats> for BackendStats {
         self.kicks += b.kicks;
         self.late_errors += b.late_errors;
         self.undrained += b.undrained;
-        if let Some(x) = &b.xdp_live {
-            *self.xdp_live.get_or_insert_with(Default::default) += *x;
+        self.own += &b.own;
+    }
+}
+
+/// How one of a backend's own counters adds up over senders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    Sum,
+    /// The latest non-zero value (an error code).
+    LastNonZero,
+}
+
+/// One of a backend's own counters: its name in reports, its value, how it adds up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    pub name: &'static str,
+    pub value: i64,
+    pub merge: Merge,
+}
+
+impl Counter {
+    /// A count, summed over senders.
+    pub fn sum(name: &'static str, value: u64) -> Counter {
+        Counter {
+            name,
+            value: i64::try_from(value).unwrap_or(i64::MAX),
+            merge: Merge::Sum,
         }
+    }
+
+    /// A code (an errno), the latest non-zero one kept.
+    pub fn last_non_zero(name: &'static str, value: i64) -> Counter {
+        Counter {
+            name,
+            value,
+            merge: Merge::LastNonZero,
+        }
+    }
+
+    fn add(&mut self, o: &Counter) {
+        match self.merge {
+            Merge::Sum => self.value = self.value.saturating_add(o.value),
+            Merge::LastNonZero if o.value != 0 => self.value = o.value,
+            Merge::LastNonZero => {}
+        }
+    }
+}
+
+/// The counters backends keep beyond [`BackendStats`]' shared ones, as (backend name, its
+/// counters in order); they add up by name (`+=`) and serialise as one JSON object per
+/// backend (`"xdp_live": {"redirected": 3, ...}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnCounters(pub Vec<(&'static str, Vec<Counter>)>);
+
+impl OwnCounters {
+    /// One backend's counters.
+    pub fn of(backend: &'static str, counters: Vec<Counter>) -> OwnCounters {
+        OwnCounters(vec![(backend, counters)])
+    }
+
+    /// The value of `backend`'s counter `name`, if it keeps one.
+    pub fn get(&self, backend: &str, name: &str) -> Option<i64> {
+        let (_, cs) = self.0.iter().find(|(b, _)| *b == backend)?;
+        cs.iter().find(|c| c.name == name).map(|c| c.value)
+    }
+}
+
+impl std::ops::AddAssign<&OwnCounters> for OwnCounters {
+    fn add_assign(&mut self, o: &OwnCounters) {
+        for (backend, counters) in &o.0 {
+            let Some((_, mine)) = self.0.iter_mut().find(|(b, _)| b == backend) else {
+                self.0.push((backend, counters.clone()));
+                continue;
+            };
+            for c in counters {
+                match mine.iter_mut().find(|m| m.name == c.name) {
+                    Some(m) => m.add(c),
+                    None => mine.push(*c),
+                }
+            }
+        }
+    }
+}
+
+impl Serialize for OwnCounters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Set<'a>(&'a [Counter]);
+        impl Serialize for Set<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for c in self.0 {
+                    m.serialize_entry(c.name, &c.value)?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (backend, counters) in &self.0 {
+            m.serialize_entry(backend, &Set(counters))?;
+        }
+        m.end()
     }
 }
 
@@ -413,4 +512,43 @@ pub trait TxBackend {
     fn drain(&mut self, timeout: Duration) -> io::Result<()>;
 
     fn stats(&self) -> BackendStats;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xdp(redirected: u64, last_err: i64) -> BackendStats {
+        BackendStats {
+            kicks: 1,
+            own: OwnCounters::of(
+                "xdp_live",
+                vec![
+                    Counter::sum("redirected", redirected),
+                    Counter::last_non_zero("last_err", last_err),
+                ],
+            ),
+            ..BackendStats::default()
+        }
+    }
+
+    #[test]
+    fn own_counters_add_by_name_and_serialise_under_the_backend() {
+        let mut s = BackendStats::default();
+        s += &xdp(3, -6);
+        s += &xdp(4, 0);
+        assert_eq!(s.kicks, 2);
+        assert_eq!(s.own.get("xdp_live", "redirected"), Some(7));
+        // The latest non-zero error is kept.
+        assert_eq!(s.own.get("xdp_live", "last_err"), Some(-6));
+        // After the shared counters, in the order the backend gives them.
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(
+            text.ends_with(r#","kicks":2,"late_errors":0,"undrained":0,"xdp_live":{"redirected":7,"last_err":-6}}"#),
+            "{text}"
+        );
+        // A backend without counters of its own adds no key.
+        let plain = serde_json::to_string(&BackendStats::default()).unwrap();
+        assert!(plain.ends_with(r#","undrained":0}"#), "{plain}");
+    }
 }

@@ -181,7 +181,7 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
 }
 
 /// Frames the program refused or the driver did not accept, by cause; they add up over
-/// senders (`+=`, the last error being the latest non-zero one).
+/// senders as the backend's own counters in [`BackendStats`] (the last error: the latest non-zero one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
     /// Frames the XDP program ran on (each returned XDP_REDIRECT).
@@ -196,15 +196,20 @@ pub struct XdpLiveCounters {
     pub last_err: i32,
 }
 
-impl std::ops::AddAssign for XdpLiveCounters {
-    fn add_assign(&mut self, x: XdpLiveCounters) {
-        self.redirected += x.redirected;
-        self.driver_sent += x.driver_sent;
-        self.driver_drops += x.driver_drops;
-        self.driver_calls += x.driver_calls;
-        if x.last_err != 0 {
-            self.last_err = x.last_err;
-        }
+impl XdpLiveCounters {
+    /// As the backend's own counters in [`BackendStats`].
+    fn own(&self) -> super::OwnCounters {
+        use super::Counter;
+        super::OwnCounters::of(
+            "xdp_live",
+            vec![
+                Counter::sum("redirected", self.redirected),
+                Counter::sum("driver_sent", self.driver_sent),
+                Counter::sum("driver_drops", self.driver_drops),
+                Counter::sum("driver_calls", self.driver_calls),
+                Counter::last_non_zero("last_err", i64::from(self.last_err)),
+            ],
+        )
     }
 }
 
@@ -572,7 +577,7 @@ impl TxBackend for XdpLive {
 
     fn stats(&self) -> BackendStats {
         BackendStats {
-            xdp_live: Some(self.totals),
+            own: self.totals.own(),
             ..self.stats.clone()
         }
     }

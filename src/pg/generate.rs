@@ -614,5 +614,4 @@ impl Generator {
 }
 
 #[cfg(test)]
-#[path = "generate_tests.rs"]
 mod tests;
