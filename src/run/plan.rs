@@ -573,7 +573,7 @@ pub fn dev_config(
     let (rates, rest): (Vec<_>, Vec<_>) = a.pg.items.iter().partition(|(n, _)| *n == "rate");
     for (name, value) in rest.into_iter().chain(rates) {
         c.set(name, value).map_err(|error| OptionError::Pktgen {
-            name: *name,
+            name,
             value: value.clone(),
             error,
         })?;
