@@ -123,6 +123,7 @@ impl LiveSample {
         s
     }
 
+    #[cfg(test)]
     pub fn text(&self) -> String {
         self.text_with(true)
     }

@@ -4,7 +4,7 @@
 
 use super::client::{Peer, Transport};
 use super::clock::{self, ClockOffset, OneWay};
-use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStop};
+use super::proto::{HelloReply, RxStart, RxStarted, RxStop};
 use crate::rx::report::RxReport;
 use crate::sample::IfaceCounters;
 use anyhow::{Context, Result};
@@ -101,11 +101,6 @@ impl RemoteReceiver {
 
     pub fn peer_name(&self) -> String {
         self.peer.uri.to_string()
-    }
-
-    /// Running totals of the far receiver.
-    pub fn stats(&mut self) -> Result<RxStats> {
-        self.peer.call("rx.stats", &json!({ "id": self.id }))
     }
 
     /// After the sender is done: the far receiver stops once `expected` frames are in or

@@ -19,7 +19,7 @@ pub const MAX_REQUEST: usize = 1 << 20;
 pub const MAX_RESPONSE: usize = 64 << 20;
 
 /// JSON-RPC error codes: the standard ones and the agent's own (-32000 and below).
-pub mod code {
+pub(crate) mod code {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;

@@ -14,8 +14,8 @@
 
 pub mod af_packet;
 pub mod af_xdp;
-pub mod pcap;
-pub mod ring;
+pub(crate) mod pcap;
+pub(crate) mod ring;
 pub mod tx_ring;
 pub mod xdp_live;
 

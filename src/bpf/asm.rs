@@ -16,7 +16,7 @@ pub struct Insn {
 }
 
 /// Opcode fields of eBPF instructions (Documentation/bpf/standardization/instruction-set.rst).
-pub mod op {
+pub(crate) mod op {
     // Classes.
     pub const LD: u8 = 0x00;
     pub const LDX: u8 = 0x01;
@@ -42,10 +42,13 @@ pub mod op {
     pub const SUB: u8 = 0x10;
     pub const MUL: u8 = 0x20;
     pub const DIV: u8 = 0x30;
+    #[cfg(test)]
     pub const OR: u8 = 0x40;
     pub const AND: u8 = 0x50;
+    #[cfg(test)]
     pub const LSH: u8 = 0x60;
     pub const RSH: u8 = 0x70;
+    #[cfg(test)]
     pub const MOD: u8 = 0x90;
     pub const XOR: u8 = 0xa0;
     pub const MOV: u8 = 0xb0;
@@ -56,6 +59,7 @@ pub mod op {
     pub const JA: u8 = 0x00;
     pub const JEQ: u8 = 0x10;
     pub const JGT: u8 = 0x20;
+    #[cfg(test)]
     pub const JGE: u8 = 0x30;
     pub const JNE: u8 = 0x50;
     pub const JLT: u8 = 0xa0;
@@ -64,7 +68,7 @@ pub mod op {
 }
 
 /// Helper functions the programs call (`enum bpf_func_id`).
-pub mod helper {
+pub(crate) mod helper {
     /// `void *bpf_map_lookup_elem(map, key)`.
     pub const MAP_LOOKUP_ELEM: i32 = 1;
     /// `u64 bpf_ktime_get_ns(void)`: CLOCK_MONOTONIC in ns.

@@ -43,9 +43,7 @@
 
 mod server;
 
-pub use server::{
-    CpuProbe, Endpoint, IfaceProbe, Probe, netns_name, rx_probe, watch_run, watch_rx,
-};
+pub use server::{Endpoint, netns_name, watch_run, watch_rx};
 
 use crate::report::run::RunReport;
 use crate::rx::recv::RxProgress;
@@ -104,6 +102,7 @@ impl Format {
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The families' names as exposed (a test holds the registry and the README to this list).
+#[cfg(test)]
 pub const FAMILIES: &[&str] = &[
     "upktgen_thread_sent_packets",
     "upktgen_thread_sent_bytes",

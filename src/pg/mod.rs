@@ -10,9 +10,9 @@
 //! that does not parse becomes 0.0.0.0) upktgen answers `ERROR: ...` instead; everything else
 //! keeps the kernel's semantics, quirks included (they are documented where they are kept).
 
-pub mod cli;
-pub mod generate;
-pub mod show;
+pub(crate) mod cli;
+pub(crate) mod generate;
+pub(crate) mod show;
 
 use crate::wire::MacAddr;
 use std::fmt::Write as _;

@@ -4,6 +4,6 @@
 //! ([`crate::sample::CpuShares`]).
 
 pub mod dut;
-pub mod run;
+pub(crate) mod run;
 
 pub use crate::host::{VERSION, hostname};

@@ -205,6 +205,7 @@ impl StatSnapshot {
     }
 
     /// One CPU's times, if it was online.
+    #[cfg(test)]
     pub fn cpu(&self, n: u32) -> Option<&CpuTimes> {
         self.per_cpu.iter().find(|(c, _)| *c == n).map(|(_, t)| t)
     }

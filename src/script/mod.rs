@@ -2,8 +2,8 @@
 //! does) read from a file, and `upktgen functions-sh`: a replacement for the kernel's
 //! samples/pktgen/functions.sh that drives it.
 
-pub mod interp;
-pub mod parse;
+pub(crate) mod interp;
+pub(crate) mod parse;
 
 #[cfg(test)]
 mod tests;

@@ -19,8 +19,8 @@
 //! See docs/sim.md for the model, the source or fit of every constant, and how well it
 //! reproduces the seed.
 
-pub mod engine;
-pub mod model;
+pub(crate) mod engine;
+pub(crate) mod model;
 pub mod seed;
 
 pub use engine::{Outcome, simulate, wake_latency_min_s};

@@ -8,9 +8,9 @@
 //! file's frames. [`for_config`] picks the fast one whenever it produces the same frames as
 //! the walk. Every source is a [`FrameSource`]; [`Frames`] is the one chosen for a run.
 
-pub mod fast;
-pub mod replay;
-pub mod walk;
+pub(crate) mod fast;
+pub(crate) mod replay;
+pub(crate) mod walk;
 
 pub use fast::{FastFrames, PortRange, Stream, fast_path_fits, timeval};
 pub use replay::{ReplayError, ReplayFrames};

@@ -248,6 +248,7 @@ struct RawCompare {
 pub const DEFAULT_REPETITIONS: u32 = 3;
 
 /// 1-based line of byte `offset` in `src`.
+#[cfg(test)]
 pub fn line_of(src: &str, offset: usize) -> usize {
     src.as_bytes()[..offset.min(src.len())]
         .iter()

@@ -61,6 +61,7 @@ pub const MAX_RUNS: usize = 100_000;
 
 /// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions), or
 /// `None` when that product overflows.
+#[cfg(test)]
 pub fn count(spec: &Spec) -> Option<usize> {
     let sizes: Vec<usize> = spec.dimensions.iter().map(|d| d.values.len()).collect();
     count_of(&sizes)
@@ -265,12 +266,7 @@ pub struct Checked {
 
 /// Checks `spec`'s size ([`size`]), names and values (each alone) without building a point:
 /// cheap, so it runs before the sweep asks to be confirmed. Errors name the line of the
-/// offending key or value.
-pub fn check(spec: &Spec) -> Result<Checked> {
-    check_until(spec, &AtomicBool::new(false))
-}
-
-/// [`check`], given up with [`Interrupted`] once `stop` is set (Ctrl-C).
+/// offending key or value. Given up with [`Interrupted`] once `stop` is set (Ctrl-C).
 pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
     size(spec)?;
     let def = command_def(spec.command);
@@ -332,6 +328,7 @@ pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
 
 /// Expands `spec` into its points and checks every one with the command's real option
 /// parser. Errors name the line of the offending key or value.
+#[cfg(test)]
 pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
     expand_until(spec, &AtomicBool::new(false))
 }
