@@ -140,3 +140,26 @@ fn library_errors_are_typed_not_strings() {
         "Result<_, String> outside the allow-list: {bad:#?}"
     );
 }
+
+#[test]
+fn unit_tests_sit_in_their_module_or_its_tests_rs() {
+    // README's layout: `mod tests { ... }` in the module, or the module's own tests.rs;
+    // never a test file reached through #[path].
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !text.contains("#[path"),
+            "{}: a module reached through #[path]",
+            f.display()
+        );
+        assert!(
+            name == "tests.rs" || !name.contains("test"),
+            "{}: a test file is named tests.rs",
+            f.display()
+        );
+    }
+}
