@@ -38,6 +38,7 @@ fn live_frames_or_skip() -> bool {
 fn cfg(batch: u32, udp_csum: bool, udp_src: (u16, u16)) -> XdpLiveConfig {
     XdpLiveConfig {
         ifindex: 0,
+        receive: false,
         batch,
         plain: false,
         timestamps: true,
@@ -67,6 +68,7 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
         let (ip_base, udp_base) = prog::bases(&frame, true, false);
         let spec = prog::Spec {
             ifindex: 1,
+            verdict: prog::Verdict::Redirect,
             plain: false,
             timestamps: true,
             clock_every: 4,

@@ -206,9 +206,15 @@ impl BackendPlan {
         }
     }
 
-    /// Whether its frames vanish unless the receiving veth end has NAPI (xdp_live).
+    /// Whether its frames vanish unless the receiving veth end has NAPI (xdp_live, unless
+    /// it passes them to a receive path).
     pub fn needs_peer_napi(&self) -> bool {
-        matches!(self, BackendPlan::XdpLive(_))
+        matches!(self, BackendPlan::XdpLive(c) if !c.receive)
+    }
+
+    /// Whether it injects into the device's receive path (`xmit_mode netif_receive`).
+    pub fn injects(&self) -> bool {
+        matches!(self, BackendPlan::XdpLive(c) if c.receive)
     }
 
     /// Whether it binds one TX queue of the device (af_xdp), so that pktgen's queue_map

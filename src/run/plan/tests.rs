@@ -62,7 +62,8 @@ fn no_arguments_is_the_seed_run() {
         Target::Lab(LabPlan {
             rx_mode: RxMode::Drop,
             peer_napi: false,
-            queues: 1
+            queues: 1,
+            inject: false,
         })
     );
     assert_eq!(p.senders.len(), 1);
@@ -491,7 +492,8 @@ fn lab_defaults() {
         Target::Lab(LabPlan {
             rx_mode: RxMode::Stack,
             peer_napi: false,
-            queues: 1
+            queues: 1,
+            inject: false,
         })
     );
     assert_eq!(
