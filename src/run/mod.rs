@@ -520,7 +520,8 @@ fn print_notes(s: &SenderPlan) {
         || cfg.queue_map_max != 0
         || cfg.has(Flag::QueueMapRnd)
         || cfg.has(Flag::QueueMapCpu);
-    if queue_map && !s.backends.iter().all(|b| b.binds_a_queue()) {
+    let binds = |b: &crate::backend::BackendPlan| b.binds_a_queue() || b.injects();
+    if queue_map && !s.backends.iter().all(binds) {
         notes.push(
             "queue_map_*/QUEUE_MAP_*: a packet socket cannot choose the TX queue per packet; af_packet and tx_ring frames take the queue the kernel picks (XPS, or the hash); af_xdp binds the queue".into(),
         );
