@@ -25,7 +25,9 @@ pub struct IpCounters {
 /// The UDP layer's account (`Udp.*`, or `Udp6.*`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct UdpCounters {
-    /// Delivered to a socket.
+    /// Read from a socket by an application: the kernel counts a datagram when it is read,
+    /// not when it is queued (one still waiting at a socket is in IP's InDelivers and in no
+    /// UDP counter).
     pub in_datagrams: u64,
     /// No socket on the destination port.
     pub no_ports: u64,
@@ -154,7 +156,9 @@ impl ReceivePath {
         }
         let _ = writeln!(
             s,
-            "  (the IP and UDP counters are the whole namespace's: other traffic there counts too)"
+            "  (the IP and UDP counters are the whole namespace's: other traffic there counts too; \
+             InDatagrams counts what applications have read, so datagrams still queued at a socket \
+             are in InDelivers only)"
         );
         s
     }
