@@ -27,6 +27,16 @@
 //! that names the cause. If the tracepoint cannot be attached, sent = redirected, and the
 //! report's detail says so; the interface counters then tell what arrived.
 //!
+//! **Into the receive path** (`xmit_mode netif_receive`, [`XdpLiveConfig::receive`]). The
+//! same program, written the same way, returns XDP_PASS instead of redirecting
+//! ([`prog::Verdict::Pass`]), and each syscall names the device as the frames' ingress
+//! device (the `xdp_md` context's `ingress_ifindex`): the kernel builds an skb of every
+//! frame and hands them, `batch` at a time, to that device's receive path
+//! (`netif_receive_skb_list`), as if the device had received them. *sent* is then the frames
+//! the program passed; the tracepoint is not used (nothing reaches a driver); what the
+//! stack did with them is the receive path's account in the report
+//! ([`crate::report::receive`]).
+//!
 //! **Speed.** Each syscall runs the program up to a million times (sized to last about
 //! 4 ms); the program is kept in the kernel's XDP dispatcher for the whole run (`Pin`),
 //! without which every syscall would sleep through two RCU grace periods. Nothing stays

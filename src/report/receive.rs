@@ -52,6 +52,9 @@ pub struct ReceivePath {
     /// takes the frames for another host's and drops them before IP.
     pub device_mac: MacAddr,
     pub dst_mac: MacAddr,
+    /// The frames' IPv4 source is the device's own address (pktgen's default): the stack
+    /// drops such frames as martians after counting them in InReceives.
+    pub source_is_own: bool,
     /// IPv6 counters (the frames are IPv6) rather than IPv4's.
     pub ipv6: bool,
     pub ip: IpCounters,
@@ -86,6 +89,7 @@ impl ReceivePath {
             passed,
             device_mac,
             dst_mac,
+            source_is_own: false,
             ipv6,
             ip: IpCounters {
                 in_receives: d(ip, "InReceives"),
@@ -152,6 +156,13 @@ impl ReceivePath {
                 s,
                 "  note:       the frames' destination MAC {} is not {}'s ({}): the stack takes them for another host's and drops them before IP (only the ingress hooks see them); give the device's MAC as dst_mac for the stack to take them",
                 self.dst_mac, self.device, self.device_mac
+            );
+        }
+        if self.source_is_own && self.for_this_host() {
+            let _ = writeln!(
+                s,
+                "  note:       the frames' source address is {}'s own (pktgen's default): the stack drops them as martians after InReceives; give src_min (--src) another address",
+                self.device
             );
         }
         let _ = writeln!(

@@ -383,7 +383,7 @@ fn receive_path(
     } else {
         dev.info.mac
     };
-    crate::report::receive::ReceivePath::new(
+    let mut p = crate::report::receive::ReceivePath::new(
         &dev.name,
         lab.map(|l| l.rx_ns.clone()),
         passed,
@@ -392,7 +392,12 @@ fn receive_path(
         before,
         after,
         counters,
-    )
+    );
+    p.source_is_own = lab.is_none()
+        && !cfg.has(Flag::Ipv6)
+        && dev.info.ipv4.is_some()
+        && (cfg.src_min.is_empty() || cfg.src_min.parse().ok() == dev.info.ipv4);
+    p
 }
 
 /// Where the frames went, for the report: every device (`a+b`), and the lab's namespaces
