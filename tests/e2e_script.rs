@@ -211,6 +211,17 @@ done
 cat /proc/net/pktgen/${DEV}@0 | grep "dst_min"
 "#;
 
+/// Each of the sample's devices eth0@0..n printed its Result line, with `sent` in it (`, N
+/// (SIZEbyte,0frags)`).
+fn assert_device_results(out: &str, n: u64, sent: &str) {
+    for i in 0..n {
+        let at = out
+            .find(&format!("Device: eth0@{i}\nResult: OK: "))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(out[at..].contains(sent), "{out}");
+    }
+}
+
 #[test]
 fn a_sample_style_script_runs_with_functions_sh() {
     if !root_or_skip() {
@@ -233,12 +244,7 @@ fn a_sample_style_script_runs_with_functions_sh() {
         out.contains(&format!("Delivered:   {} of {} sent", 700 * n, 700 * n)),
         "{out}"
     );
-    for i in 0..n {
-        let at = out
-            .find(&format!("Device: eth0@{i}\nResult: OK: "))
-            .unwrap_or_else(|| panic!("{out}"));
-        assert!(out[at..].contains(", 700 (64byte,0frags)\n  "), "{out}");
-    }
+    assert_device_results(&out, n, ", 700 (64byte,0frags)\n  ");
     // parse_addr gave the /31's two addresses.
     assert!(
         out.contains("dst_min: 10.99.0.2  dst_max: 10.99.0.3"),
@@ -320,12 +326,7 @@ fn a_receive_path_benchmark_script_runs_with_functions_sh() {
     );
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(o.status.success(), "{out}\n{err}");
-    for i in 0..n {
-        let at = out
-            .find(&format!("Device: eth0@{i}\nResult: OK: "))
-            .unwrap_or_else(|| panic!("{out}"));
-        assert!(out[at..].contains(", 5000 (60byte,0frags)\n  "), "{out}");
-    }
+    assert_device_results(&out, n, ", 5000 (60byte,0frags)\n  ");
     assert!(
         out.contains(&format!(
             "Receive path: {} frames passed into veth-rx's receive path",
