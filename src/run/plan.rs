@@ -325,11 +325,10 @@ impl Knobs<'_> {
                     senders: n,
                     cpu: spec.cpu,
                 };
-                let kind = self.tx.backend.unwrap_or(if injects(&spec.cfg) {
-                    BackendKind::XdpLive
-                } else {
-                    BackendKind::AfPacket
-                });
+                let kind = self
+                    .tx
+                    .backend
+                    .unwrap_or_else(|| BackendKind::default_for(&spec.cfg));
                 let (backends, ruled_out) =
                     backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
                 Ok(SenderPlan {
@@ -417,15 +416,8 @@ fn backends(
     slot: SenderSlot,
 ) -> Result<(Vec<BackendPlan>, Vec<String>)> {
     if injects(cfg) {
-        // Only live frames reach a receive path: `auto` means xdp_live, and any other
-        // backend is refused.
-        if !matches!(kind, BackendKind::Auto | BackendKind::XdpLive) {
-            bail!(
-                "--xmit-mode netif_receive: --backend {} transmits on the device; only xdp_live injects into its receive path (BPF_PROG_RUN live frames passed with XDP_PASS): use --backend xdp_live or auto",
-                kind.name()
-            );
-        }
-        let p = BackendPlan::new(BackendKind::XdpLive, o, cfg, slot)
+        // Only live frames reach a receive path: one backend, or a refusal.
+        let p = BackendPlan::new(kind.injecting()?, o, cfg, slot)
             .map_err(|e| anyhow!("--xmit-mode netif_receive needs xdp_live, which refuses: {e}"))?;
         return Ok((vec![p], Vec::new()));
     }
