@@ -270,6 +270,104 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     assert!(scrape_ok(&lab.rx_ns, false).is_none());
 }
 
+/// The per-flow families while a paced run is received through a drop of every 50th frame:
+/// received and lost per flow grow before the end (the receiver publishes them at most every
+/// 250 ms), and the final scrape holds exactly the report's per-flow counters.
+#[test]
+fn rx_flow_metrics_are_live_and_end_equal_to_the_report() {
+    if !root_or_skip() || !tools_or_skip() || !common::nft::nft_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    common::nft::drop_every_nth(&lab.rx_ns, "ingress", lab::RX_IF, 50);
+    let sent = 20_000u64;
+    let arriving = sent - sent / 50;
+    let listen = format!("127.0.0.1:{PORT}");
+    let mut receiver = rx(
+        &lab,
+        &[
+            "--count",
+            &arriving.to_string(),
+            "--duration",
+            "60s",
+            "--expect-first",
+            "1",
+            "--json",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "4s",
+        ],
+    );
+    wait_for_state(&lab.rx_ns, "running", &mut receiver);
+    let flow = "{flow=\"10.99.0.1:0 -> 10.99.0.2:0\"}";
+    let received_key = format!("upktgen_rx_flow_received_packets_total{flow}");
+    let lost_key = format!("upktgen_rx_flow_lost_packets{flow}");
+
+    // 20,000 frames at 5,000 pps: about four seconds to scrape in.
+    let mut sender = run(
+        &lab,
+        &["--count", &sent.to_string(), "--ratep", "5000", "--no-live"],
+    );
+    let mut during: Vec<(f64, f64)> = Vec::new();
+    let mut checked = false;
+    while sender.try_wait().unwrap().is_none() {
+        if let Some((_, body)) = scrape_ok(&lab.rx_ns, false)
+            && state(&body) == Some("running")
+            && let (Some(r), Some(l)) = (value(&body, &received_key), value(&body, &lost_key))
+        {
+            during.push((r, l));
+            if !checked && r > 0.0 {
+                // The live per-flow series are valid exposition too.
+                let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+                promtool_ok(&text);
+                checked = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s = sender.wait_with_output().unwrap();
+    assert!(s.status.success(), "{}", stderr(&s));
+    assert!(
+        during.windows(2).all(|w| w[0].0 <= w[1].0),
+        "received went backwards: {during:?}"
+    );
+    assert!(
+        during.iter().any(|&(r, _)| r > 0.0 && r < arriving as f64),
+        "no scrape during the run saw the flow's received count growing: {during:?}"
+    );
+    assert!(
+        during.iter().any(|&(_, l)| l > 0.0),
+        "no scrape during the run saw the flow's losses: {during:?}"
+    );
+    assert!(checked);
+
+    let body = wait_for_state(&lab.rx_ns, "finished", &mut receiver);
+    let o = receiver.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: upktgen::rx::RxReport = serde_json::from_value(common::json(&o)).unwrap();
+    assert_eq!(report.sink.flows.len(), 1, "{:?}", report.sink.flows);
+    for f in &report.sink.flows {
+        let name = upktgen::metrics::flow_name(f);
+        for (family, want) in [
+            ("upktgen_rx_flow_received_packets_total", f.seq.received),
+            ("upktgen_rx_flow_lost_packets", f.seq.lost),
+            ("upktgen_rx_flow_duplicate_packets_total", f.seq.duplicates),
+            ("upktgen_rx_flow_reordered_packets_total", f.seq.reordered),
+        ] {
+            let key = format!("{family}{{flow=\"{name}\"}}");
+            assert_eq!(value(&body, &key), Some(want as f64), "{key} in\n{body}");
+        }
+    }
+    assert_eq!(report.sink.totals.received, arriving);
+    // Every 50th dropped but the last (after the last frame received, invisible to it).
+    assert_eq!(report.sink.totals.lost, sent / 50 - 1);
+    assert_eq!(
+        value(&body, "upktgen_rx_lost_packets"),
+        Some(report.sink.totals.lost as f64)
+    );
+}
+
 #[test]
 fn run_metrics_final_scrape_sees_every_frame_sent() {
     if !root_or_skip() || !tools_or_skip() {
