@@ -116,6 +116,59 @@ fn af_xdp_peer_receives_every_frame_and_leaves_no_program() {
     assert!(!String::from_utf8_lossy(&link.stdout).contains("xdp"));
 }
 
+/// The live lines of a two-ended run carry the far receiver's figures while it runs (read
+/// over the session each interval), and the final line agrees with the far end's report.
+#[test]
+fn live_lines_show_the_far_end_receiving() {
+    if !root_or_skip() || !nft::nft_or_skip() {
+        return;
+    }
+    let h = TwoHosts::new();
+    nft::drop_every_nth(&h.b, "ingress", hosts::B_DATA, 7);
+    let peer = format!("netns:{}", h.b);
+    // 100,000 frames at 50,000 pps: two seconds, eight intervals.
+    let o = run_from_a(
+        &h,
+        100_000,
+        &[
+            "--peer",
+            &peer,
+            "--peer-dev",
+            hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+            "--json",
+            "--json-lines",
+            "--interval",
+            "250ms",
+        ],
+    );
+    let j = json_of(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (last, rest) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true, "{err}");
+    assert!(
+        rest.iter()
+            .any(|l| l["rx_packets"].as_u64().is_some_and(|n| n > 0)),
+        "no live line shows the far end receiving:\n{err}"
+    );
+    assert!(
+        rest.iter()
+            .any(|l| l["lost"].as_u64().is_some_and(|n| n > 0)),
+        "no live line shows the far end's losses:\n{err}"
+    );
+    let r = &j["rx_analysis"]["receiver"];
+    assert_eq!(last["rx_packets"], r["frames"]["frames"], "{last}");
+    assert_eq!(last["lost"], r["sink"]["totals"]["lost"], "{last}");
+    assert_eq!(last["drops"], r["ring"]["drops"], "{last}");
+    check_loss(&j, nft::dropped(&h.b), 100_000);
+}
+
 #[test]
 fn ssh_peer_loss_equals_the_far_nftables_counter() {
     if !root_or_skip() || !nft::nft_or_skip() {
