@@ -416,6 +416,95 @@ fn run_metrics_final_scrape_sees_every_frame_sent() {
     assert!(stdout(&o).contains("Result: OK:"), "{}", stdout(&o));
 }
 
+/// A run with a far end serves the far receiver's totals on the sender's endpoint while it
+/// runs (read over the agent session each interval), and its report's per-flow figures at
+/// the end.
+#[test]
+fn run_metrics_follow_the_far_receiver() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let h = common::hosts::TwoHosts::new();
+    let peer = format!("netns:{}", h.b);
+    let listen = format!("127.0.0.1:{PORT}");
+    let sent = 150_000u64;
+    let n = sent.to_string();
+    // 150,000 frames at 50,000 pps: three seconds to scrape in.
+    let mut sender = spawn_in(
+        &h.a,
+        &[
+            "run",
+            "--dev",
+            common::hosts::A_DATA,
+            "--dst",
+            &h.b_ip,
+            "--src",
+            &h.a_ip,
+            "--dst-mac",
+            common::hosts::B_MAC,
+            "--count",
+            &n,
+            "--ratep",
+            "50000",
+            "--peer",
+            &peer,
+            "--peer-dev",
+            common::hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+            "--no-live",
+            "--interval",
+            "250ms",
+            "--json",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "4s",
+        ],
+    );
+    let mut during: Vec<f64> = Vec::new();
+    let body = loop {
+        if let Some((_, body)) = scrape_ok(&h.a, false) {
+            match state(&body) {
+                Some("finished") => break body,
+                Some("running") => during.extend(value(&body, "upktgen_rx_frames_total")),
+                _ => {}
+            }
+        }
+        assert!(
+            sender.try_wait().unwrap().is_none(),
+            "upktgen ended before its state was finished"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        during.iter().any(|&v| v > 0.0 && v < sent as f64),
+        "no scrape during the run saw the far end receiving: {during:?}"
+    );
+    let (_, text) = scrape_ok(&h.a, true).unwrap();
+    promtool_ok(&text);
+    let o = sender.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = common::json(&o);
+    let r: upktgen::rx::RxReport =
+        serde_json::from_value(j["rx_analysis"]["receiver"].clone()).unwrap();
+    assert_eq!(r.device, common::hosts::B_DATA);
+    assert_eq!(
+        value(&body, "upktgen_rx_frames_total"),
+        Some(r.frames.frames as f64)
+    );
+    assert_eq!(r.sink.flows.len(), 1);
+    let key = format!(
+        "upktgen_rx_flow_received_packets_total{{flow=\"{}\"}}",
+        upktgen::metrics::flow_name(&r.sink.flows[0])
+    );
+    assert_eq!(
+        value(&body, &key),
+        Some(r.sink.flows[0].seq.received as f64),
+        "{key} in\n{body}"
+    );
+}
+
 /// One JSON-RPC call on an agent's pipes: the result (panics on an error reply).
 fn call(
     stdin: &mut impl Write,
