@@ -107,6 +107,27 @@ fn rx(lab: &Lab, args: &[&str]) -> Child {
     spawn_in(&lab.rx_ns, &a)
 }
 
+/// `upktgen rx --count COUNT --json EXTRA` serving its metrics on [`PORT`] (4 s of linger),
+/// returned once its state says running (set after the receiver is open).
+fn rx_serving(lab: &Lab, count: u64, extra: &[&str]) -> Child {
+    let (n, listen) = (count.to_string(), format!("127.0.0.1:{PORT}"));
+    let mut a = vec![
+        "--count",
+        &n,
+        "--duration",
+        "60s",
+        "--json",
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "4s",
+    ];
+    a.extend_from_slice(extra);
+    let mut child = rx(lab, &a);
+    wait_for_state(&lab.rx_ns, "running", &mut child);
+    child
+}
+
 /// `upktgen run --dev veth-tx ARGS`, at veth-rx, in the lab's sending namespace.
 fn run(lab: &Lab, args: &[&str]) -> Child {
     let mac = lab::RX_MAC.to_string();
@@ -121,6 +142,18 @@ fn run(lab: &Lab, args: &[&str]) -> Child {
     ];
     a.extend_from_slice(args);
     spawn_in(&lab.tx_ns, &a)
+}
+
+/// Scrapes the endpoint in `ns` every 100 ms while `child` runs, handing each answered
+/// scrape's headers and body to `f`; then `child`'s output.
+fn scrape_while(ns: &str, mut child: Child, mut f: impl FnMut(&str, &str)) -> Output {
+    while child.try_wait().unwrap().is_none() {
+        if let Some((head, body)) = scrape_ok(ns, false) {
+            f(&head, &body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Scrapes the endpoint in `ns` until `upktgen_state` says `want`, while `child` runs; the
@@ -151,22 +184,7 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     let count = 20_000u64;
     let n = count.to_string();
     let listen = format!("127.0.0.1:{PORT}");
-    let mut receiver = rx(
-        &lab,
-        &[
-            "--count",
-            &n,
-            "--duration",
-            "60s",
-            "--json",
-            "--metrics-listen",
-            &listen,
-            "--metrics-linger",
-            "4s",
-        ],
-    );
-    // Up and receiving once the state says running (set after the receiver is open).
-    wait_for_state(&lab.rx_ns, "running", &mut receiver);
+    let mut receiver = rx_serving(&lab, count, &[]);
     // Nothing listens on the host's own loopback.
     let host = Command::new("curl")
         .args(["-s", "--max-time", "2", &format!("http://{listen}/metrics")])
@@ -175,30 +193,26 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     assert!(!host.status.success(), "the endpoint is on the host");
 
     // 20,000 frames at 5,000 pps: about four seconds to scrape in.
-    let mut sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
+    let sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
     let mut during: Vec<f64> = Vec::new();
     let mut checked_during = false;
-    while sender.try_wait().unwrap().is_none() {
-        if let Some((head, body)) = scrape_ok(&lab.rx_ns, false) {
-            assert!(
-                head.contains(
-                    "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"
-                ),
-                "{head}"
-            );
-            assert!(body.ends_with("# EOF\n"), "{body}");
-            if let Some(v) = value(&body, "upktgen_rx_frames_total") {
-                during.push(v);
-            }
-            if !checked_during && state(&body) == Some("running") {
-                let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
-                promtool_ok(&text);
-                checked_during = true;
-            }
+    let s = scrape_while(&lab.rx_ns, sender, |head, body| {
+        assert!(
+            head.contains(
+                "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"
+            ),
+            "{head}"
+        );
+        assert!(body.ends_with("# EOF\n"), "{body}");
+        if let Some(v) = value(body, "upktgen_rx_frames_total") {
+            during.push(v);
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let s = sender.wait_with_output().unwrap();
+        if !checked_during && state(body) == Some("running") {
+            let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+            promtool_ok(&text);
+            checked_during = true;
+        }
+    });
     assert!(s.status.success(), "{}", stderr(&s));
     assert!(checked_during, "no scrape while the run was sending");
     assert!(
@@ -282,39 +296,21 @@ fn rx_flow_metrics_are_live_and_end_equal_to_the_report() {
     common::nft::drop_every_nth(&lab.rx_ns, "ingress", lab::RX_IF, 50);
     let sent = 20_000u64;
     let arriving = sent - sent / 50;
-    let listen = format!("127.0.0.1:{PORT}");
-    let mut receiver = rx(
-        &lab,
-        &[
-            "--count",
-            &arriving.to_string(),
-            "--duration",
-            "60s",
-            "--expect-first",
-            "1",
-            "--json",
-            "--metrics-listen",
-            &listen,
-            "--metrics-linger",
-            "4s",
-        ],
-    );
-    wait_for_state(&lab.rx_ns, "running", &mut receiver);
+    let mut receiver = rx_serving(&lab, arriving, &["--expect-first", "1"]);
     let flow = "{flow=\"10.99.0.1:0 -> 10.99.0.2:0\"}";
     let received_key = format!("upktgen_rx_flow_received_packets_total{flow}");
     let lost_key = format!("upktgen_rx_flow_lost_packets{flow}");
 
     // 20,000 frames at 5,000 pps: about four seconds to scrape in.
-    let mut sender = run(
+    let sender = run(
         &lab,
         &["--count", &sent.to_string(), "--ratep", "5000", "--no-live"],
     );
     let mut during: Vec<(f64, f64)> = Vec::new();
     let mut checked = false;
-    while sender.try_wait().unwrap().is_none() {
-        if let Some((_, body)) = scrape_ok(&lab.rx_ns, false)
-            && state(&body) == Some("running")
-            && let (Some(r), Some(l)) = (value(&body, &received_key), value(&body, &lost_key))
+    let s = scrape_while(&lab.rx_ns, sender, |_, body| {
+        if state(body) == Some("running")
+            && let (Some(r), Some(l)) = (value(body, &received_key), value(body, &lost_key))
         {
             during.push((r, l));
             if !checked && r > 0.0 {
@@ -324,9 +320,7 @@ fn rx_flow_metrics_are_live_and_end_equal_to_the_report() {
                 checked = true;
             }
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let s = sender.wait_with_output().unwrap();
+    });
     assert!(s.status.success(), "{}", stderr(&s));
     assert!(
         during.windows(2).all(|w| w[0].0 <= w[1].0),
