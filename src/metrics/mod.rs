@@ -17,8 +17,9 @@
 //!   [`crate::rx::recv::FLOW_PUBLISH_INTERVAL`] without waiting for a reader;
 //!   `/proc/net/dev` of a namespace through
 //!   [`IfaceProbe`], `/proc/stat` through [`CpuProbe`]) and hands it to the `observe_*`
-//!   methods. Nothing is read unless someone scrapes; the sending and receiving threads do
-//!   no extra work.
+//!   methods. Nothing is read unless someone scrapes; the sending threads do no extra work
+//!   for it, the receive loop only its flows' copy about every 250 ms, scraped or not
+//!   (the totals' atomics are there anyway, for the live lines and the agent's `rx.stats`).
 //! - final: once the report exists, [`Endpoint::finish_rx`] / [`Endpoint::finish_run`] set
 //!   the counters from it, drop the probes (later scrapes serve exactly the report's
 //!   figures) and set the state to `finished`. [`Endpoint::linger`] then keeps serving
