@@ -213,7 +213,8 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
 /// senders (`+=`, the last error being the latest non-zero one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
-    /// Frames the XDP program ran on (each returned XDP_REDIRECT).
+    /// Frames the XDP program ran on (each returned XDP_REDIRECT; with netif_receive,
+    /// XDP_PASS).
     pub redirected: u64,
     /// Frames the driver accepted (tracepoint), when observed.
     pub driver_sent: u64,

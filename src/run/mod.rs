@@ -178,11 +178,15 @@ fn execute_with(
         .iter()
         .any(|s| s.backends.iter().any(crate::backend::BackendPlan::injects));
     if inject {
-        // netif_receive on a named device: unless dst_mac says otherwise, the device's own
-        // MAC, so that the stack takes the frames as its host's (PACKET_HOST).
+        // netif_receive: unless dst_mac says otherwise, the device's own MAC, so that the
+        // stack takes the frames as its host's (PACKET_HOST). In the lab the probed MAC
+        // stands for the lab's sender: veth-rx's is known.
         for s in &mut plan.senders {
             if s.spec.cfg.dst_mac == MacAddr::default() {
-                s.spec.cfg.dst_mac = device_of(&devices, s.spec.cfg.device())?.info.mac;
+                s.spec.cfg.dst_mac = match &site.lab {
+                    Some(_) => lab::RX_MAC,
+                    None => device_of(&devices, s.spec.cfg.device())?.info.mac,
+                };
             }
         }
     }
