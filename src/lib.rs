@@ -22,7 +22,7 @@ pub mod lab;
 pub(crate) mod live;
 pub mod manual;
 pub mod merge;
-pub(crate) mod metrics;
+pub mod metrics;
 pub mod ndr;
 pub mod out;
 pub(crate) mod outfile;

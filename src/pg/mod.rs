@@ -143,6 +143,9 @@ pub enum XmitMode {
     StartXmit,
     /// Through the qdisc (upktgen: af_packet/tx_ring without PACKET_QDISC_BYPASS).
     QueueXmit,
+    /// Into the device's receive path, as if it had received the frames (upktgen: the
+    /// xdp_live backend's live frames passed with XDP_PASS).
+    NetifReceive,
 }
 
 /// One IMIX entry: frames of `size` bytes with relative weight `weight`.
@@ -263,7 +266,7 @@ pub enum CommandError {
     NoSuchParameter(String),
     #[error("Flag -:{0}:- unknown; available flags (prepend ! to un-set a flag): {flags}, FLOW_RND", flags = FLAG_NAMES.join(", "))]
     UnknownFlag(String),
-    #[error("xmit_mode -:{0}:- unknown; available modes: start_xmit, queue_xmit")]
+    #[error("xmit_mode -:{0}:- unknown; available modes: start_xmit, queue_xmit, netif_receive")]
     UnknownXmitMode(String),
     #[error("{0}: a number is needed")]
     NumberNeeded(String),
@@ -559,6 +562,11 @@ impl DevConfig {
                 if n > 0 && !self.has(Flag::Shared) {
                     return Err(CommandError::Refused("clone_skb: needs the SHARED flag"));
                 }
+                if n > 0 && self.xmit_mode == Some(XmitMode::NetifReceive) {
+                    return Err(CommandError::Refused(
+                        "clone_skb: not with xmit_mode netif_receive",
+                    ));
+                }
                 self.clone_skb = n;
                 if n > 0 {
                     self.note(
@@ -607,9 +615,15 @@ impl DevConfig {
                     self.xmit_mode = Some(XmitMode::QueueXmit);
                     Ok("OK: xmit_mode=queue_xmit".into())
                 }
-                "netif_receive" => Err(CommandError::Refused(
-                    "xmit_mode netif_receive: injecting into the receive path needs the kernel module; upktgen can only transmit (use the lab's receiving end instead)",
-                )),
+                "netif_receive" => {
+                    if self.clone_skb > 0 {
+                        return Err(CommandError::Refused(
+                            "xmit_mode netif_receive: not with clone_skb > 0 (set clone_skb 0 first)",
+                        ));
+                    }
+                    self.xmit_mode = Some(XmitMode::NetifReceive);
+                    Ok("OK: xmit_mode=netif_receive".into())
+                }
                 other => Err(CommandError::UnknownXmitMode(other.to_string())),
             },
             "flag" => self.flag(w()?),
