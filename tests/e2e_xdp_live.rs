@@ -62,21 +62,15 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
         let t = lab_template(udp_csum);
         let stream = Stream::new(PortRange::new(1000, 1003), PortRange::new(9, 9));
         let frame = xdp_live::first_frame(&t, &stream);
-        let sport = prog::PortWalk::new(1000, 1003);
-        let dport = prog::PortWalk::new(9, 9);
-        let (ip_base, udp_base) = prog::bases(&frame, true, false);
-        let spec = prog::Spec {
-            ifindex: 1,
-            plain: false,
-            timestamps: true,
-            clock_every: 4,
+        let spec = prog::Spec::udp4(
+            1,
+            &frame,
+            true,
+            4,
             udp_csum,
-            sport,
-            dport,
-            ip_base,
-            udp_base,
-            restore: prog::restore_stores(&frame, true, false, udp_csum),
-        };
+            prog::PortWalk::new(1000, 1003),
+            prog::PortWalk::new(9, 9),
+        );
         let state = bpf::ValueMap::create("t_state", prog::state::SIZE).unwrap();
         let insns = prog::xdp_program(&spec, state.raw_fd()).unwrap();
         let p = bpf::load_prog(bpf::ProgType::Xdp, "t_live", &insns).unwrap();
