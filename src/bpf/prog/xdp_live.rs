@@ -636,7 +636,7 @@ impl Spec {
     }
 
     fn imix_at(&self) -> usize {
-        state::slot(self.seq_walks().len()) as usize
+        (state::slot(self.seq_walks().len()) as usize).max(state::SLOTS as usize)
     }
 
     fn imix_len(&self) -> usize {
