@@ -218,3 +218,47 @@ pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output 
     a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
 }
+
+/// What arrived at veth-rx of `lab` while `args` ran in its sending namespace (an
+/// AF_PACKET ETH_P_ALL ring, up to `want` frames or 5 s), the frames `keep` accepts, with
+/// the VLAN tag veth-rx moved into metadata put back in place (its VID: the PCP and DEI
+/// bits are not in the metadata).
+pub fn capture_frames(
+    lab: &upktgen::lab::Lab,
+    args: &[&str],
+    want: usize,
+    keep: impl Fn(&[u8]) -> bool,
+) -> (Output, Vec<Vec<u8>>) {
+    use std::time::{Duration, Instant};
+    use upktgen::sys::{self, netns, rx_ring::RxRing, rx_ring::RxRingConfig};
+    let mut ring = netns::in_netns(&lab.rx_path(), || {
+        RxRing::open(
+            sys::if_nametoindex(upktgen::lab::RX_IF)?,
+            RxRingConfig {
+                all_frames: true,
+                ..RxRingConfig::default()
+            },
+        )
+    })
+    .unwrap();
+    let o = in_ns(&lab.tx_ns, args);
+    let mut got = Vec::new();
+    let t0 = Instant::now();
+    while got.len() < want && t0.elapsed() < Duration::from_secs(5) {
+        ring.wait(50).unwrap();
+        while ring
+            .next_block(|f, m| {
+                let mut data = f.to_vec();
+                if let Some(vid) = m.vlan {
+                    let tag = [0x81, 0x00, (vid >> 8) as u8, vid as u8];
+                    data.splice(12..12, tag);
+                }
+                if keep(&data) {
+                    got.push(data)
+                }
+            })
+            .is_some()
+        {}
+    }
+    (o, got)
+}
