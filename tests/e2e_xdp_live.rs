@@ -385,7 +385,12 @@ fn live_capture(
     want: usize,
 ) -> (std::process::Output, Vec<Vec<u8>>) {
     let rx_mac = lab::RX_MAC.to_string();
-    let count = want.to_string();
+    // `count` is per thread (-t N).
+    let threads = extra
+        .iter()
+        .position(|&a| a == "-t")
+        .map_or(1, |i| extra[i + 1].parse::<usize>().unwrap());
+    let count = (want / threads).to_string();
     let mut args: Vec<String> = [
         "run",
         "--dev",
@@ -621,4 +626,235 @@ fn received_random_fields_lie_in_range_and_cover_it() {
     assert_eq!(low.len(), 256, "every last byte of fd00::100..fd00::1ff");
     // 2000 draws of 4096 ids: about 1585 distinct expected; far fewer means no randomness.
     assert!(vids.len() > 1400, "{} distinct VLAN ids", vids.len());
+}
+
+/// IMIX from one prepared 1500-byte frame shrunk per packet: the received sizes follow
+/// the weights, and the Result line's bps counts the bytes the receiver got.
+#[test]
+fn imix_sizes_follow_the_weights_and_bps_counts_the_bytes_sent() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let lab = Lab::create_with(RxMode::Stack, true).unwrap();
+    const N: usize = 6000;
+    let params = [("imix_weights", "64,7 576,4 1500,1"), ("flag", "UDPCSUM")];
+    let (_, got) = live_capture(&lab, &params, &[], N);
+    assert_eq!(got.len(), N);
+    let mut h = std::collections::BTreeMap::new();
+    for (k, f) in got.iter().enumerate() {
+        parsed(f, &format!("frame {k}"));
+        *h.entry(f.len()).or_insert(0u64) += 1;
+    }
+    // The kernel's 100-slot table gives 64, 576 and 1500 bytes 58, 33 and 9 slots (shares
+    // rounded down, the last closing at 100): each count within 5 standard deviations of
+    // its binomial mean (a false alarm about once in 1.7 million runs).
+    assert_eq!(h.len(), 3, "{h:?}");
+    for (len, slots) in [(64usize, 58u64), (576, 33), (1500, 9)] {
+        let p = slots as f64 / 100.0;
+        let (mean, sd) = (N as f64 * p, (N as f64 * p * (1.0 - p)).sqrt());
+        let n = h[&len] as f64;
+        assert!((n - mean).abs() < 5.0 * sd, "{len}: {n}, want {mean} ± 5 × {sd}");
+    }
+    // Through the lab: bps from the bytes sent, which veth-rx counted to the byte.
+    let o = upktgen(&[
+        "--backend",
+        "xdp_live",
+        "--count",
+        "100000",
+        "--imix-weights",
+        "64,7 576,4 1500,1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let r = &j["outcome"]["result"];
+    let bytes = r["imix_bytes"].as_u64().unwrap();
+    assert_eq!(j["rx_iface"]["rx_bytes"].as_u64(), Some(bytes), "{j:#}");
+    assert_eq!(j["outcome"]["backend"]["xdp_live"]["bytes"].as_u64(), Some(bytes));
+    let mean = bytes as f64 / 100_000.0;
+    // The table's mean frame: 0.58 * 64 + 0.33 * 576 + 0.09 * 1500 = 362.2 bytes.
+    assert!((mean - 362.2).abs() < 15.0, "mean frame {mean}");
+}
+
+/// The receiver's per-flow sequence numbers have no holes while ports, source MACs and
+/// sizes are drawn at random per packet.
+#[test]
+fn receiver_sees_every_sequence_number_with_random_fields() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "--backend",
+        "xdp_live",
+        "--lab-rx",
+        "stack",
+        "--rx-analyze",
+        "--count",
+        "20000",
+        "--ratep",
+        "50000",
+        "--flag",
+        "UDPSRC_RND",
+        "--udp-src-min",
+        "1",
+        "--udp-src-max",
+        "5000",
+        "--flag",
+        "UDPDST_RND",
+        "--udp-dst-min",
+        "9",
+        "--udp-dst-max",
+        "100",
+        "--flag",
+        "MACSRC_RND",
+        "--src-mac-count",
+        "8",
+        "--flag",
+        "TXSIZE_RND",
+        "--min-pkt-size",
+        "60",
+        "--max-pkt-size",
+        "1000",
+        "--flag",
+        "UDPCSUM",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["backend"]["name"], "xdp_live");
+    let t = &j["rx_analysis"]["receiver"]["sink"]["totals"];
+    assert_eq!(t["received"], 20000, "{t}");
+    for k in ["lost", "duplicates", "reordered", "restarts", "jumps"] {
+        assert_eq!(t[k], 0, "{k}: {t}");
+    }
+    let flows = j["rx_analysis"]["receiver"]["sink"]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 1);
+    assert_eq!((flows[0]["first_seq"].clone(), flows[0]["last_seq"].clone()), (1.into(), 20000.into()));
+    assert_eq!(j["rx_iface"]["rx_bytes"], j["outcome"]["result"]["imix_bytes"]);
+}
+
+/// The counters of the receiving namespace's UDP stack (`/proc/net/snmp` or `snmp6`).
+fn udp_counters(ns: &str, file: &str, prefix: &str) -> std::collections::HashMap<String, u64> {
+    let o = in_ns_cmd(ns, &["cat", file]);
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    let mut m = std::collections::HashMap::new();
+    if file.ends_with("snmp6") {
+        for l in t.lines() {
+            let mut it = l.split_whitespace();
+            if let (Some(k), Some(v)) = (it.next(), it.next())
+                && k.starts_with(prefix)
+            {
+                m.insert(k.to_string(), v.parse().unwrap());
+            }
+        }
+    } else {
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with(prefix)).collect();
+        let names = rows[0].split_whitespace().skip(1);
+        let vals = rows[1].split_whitespace().skip(1);
+        for (k, v) in names.zip(vals) {
+            m.insert(format!("{prefix}{k}"), v.parse().unwrap());
+        }
+    }
+    m
+}
+
+fn in_ns_cmd(ns: &str, args: &[&str]) -> std::process::Output {
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// The receiving kernel's UDP stack verifies every checksum (IPv4 and IPv6, ports and
+/// sizes walked): each datagram reaches the port lookup (no socket: NoPorts counts it) and
+/// none fails its checksum.
+#[test]
+fn receiving_udp_stack_verifies_every_checksum() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let lab = Lab::create_with(RxMode::Stack, true).unwrap();
+    // The lab turns IPv6 off; veth-rx takes fd00::2 here.
+    let v6_on = format!("net.ipv6.conf.{}.disable_ipv6=0", lab::RX_IF);
+    in_ns_cmd(&lab.rx_ns, &["sysctl", "-qw", &v6_on]);
+    in_ns_cmd(
+        &lab.rx_ns,
+        &["ip", "addr", "add", "fd00::2/64", "dev", lab::RX_IF, "nodad"],
+    );
+    const N: usize = 3000;
+    let walked = [
+        ("udp_src_min", "1000"),
+        ("udp_src_max", "1100"),
+        ("udp_dst_min", "9"),
+        ("udp_dst_max", "30"),
+        ("min_pkt_size", "60"),
+        ("max_pkt_size", "700"),
+        ("flag", "UDPCSUM"),
+    ];
+    for (v6, file, prefix) in [
+        (false, "/proc/net/snmp", "Udp:"),
+        (true, "/proc/net/snmp6", "Udp6"),
+    ] {
+        let mut params: Vec<(&str, &str)> = walked.to_vec();
+        if v6 {
+            params.extend([("flag", "IPV6"), ("dst6", "fd00::2"), ("src6", "fd00::1")]);
+        }
+        let before = udp_counters(&lab.rx_ns, file, prefix);
+        let (_, got) = live_capture(&lab, &params, &[], N);
+        assert_eq!(got.len(), N, "v6 {v6}");
+        std::thread::sleep(Duration::from_millis(100));
+        let after = udp_counters(&lab.rx_ns, file, prefix);
+        let d = |k: &str| after[&format!("{prefix}{k}")] - before[&format!("{prefix}{k}")];
+        assert_eq!(d("InCsumErrors"), 0, "v6 {v6}");
+        assert_eq!(d("NoPorts"), N as u64, "v6 {v6}: every datagram verified and looked up");
+    }
+}
+
+/// `-t 2`: each thread runs its own program with its own counters and flows: every
+/// sequence number arrives twice, each time the walk's frame for it.
+#[test]
+fn each_thread_has_its_own_sequence_and_flows() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let lab = Lab::create_with(RxMode::Stack, true).unwrap();
+    let params = [
+        ("dst_min", "10.99.0.2"),
+        ("dst_max", "10.99.0.100"),
+        ("flows", "8"),
+        ("flowlen", "3"),
+        ("flag", "FLOW_SEQ"),
+        ("flag", "UDPCSUM"),
+    ];
+    const N: usize = 2000;
+    let (_, got) = live_capture(&lab, &params, &["-t", "2"], N);
+    assert_eq!(got.len(), N);
+    let (c, mut w) = walk(&params);
+    let at = pktgen_at(&c);
+    let mut buf = w.prefill();
+    let mut want = Vec::new();
+    for _ in 0..N / 2 {
+        let len = w.advance();
+        w.write(&mut buf[..len], (0, 0));
+        w.sent();
+        want.push(buf[..len].to_vec());
+    }
+    let mut times = vec![0; N / 2];
+    for f in &got {
+        let seq = be32(f, at + 4) as usize;
+        assert!((1..=N / 2).contains(&seq), "seq {seq}");
+        times[seq - 1] += 1;
+        // The walk's frame apart from the timestamp and the UDP checksum it moves.
+        let mut g = f.clone();
+        g[at + 8..at + 16].fill(0);
+        let csum = Layout::new(&c).l4() + 6;
+        let mut wf = want[seq - 1].clone();
+        wf[csum..csum + 2].copy_from_slice(&f[csum..csum + 2]);
+        assert_eq!(g, wf, "seq {seq}");
+        parsed(f, &format!("seq {seq}"));
+    }
+    assert!(times.iter().all(|&t| t == 2), "every sequence number twice");
 }
