@@ -653,7 +653,10 @@ fn imix_sizes_follow_the_weights_and_bps_counts_the_bytes_sent() {
         let p = slots as f64 / 100.0;
         let (mean, sd) = (N as f64 * p, (N as f64 * p * (1.0 - p)).sqrt());
         let n = h[&len] as f64;
-        assert!((n - mean).abs() < 5.0 * sd, "{len}: {n}, want {mean} ± 5 × {sd}");
+        assert!(
+            (n - mean).abs() < 5.0 * sd,
+            "{len}: {n}, want {mean} ± 5 × {sd}"
+        );
     }
     // Through the lab: bps from the bytes sent, which veth-rx counted to the byte.
     let o = upktgen(&[
@@ -670,7 +673,10 @@ fn imix_sizes_follow_the_weights_and_bps_counts_the_bytes_sent() {
     let r = &j["outcome"]["result"];
     let bytes = r["imix_bytes"].as_u64().unwrap();
     assert_eq!(j["rx_iface"]["rx_bytes"].as_u64(), Some(bytes), "{j:#}");
-    assert_eq!(j["outcome"]["backend"]["xdp_live"]["bytes"].as_u64(), Some(bytes));
+    assert_eq!(
+        j["outcome"]["backend"]["xdp_live"]["bytes"].as_u64(),
+        Some(bytes)
+    );
     let mean = bytes as f64 / 100_000.0;
     // The table's mean frame: 0.58 * 64 + 0.33 * 576 + 0.09 * 1500 = 362.2 bytes.
     assert!((mean - 362.2).abs() < 15.0, "mean frame {mean}");
@@ -727,10 +733,18 @@ fn receiver_sees_every_sequence_number_with_random_fields() {
     for k in ["lost", "duplicates", "reordered", "restarts", "jumps"] {
         assert_eq!(t[k], 0, "{k}: {t}");
     }
-    let flows = j["rx_analysis"]["receiver"]["sink"]["flows"].as_array().unwrap();
+    let flows = j["rx_analysis"]["receiver"]["sink"]["flows"]
+        .as_array()
+        .unwrap();
     assert_eq!(flows.len(), 1);
-    assert_eq!((flows[0]["first_seq"].clone(), flows[0]["last_seq"].clone()), (1.into(), 20000.into()));
-    assert_eq!(j["rx_iface"]["rx_bytes"], j["outcome"]["result"]["imix_bytes"]);
+    assert_eq!(
+        (flows[0]["first_seq"].clone(), flows[0]["last_seq"].clone()),
+        (1.into(), 20000.into())
+    );
+    assert_eq!(
+        j["rx_iface"]["rx_bytes"],
+        j["outcome"]["result"]["imix_bytes"]
+    );
 }
 
 /// The counters of the receiving namespace's UDP stack (`/proc/net/snmp` or `snmp6`).
@@ -764,7 +778,11 @@ fn in_ns_cmd(ns: &str, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     o
 }
 
@@ -782,7 +800,15 @@ fn receiving_udp_stack_verifies_every_checksum() {
     in_ns_cmd(&lab.rx_ns, &["sysctl", "-qw", &v6_on]);
     in_ns_cmd(
         &lab.rx_ns,
-        &["ip", "addr", "add", "fd00::2/64", "dev", lab::RX_IF, "nodad"],
+        &[
+            "ip",
+            "addr",
+            "add",
+            "fd00::2/64",
+            "dev",
+            lab::RX_IF,
+            "nodad",
+        ],
     );
     const N: usize = 3000;
     let walked = [
@@ -809,7 +835,11 @@ fn receiving_udp_stack_verifies_every_checksum() {
         let after = udp_counters(&lab.rx_ns, file, prefix);
         let d = |k: &str| after[&format!("{prefix}{k}")] - before[&format!("{prefix}{k}")];
         assert_eq!(d("InCsumErrors"), 0, "v6 {v6}");
-        assert_eq!(d("NoPorts"), N as u64, "v6 {v6}: every datagram verified and looked up");
+        assert_eq!(
+            d("NoPorts"),
+            N as u64,
+            "v6 {v6}: every datagram verified and looked up"
+        );
     }
 }
 

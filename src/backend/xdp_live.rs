@@ -7,13 +7,22 @@
 //!
 //! **Per-packet fields.** The sender writes nothing ([`TxBackend::fills_frames`] is false):
 //! the program does, from a state map ([`prog::State`]): the pktgen sequence number (from 1,
-//! continuing across syscalls), the IPv4 id (from 0) and header checksum, the UDP ports when
-//! a range is asked for, the timestamp unless NO_TIMESTAMP, and the UDP checksum with
-//! UDPCSUM. The clock is read (`bpf_ktime_get_ns` plus the CLOCK_REALTIME offset userspace
+//! continuing across syscalls), the IPv4 id (from 0) and header checksum, the timestamp
+//! unless NO_TIMESTAMP, the UDP checksum with UDPCSUM, and every field pktgen's walk moves
+//! ([`walk_spec`] compiles the general walk, [`crate::pg::generate`], into a
+//! [`prog::Spec`]): MACs with counts, VLAN/QinQ ids, MPLS labels, IPv4 and IPv6 addresses,
+//! UDP ports, in order or at random, flows, and the frame size (the prepared frame is the
+//! largest; `bpf_xdp_adjust_tail` shrinks each copy). Random draws come from the kernel's
+//! per-CPU `bpf_get_prandom_u32`, which `--seed` cannot reproduce (the backend's report line
+//! says so). Each frame of a batch gets a page of its own from the kernel's page pool, and
+//! the program writes every varying field whole and every constant header byte back on
+//! every run, so every field is exact per frame. The clock is read (`bpf_ktime_get_ns` plus
+//! the CLOCK_REALTIME offset userspace
 //! stores before each syscall) at the first frame of each syscall and then every `batch`
 //! frames, the same "once per batch" as the other backends. The counter lives in a plain
 //! array map rather than a per-CPU one: one thread runs the program, its syscalls are
-//! serialised, and the sequence must continue when the thread moves to another CPU.
+//! serialised, and the sequence must continue when the thread moves to another CPU (with
+//! `-t N` each thread loads its own program and maps: its own counters and flows).
 //! `--xdp-live-plain` loads a program without per-packet writes (every frame identical,
 //! sequence number 1): comparing the two measures what the writes cost.
 //!

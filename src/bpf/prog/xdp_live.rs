@@ -398,6 +398,9 @@ impl Offsets {
     }
 }
 
+/// A load from the frame: (offset, 2 or 4 bytes).
+type Load = (usize, u8);
+
 /// What the XDP program writes per packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
@@ -538,7 +541,7 @@ impl Spec {
     /// The loads that complete the checksums at run time: (offset, 2 or 4 bytes), for the
     /// IPv4 header and for the UDP pseudo-header and segment (the UDP length twice when the
     /// size varies: it is in both).
-    fn sum_loads(&self) -> (Vec<(usize, u8)>, Vec<(usize, u8)>) {
+    fn sum_loads(&self) -> (Vec<Load>, Vec<Load>) {
         let at = self.at;
         let ip_hdr = at.l3..at.l3 + ipv4::HEADER_LEN;
         let segment = at.l4()..at.min_frame();
@@ -1119,7 +1122,7 @@ pub fn xdp_program_with_flows(s: &Spec, state_fd: i32, flows_fd: i32) -> Result<
             store_be(&mut a, at.udp_len(), 2);
         }
         let (ip_loads, udp_loads) = s.sum_loads();
-        let sum = |a: &mut Asm, reg: u8, base: u16, loads: &[(usize, u8)]| {
+        let sum = |a: &mut Asm, reg: u8, base: u16, loads: &[Load]| {
             a.emit(Insn::mov64_imm(reg, i32::from(base)));
             for &(off, n) in loads {
                 let size = if n == 4 { op::W } else { op::H };
