@@ -888,3 +888,60 @@ fn each_thread_has_its_own_sequence_and_flows() {
     }
     assert!(times.iter().all(|&t| t == 2), "every sequence number twice");
 }
+
+/// `--backend auto` in the lab takes live frames for the walk's options too (before, any
+/// of them sent it to af_xdp); what xdp_live still cannot do rules it out, saying why.
+#[test]
+fn auto_picks_xdp_live_for_the_walk_and_says_why_not_otherwise() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    for opts in [
+        &["--vlan-id", "7", "--svlan-id", "8"][..],
+        &["--flag", "IPV6", "--dst6", "fd00::2", "--flag", "UDPCSUM"][..],
+        &[
+            "--imix-weights",
+            "64,7 576,4 1500,1",
+            "--flag",
+            "UDPSRC_RND",
+            "--udp-src-max",
+            "99",
+        ][..],
+        &[
+            "--dst-max",
+            "10.99.0.200",
+            "--flows",
+            "64",
+            "--flowlen",
+            "4",
+        ][..],
+    ] {
+        let mut a = vec!["--backend", "auto", "--count", "20000", "--json"];
+        a.extend_from_slice(opts);
+        let o = upktgen(&a);
+        assert!(o.status.success(), "{opts:?}: {}", stderr(&o));
+        assert_eq!(
+            json(&o)["backend"]["name"],
+            "xdp_live",
+            "{opts:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!(json(&o)["reconciliation"]["lost"], 0, "{opts:?}");
+    }
+    let o = upktgen(&[
+        "--backend",
+        "auto",
+        "--count",
+        "2000",
+        "--vlan-id",
+        "7",
+        "--burst",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("xdp_live ruled out: --burst"),
+        "{}",
+        stderr(&o)
+    );
+}
