@@ -348,8 +348,21 @@ fn xdp_live_refusals() {
         refused(&v)
     };
     assert!(x(&["--burst", "4"]).contains("--burst: xdp_live has no burst"));
+    // The program walks the whole pktgen walk now (issue 16): random source addresses are
+    // planned; only the one-frame plain mode refuses them.
+    plan(&[
+        "--backend",
+        "xdp_live",
+        "--flag",
+        "IPSRC_RND",
+        "--src-min",
+        "10.0.0.1",
+        "--src-max",
+        "10.0.0.9",
+    ]);
     assert!(
         x(&[
+            "--xdp-live-plain",
             "--flag",
             "IPSRC_RND",
             "--src-min",
@@ -357,7 +370,7 @@ fn xdp_live_refusals() {
             "--src-max",
             "10.0.0.9"
         ])
-        .contains("xdp_live's program writes the fields of a plain IPv4/UDP stream")
+        .contains("--xdp-live-plain sends one identical frame")
     );
     assert!(x(&["--batch", "257"]).contains("--batch 257"));
     assert!(x(&["--pkt-size", "4000"]).contains("--pkt-size 4000"));
