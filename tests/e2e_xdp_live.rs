@@ -698,7 +698,7 @@ fn receiver_sees_every_sequence_number_with_random_fields() {
         "--count",
         "20000",
         "--ratep",
-        "50000",
+        "20000",
         "--flag",
         "UDPSRC_RND",
         "--udp-src-min",
