@@ -935,3 +935,6 @@ mod tests {
         assert_eq!(f, want);
     }
 }
+
+#[cfg(test)]
+mod walk_tests;

@@ -1205,4 +1205,4 @@ pub fn devmap_xmit_program(driver_fd: i32) -> Result<Vec<Insn>, String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
