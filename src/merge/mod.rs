@@ -152,7 +152,10 @@ enum Doc {
 pub fn run_cli(a: &MergeArgs) -> Result<()> {
     let m = merge(&read_docs(&a.files)?)?;
     if a.json {
-        crate::out::println(serde_json::to_string_pretty(&m)?)?;
+        crate::out::println(serde_json::to_string_pretty(&crate::schema::tagged(
+            crate::schema::MERGE,
+            &m,
+        ))?)?;
     } else {
         crate::out::print(m.text())?;
     }
@@ -176,12 +179,27 @@ pub fn read_docs(files: &[PathBuf]) -> Result<Vec<(PathBuf, Value)>> {
 fn classify(path: &Path, v: &Value) -> Result<Doc> {
     let name = path.display();
     let has = |k: &str| v.get(k).is_some();
-    if v.pointer("/header/upktgen_ndr").is_some() {
+    // Since schema version 1 a document names its kind; before (version 0), its fields tell.
+    let tagged = crate::schema::kind_of(&name.to_string(), v)?;
+    let (run, rx) = (
+        crate::schema::kind(crate::schema::RUN),
+        crate::schema::kind(crate::schema::RX),
+    );
+    if tagged.is_some_and(|k| k.starts_with("ndr")) || v.pointer("/header/upktgen_ndr").is_some() {
         bail!(
             "{name}: an ndr document: merge adds up runs (`run --json`) and receivers (`rx --json`); each host's NDR search stands on its own (compare searches with `upktgen compare`)"
         );
     }
-    let kind = if has("outcome") && has("reconciliation") {
+    let kind = if let Some(k) = tagged {
+        if k != run && k != rx {
+            bail!(
+                "{name}: {} document (\"{}\"): merge takes `upktgen run --json` and `upktgen rx --json` output",
+                crate::schema::a_kind(k),
+                crate::schema::tag_of(v)
+            );
+        }
+        k
+    } else if has("outcome") && has("reconciliation") {
         "run"
     } else if has("sink") && has("frames") && has("stopped_by") {
         "rx"

@@ -85,6 +85,14 @@ impl Agent<'_> {
         if req.jsonrpc != "2.0" {
             return Response::err(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\"");
         }
+        if let Some(s) = &req.schema {
+            let v = serde_json::json!({ "schema": s });
+            if let Err(e) =
+                crate::schema::expect("request", &v, crate::schema::AGENT, "an agent request")
+            {
+                return Response::err(id, code::INVALID_REQUEST, format!("{e:#}"));
+            }
+        }
         if req.method != "hello" && !self.introduced {
             return Response::err(
                 id,

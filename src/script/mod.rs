@@ -228,7 +228,9 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         }
     }
     let report = if a.json {
-        serde_json::to_string_pretty(&r.report).unwrap_or_default() + "\n"
+        serde_json::to_string_pretty(&crate::schema::tagged(crate::schema::RUN, &r.report))
+            .unwrap_or_default()
+            + "\n"
     } else {
         r.report.text(false)
     };

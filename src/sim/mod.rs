@@ -565,10 +565,13 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
     }
     let outcome = simulate(&base).map_err(|e| anyhow!(e))?;
     if args.json {
-        return Ok(serde_json::to_string_pretty(&Run {
-            model: base,
-            outcome,
-        })? + "\n");
+        return Ok(serde_json::to_string_pretty(&crate::schema::tagged(
+            crate::schema::SIM,
+            &Run {
+                model: base,
+                outcome,
+            },
+        ))? + "\n");
     }
     Ok(render_run(&base, &outcome))
 }
