@@ -18,6 +18,10 @@ pub const RUN: &str = "upktgen.run/1";
 pub const RX: &str = "upktgen.rx/1";
 /// `upktgen sim --json`: one simulated run.
 pub const SIM: &str = "upktgen.sim/1";
+/// `upktgen sim --sweep ... --json`: the grid's points.
+pub const SIM_SWEEP: &str = "upktgen.sim-sweep/1";
+/// `upktgen sim --preset seed --json`: the seed's iterations beside the model's.
+pub const SIM_SEED: &str = "upktgen.sim-seed/1";
 /// A sweep's runs.json.
 pub const SWEEP: &str = "upktgen.sweep/1";
 /// `upktgen ndr --json` and ndr.json: a whole search.
@@ -38,6 +42,8 @@ pub const ALL: &[&str] = &[
     RUN,
     RX,
     SIM,
+    SIM_SWEEP,
+    SIM_SEED,
     SWEEP,
     NDR,
     NDR_RESULTS,

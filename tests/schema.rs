@@ -61,9 +61,9 @@ fn shape_digest(kind: &str) -> String {
     loop {
         let mut more = names.clone();
         for n in &names {
-            let d = defs["$defs"]
-                .get(n)
-                .unwrap_or_else(|| panic!("{kind}.schema.json: no definition {n} in defs.schema.json"));
+            let d = defs["$defs"].get(n).unwrap_or_else(|| {
+                panic!("{kind}.schema.json: no definition {n} in defs.schema.json")
+            });
             def_refs(d, true, &mut more);
         }
         if more == names {
@@ -121,7 +121,11 @@ fn versions() -> Vec<(String, u32, String)> {
 #[ignore]
 fn shape_digests() {
     for (kind, tag) in kinds() {
-        println!("{kind} {} {}", schema::parse(tag).unwrap().1, shape_digest(kind));
+        println!(
+            "{kind} {} {}",
+            schema::parse(tag).unwrap().1,
+            shape_digest(kind)
+        );
     }
 }
 
@@ -133,7 +137,8 @@ fn every_kind_has_a_valid_schema_naming_the_version_the_code_writes() {
         jsonschema::meta::validate(&s)
             .unwrap_or_else(|e| panic!("{}: not a valid JSON Schema: {e}", path.display()));
         assert_eq!(
-            s["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            s["$schema"],
+            "https://json-schema.org/draft/2020-12/schema",
             "{}",
             path.display()
         );
@@ -168,7 +173,10 @@ fn every_kind_has_a_valid_schema_naming_the_version_the_code_writes() {
         .collect();
     want.extend(["README.md", "VERSIONS", "defs.schema.json"].map(String::from));
     want.sort();
-    assert_eq!(files, want, "docs/schema holds one schema per kind of src/schema.rs");
+    assert_eq!(
+        files, want,
+        "docs/schema holds one schema per kind of src/schema.rs"
+    );
     let defs = check::read(&check::dir().join("defs.schema.json"));
     jsonschema::meta::validate(&defs).unwrap();
 }
@@ -219,9 +227,10 @@ fn a_schema_changed_without_a_new_version_fails_here() {
 #[test]
 fn the_digest_sees_a_definitions_change_but_not_the_layout() {
     let a = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
-    let b: Value =
-        serde_json::from_str("{\"properties\":{\"a\":{\"type\":\"integer\"}},\n \"type\":\"object\"}")
-            .unwrap();
+    let b: Value = serde_json::from_str(
+        "{\"properties\":{\"a\":{\"type\":\"integer\"}},\n \"type\":\"object\"}",
+    )
+    .unwrap();
     let d = |v: &Value| fnv1a64(serde_json::to_string(&sorted(v)).unwrap().as_bytes());
     assert_eq!(d(&a), d(&b));
     let c = json!({"type": "object", "properties": {"a": {"type": "number"}}});
@@ -246,7 +255,8 @@ fn strict_schemas_refuse_a_new_field_a_missing_one_and_another_version() {
     extra["outcome"]["result"]["new_counter"] = json!(1);
     let e = check::errors("run", &extra);
     assert!(
-        e.iter().any(|l| l.starts_with("/outcome/result") && l.contains("new_counter")),
+        e.iter()
+            .any(|l| l.starts_with("/outcome/result") && l.contains("new_counter")),
         "{e:?}"
     );
     let mut extra = good.clone();
@@ -279,7 +289,11 @@ fn live_lines_and_agent_messages_made_in_process_are_valid() {
     for r in [
         Response::ok(json!(1), Value::Null),
         Response::ok(json!(2), json!({"realtime_ns": 1, "monotonic_ns": 2})),
-        Response::err(json!(3), code::FAILED, "rx.start: --dev nosuch0: no such interface"),
+        Response::err(
+            json!(3),
+            code::FAILED,
+            "rx.start: --dev nosuch0: no such interface",
+        ),
         Response::err(Value::Null, code::PARSE_ERROR, "not a JSON-RPC request"),
     ] {
         let v = serde_json::to_value(&r).unwrap();
@@ -292,7 +306,11 @@ fn live_lines_and_agent_messages_made_in_process_are_valid() {
         method: "rx.stop".into(),
         params: json!({"id": 1, "expected": 10, "settle_ms": 250, "max_wait_ms": 3000}),
     };
-    check::check(schema::AGENT, &serde_json::to_value(&req).unwrap(), "a request");
+    check::check(
+        schema::AGENT,
+        &serde_json::to_value(&req).unwrap(),
+        "a request",
+    );
     // A request's params are checked per method.
     let mut bad = serde_json::to_value(&req).unwrap();
     bad["params"] = json!({"id": "one"});
@@ -360,13 +378,52 @@ fn sim_sweep(d: &Path) -> std::path::PathBuf {
 
 #[test]
 fn sim_and_a_simulated_sweep_write_valid_documents() {
-    let v = stdout_json(&upktgen(&["sim", "--json", "--count", "20000"]), "sim --json");
+    let v = stdout_json(
+        &upktgen(&["sim", "--json", "--count", "20000"]),
+        "sim --json",
+    );
     check::check(schema::SIM, &v, "sim --json");
     let v = stdout_json(
-        &upktgen(&["sim", "--json", "--count", "20000", "--start-thresh", "16", "--jitter", "0.1"]),
+        &upktgen(&[
+            "sim",
+            "--json",
+            "--count",
+            "20000",
+            "--start-thresh",
+            "16",
+            "--jitter",
+            "0.1",
+        ]),
         "sim --json --start-thresh 16",
     );
     check::check(schema::SIM, &v, "sim --json --start-thresh 16");
+    // A grid, with a point that cannot run (a start threshold above the ring).
+    let v = stdout_json(
+        &upktgen(&[
+            "sim",
+            "--json",
+            "--count",
+            "20000",
+            "--sweep",
+            "ring=16,64",
+            "--sweep",
+            "start-thresh=1,32",
+        ]),
+        "sim --sweep --json",
+    );
+    check::check(schema::SIM_SWEEP, &v, "sim --sweep --json");
+    assert!(
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["outcome"].is_null())
+    );
+    let v = stdout_json(
+        &upktgen(&["sim", "--preset", "seed", "--json", "--count", "20000"]),
+        "sim --preset seed",
+    );
+    check::check(schema::SIM_SEED, &v, "sim --preset seed --json");
     let d = tmp("sweep");
     sim_sweep(&d);
     let _ = std::fs::remove_dir_all(&d);
@@ -413,21 +470,33 @@ fn compare_and_redraw_refuse_another_version_naming_the_file_and_read_version_0(
         "{e}"
     );
     let e = refused(&["compare", rjs, p2s]);
-    assert!(e.contains(&format!("{p2s}: a sweep document of schema version 2")), "{e}");
+    assert!(
+        e.contains(&format!("{p2s}: a sweep document of schema version 2")),
+        "{e}"
+    );
     // --redraw reads runs.json through the same check.
     std::fs::copy(&p2, d.join("out/runs.json")).unwrap();
     let e = refused(&["sweep", "--redraw", d.join("out").to_str().unwrap()]);
-    assert!(e.contains("runs.json: a sweep document of schema version 2"), "{e}");
+    assert!(
+        e.contains("runs.json: a sweep document of schema version 2"),
+        "{e}"
+    );
     // A run of another version inside an array, and a document compare does not take.
     let run = &v["runs"][0]["json"];
     let mut newer_run = run.clone();
     newer_run["schema"] = json!("upktgen.sim/9");
     let pa = d.join("array.json");
-    std::fs::write(&pa, serde_json::to_string(&json!([run, newer_run])).unwrap()).unwrap();
+    std::fs::write(
+        &pa,
+        serde_json::to_string(&json!([run, newer_run])).unwrap(),
+    )
+    .unwrap();
     let pas = pa.to_str().unwrap();
     let e = refused(&["compare", pas, rjs]);
     assert!(
-        e.contains(&format!("{pas} (element 1): a sim document of schema version 9")),
+        e.contains(&format!(
+            "{pas} (element 1): a sim document of schema version 9"
+        )),
         "{e}"
     );
     let pm = d.join("merged.json");
@@ -435,7 +504,9 @@ fn compare_and_redraw_refuse_another_version_naming_the_file_and_read_version_0(
     let pms = pm.to_str().unwrap();
     let e = refused(&["compare", pms, rjs]);
     assert!(
-        e.contains(&format!("{pms}: a merge document (\"upktgen.merge/1\"): compare takes")),
+        e.contains(&format!(
+            "{pms}: a merge document (\"upktgen.merge/1\"): compare takes"
+        )),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -247,7 +247,10 @@ mod tests {
     #[test]
     fn responses_carry_either_a_result_or_an_error() {
         let ok = serde_json::to_string(&Response::ok(Value::from(1), Value::from("x"))).unwrap();
-        assert_eq!(ok, r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"result":"x"}"#);
+        assert_eq!(
+            ok,
+            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"result":"x"}"#
+        );
         let e =
             serde_json::to_string(&Response::err(Value::Null, code::PARSE_ERROR, "bad")).unwrap();
         assert_eq!(

@@ -17,8 +17,7 @@ pub fn file(kind: &str) -> PathBuf {
 }
 
 pub fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
 }
 
@@ -76,7 +75,11 @@ pub fn check(tag: &str, doc: &Value, what: &str) {
     assert!(
         errs.is_empty(),
         "{what} does not match docs/schema/{kind}.schema.json:\n  {}\n{}",
-        errs.iter().take(20).cloned().collect::<Vec<_>>().join("\n  "),
+        errs.iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  "),
         serde_json::to_string_pretty(doc).unwrap()
     );
 }
