@@ -241,8 +241,10 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     let peer = format!("netns:{}", h.b);
+    // 20,000 frames at 50 kpps with live lines every 100 ms: the controller also asks for
+    // the far receiver's totals while it runs (rx.stats).
     let o = h.run_a_to_b(
-        2000,
+        20_000,
         &[
             "--peer",
             &peer,
@@ -251,17 +253,28 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
             "--peer-agent",
             shim.to_str().unwrap(),
             "--json",
+            "--json-lines",
+            "--interval",
+            "100ms",
         ],
     );
     let j = ok_json(&o, "run --peer");
     check::check(schema::RUN, &j, "run --peer");
+    let n = check::check_lines(
+        schema::LIVE,
+        &stderr(&o),
+        "run --peer --json-lines (stderr)",
+    );
+    assert!(n >= 2, "{}", stderr(&o));
     assert!(j["peer"].is_object() && j["rx_analysis"]["receiver"].is_object());
     let requests = std::fs::read_to_string(&req).unwrap();
     let responses = std::fs::read_to_string(&resp).unwrap();
     let nq = check::check_lines(schema::AGENT, &requests, "the controller's requests");
     let nr = check::check_lines(schema::AGENT, &responses, "the agent's responses");
     assert_eq!(nq, nr, "one response per request:\n{requests}\n{responses}");
-    for m in ["hello", "counters", "rx.start", "rx.stop", "shutdown"] {
+    for m in [
+        "hello", "counters", "rx.start", "rx.stats", "rx.stop", "shutdown",
+    ] {
         assert!(
             requests.contains(&format!("\"method\":\"{m}\"")),
             "{m} in {requests}"
