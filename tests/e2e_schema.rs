@@ -10,7 +10,6 @@ use common::hosts::{self, TwoHosts};
 use common::{json, root_or_skip, stderr, tmp_dir, upktgen};
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 use upktgen::schema;
 
 const BIN: &str = env!("CARGO_BIN_EXE_upktgen");
@@ -158,25 +157,6 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
     );
 }
 
-/// Waits until the XDP program of a receiver is on `dev` in `ns`.
-fn wait_for_xdp(ns: &str, dev: &str) {
-    let t0 = Instant::now();
-    loop {
-        let o = Command::new("ip")
-            .args(["-n", ns, "link", "show", "dev", dev])
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&o.stdout).contains("prog/xdp") {
-            return;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "no XDP program on {dev}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     if !root_or_skip() {
@@ -200,7 +180,7 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_xdp(&h.b, hosts::B_DATA);
+    common::wait_for_xdp(&h.b, hosts::B_DATA);
     let s = h.run_a_to_b(20_000, &["--json"]);
     check::check(schema::RUN, &ok_json(&s, "run a to b"), "run --dev");
     let o = rx.wait_with_output().unwrap();

@@ -376,15 +376,20 @@ fn sim_sweep(d: &Path) -> std::path::PathBuf {
     rj
 }
 
+/// `upktgen ARGS` succeeds and prints a document valid against `tag`'s schema.
+fn prints_valid(tag: &str, args: &[&str]) -> Value {
+    let what = format!("upktgen {}", args.join(" "));
+    let v = stdout_json(&upktgen(args), &what);
+    check::check(tag, &v, &what);
+    v
+}
+
 #[test]
 fn sim_and_a_simulated_sweep_write_valid_documents() {
-    let v = stdout_json(
-        &upktgen(&["sim", "--json", "--count", "20000"]),
-        "sim --json",
-    );
-    check::check(schema::SIM, &v, "sim --json");
-    let v = stdout_json(
-        &upktgen(&[
+    prints_valid(schema::SIM, &["sim", "--json", "--count", "20000"]);
+    prints_valid(
+        schema::SIM,
+        &[
             "sim",
             "--json",
             "--count",
@@ -393,13 +398,12 @@ fn sim_and_a_simulated_sweep_write_valid_documents() {
             "16",
             "--jitter",
             "0.1",
-        ]),
-        "sim --json --start-thresh 16",
+        ],
     );
-    check::check(schema::SIM, &v, "sim --json --start-thresh 16");
     // A grid, with a point that cannot run (a start threshold above the ring).
-    let v = stdout_json(
-        &upktgen(&[
+    let v = prints_valid(
+        schema::SIM_SWEEP,
+        &[
             "sim",
             "--json",
             "--count",
@@ -408,10 +412,8 @@ fn sim_and_a_simulated_sweep_write_valid_documents() {
             "ring=16,64",
             "--sweep",
             "start-thresh=1,32",
-        ]),
-        "sim --sweep --json",
+        ],
     );
-    check::check(schema::SIM_SWEEP, &v, "sim --sweep --json");
     assert!(
         v["points"]
             .as_array()
@@ -419,11 +421,10 @@ fn sim_and_a_simulated_sweep_write_valid_documents() {
             .iter()
             .any(|p| p["outcome"].is_null())
     );
-    let v = stdout_json(
-        &upktgen(&["sim", "--preset", "seed", "--json", "--count", "20000"]),
-        "sim --preset seed",
+    prints_valid(
+        schema::SIM_SEED,
+        &["sim", "--preset", "seed", "--json", "--count", "20000"],
     );
-    check::check(schema::SIM_SEED, &v, "sim --preset seed --json");
     let d = tmp("sweep");
     sim_sweep(&d);
     let _ = std::fs::remove_dir_all(&d);
