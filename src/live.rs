@@ -310,8 +310,7 @@ impl State {
         let line = match self.format {
             LiveFormat::Text => s.text_with(self.bar.is_none()),
             LiveFormat::JsonLines => {
-                serde_json::to_string(&crate::schema::tagged(crate::schema::LIVE, s))
-                    .unwrap_or_default()
+                crate::schema::to_line(crate::schema::LIVE, s).unwrap_or_default()
             }
         };
         match &self.bar {

@@ -83,6 +83,19 @@ pub fn tagged<'a, T: Serialize + ?Sized>(schema: &'static str, doc: &'a T) -> Ta
     Tagged { schema, doc }
 }
 
+/// `doc` as pretty JSON with `"schema": schema` first (a document: `--json`, a file).
+pub fn to_pretty<T: Serialize + ?Sized>(
+    schema: &'static str,
+    doc: &T,
+) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&tagged(schema, doc))
+}
+
+/// `doc` as one line of JSON with `"schema": schema` first (a JSON line).
+pub fn to_line<T: Serialize + ?Sized>(schema: &'static str, doc: &T) -> serde_json::Result<String> {
+    serde_json::to_string(&tagged(schema, doc))
+}
+
 /// The kind of the document `v` read from `file` (a path or a name, for the messages), when
 /// it names one this build reads at the version this build writes; None when it has no
 /// `schema` (version 0). Refused, naming the file: a `schema` that is not upktgen's, an
@@ -94,6 +107,12 @@ pub fn kind_of(file: &str, v: &Value) -> Result<Option<&'static str>> {
     let Some(tag) = s.as_str() else {
         bail!("{file}: `schema` is {s}, not a string like \"{RUN}\"");
     };
+    kind_of_tag(file, tag).map(Some)
+}
+
+/// The kind `tag` names, when this build reads it at that version; refused as [`kind_of`]
+/// says.
+pub fn kind_of_tag(file: &str, tag: &str) -> Result<&'static str> {
     let Some((kind, version)) = parse(tag) else {
         bail!("{file}: schema \"{tag}\" is not an upktgen document's (upktgen.KIND/VERSION)");
     };
@@ -119,7 +138,7 @@ pub fn kind_of(file: &str, v: &Value) -> Result<Option<&'static str>> {
             crate::host::VERSION
         );
     }
-    Ok(Some(self::kind(ours)))
+    Ok(self::kind(ours))
 }
 
 /// Refuses `v` (from `file`) unless it is of `want`'s kind at its version, or has no

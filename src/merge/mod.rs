@@ -152,10 +152,7 @@ enum Doc {
 pub fn run_cli(a: &MergeArgs) -> Result<()> {
     let m = merge(&read_docs(&a.files)?)?;
     if a.json {
-        crate::out::println(serde_json::to_string_pretty(&crate::schema::tagged(
-            crate::schema::MERGE,
-            &m,
-        ))?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::MERGE, &m)?)?;
     } else {
         crate::out::print(m.text())?;
     }

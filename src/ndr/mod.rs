@@ -316,9 +316,7 @@ struct ResultsFile {
 
 impl ResultsFile {
     fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
-        let text =
-            serde_json::to_string(&crate::schema::tagged(crate::schema::NDR_RESULTS, header))?
-                + "\n";
+        let text = crate::schema::to_line(crate::schema::NDR_RESULTS, header)? + "\n";
         let header_len = text.len();
         let mut f = ResultsFile {
             path,
@@ -334,10 +332,7 @@ impl ResultsFile {
         self.text.truncate(self.header_len);
         for t in trials {
             self.text
-                .push_str(&serde_json::to_string(&crate::schema::tagged(
-                    crate::schema::NDR_TRIAL,
-                    t,
-                ))?);
+                .push_str(&crate::schema::to_line(crate::schema::NDR_TRIAL, t)?);
             self.text.push('\n');
         }
         crate::outfile::write_text(&self.path, &self.text)
@@ -578,10 +573,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         trials,
     };
     if args.json {
-        crate::out::println(serde_json::to_string_pretty(&crate::schema::tagged(
-            crate::schema::NDR,
-            &run,
-        ))?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::NDR, &run)?)?;
     } else {
         crate::out::print(report::table(&run))?;
     }

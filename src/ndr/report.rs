@@ -412,7 +412,7 @@ pub fn write_dir(dir: &Path, run: &NdrRun) -> Result<Vec<String>> {
     let mut w = Vec::new();
     put(
         "ndr.json",
-        &(serde_json::to_string_pretty(&crate::schema::tagged(crate::schema::NDR, run))? + "\n"),
+        &(crate::schema::to_pretty(crate::schema::NDR, run)? + "\n"),
     )?;
     put("ndr.csv", &results_csv(run))?;
     put("trials.csv", &trials_csv(run))?;

@@ -548,13 +548,13 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
                 verdict: seed::Verdict,
             }
             let v = seed::verdict(&rows);
-            return Ok(serde_json::to_string_pretty(&crate::schema::tagged(
+            return Ok(crate::schema::to_pretty(
                 crate::schema::SIM_SEED,
                 &Out {
                     iterations: &rows,
                     verdict: v,
                 },
-            ))? + "\n");
+            )? + "\n");
         }
         return Ok(seed::render(&rows));
     }
@@ -566,22 +566,22 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
             struct Points<'a> {
                 points: &'a [SweepRow],
             }
-            return Ok(serde_json::to_string_pretty(&crate::schema::tagged(
+            return Ok(crate::schema::to_pretty(
                 crate::schema::SIM_SWEEP,
                 &Points { points: &rows },
-            ))? + "\n");
+            )? + "\n");
         }
         return Ok(render_sweep(&rows));
     }
     let outcome = simulate(&base).map_err(|e| anyhow!(e))?;
     if args.json {
-        return Ok(serde_json::to_string_pretty(&crate::schema::tagged(
+        return Ok(crate::schema::to_pretty(
             crate::schema::SIM,
             &Run {
                 model: base,
                 outcome,
             },
-        ))? + "\n");
+        )? + "\n");
     }
     Ok(render_run(&base, &outcome))
 }
