@@ -8,9 +8,10 @@
 //! time from the earliest start to the latest end (wall clock, each host's own).
 //!
 //! Refused, naming the file: a file that is not JSON (truncated, malformed) or not a run
-//! or rx document; documents of different upktgen versions (or without one); the same
-//! document twice, or the same sender (host, device, namespace) starting at the same
-//! instant twice; runs that did not share one `--start-at` (some with one, others with
+//! or rx document; a document of another schema version (docs/schema; one without `schema`
+//! is version 0, read by its fields); documents of different upktgen versions (or without
+//! one); the same document twice, or the same sender (host, device, namespace) starting at
+//! the same instant twice; runs that did not share one `--start-at` (some with one, others with
 //! another or none); no run document at all; an ndr document (a search per host is not
 //! added up). Merged but flagged (a `Flagged:` line naming
 //! the file, and `flags` in JSON): runs none of which used `--start-at` (not started
