@@ -64,6 +64,14 @@ fn runs_in_the_lab_and_their_live_lines_match_the_schema() {
         &["run", "--backend", "tx_ring", "--count", "2000", "--json"],
         &["run", "--backend", "af_xdp", "--count", "2000", "--json"],
         &["run", "--backend", "xdp_live", "--count", "2000", "--json"],
+        &[
+            "run",
+            "--xmit-mode",
+            "netif_receive",
+            "--count",
+            "20000",
+            "--json",
+        ],
     ];
     for args in runs {
         let what = format!("upktgen {}", args.join(" "));

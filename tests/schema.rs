@@ -50,8 +50,8 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// The shape digest of `kind`: its schema file and every shared definition it uses
-/// (transitively), each as compact JSON with sorted keys; whitespace and the order of keys
-/// do not count, a change of any definition it uses does.
+/// (transitively), each as [`shape`]s it; whitespace, the order of keys and the annotations
+/// (descriptions, titles, comments) do not count, a change of any definition it uses does.
 fn shape_digest(kind: &str) -> String {
     let own = check::read(&check::file(kind));
     let defs = check::read(&check::dir().join("defs.schema.json"));
@@ -71,28 +71,55 @@ fn shape_digest(kind: &str) -> String {
         }
         names = more;
     }
-    let mut text = serde_json::to_string(&sorted(&own)).unwrap();
+    let mut text = serde_json::to_string(&shape(&own)).unwrap();
     for n in &names {
         text.push('\n');
         text.push_str(n);
-        text.push_str(&serde_json::to_string(&sorted(&defs["$defs"][n])).unwrap());
+        text.push_str(&serde_json::to_string(&shape(&defs["$defs"][n])).unwrap());
     }
     format!("{:016x}", fnv1a64(text.as_bytes()))
 }
 
-/// `v` with every object's keys in order (whatever serde_json's map keeps).
-fn sorted(v: &Value) -> Value {
+/// Keywords that describe and do not validate: a change of them is not a new shape.
+const ANNOTATIONS: &[&str] = &["title", "description", "$comment", "examples"];
+
+/// The schema `v` as its shape: annotations left out, every object's keys in order
+/// (whatever serde_json's map keeps). Names of properties and definitions are kept, even
+/// `description`.
+fn shape(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
+            let mut keys: Vec<&String> = m
+                .keys()
+                .filter(|k| !ANNOTATIONS.contains(&k.as_str()))
+                .collect();
             keys.sort();
             let mut out = serde_json::Map::new();
             for k in keys {
-                out.insert(k.clone(), sorted(&m[k]));
+                let x = &m[k];
+                let kept = match (k.as_str(), x) {
+                    // Maps from names to schemas: the names stay, each schema is shaped.
+                    (
+                        "properties" | "$defs" | "patternProperties" | "dependentSchemas",
+                        Value::Object(named),
+                    ) => {
+                        let mut names: Vec<&String> = named.keys().collect();
+                        names.sort();
+                        let mut o = serde_json::Map::new();
+                        for n in names {
+                            o.insert(n.clone(), shape(&named[n]));
+                        }
+                        Value::Object(o)
+                    }
+                    // Values, not schemas: as they are.
+                    ("enum" | "const" | "required", _) => x.clone(),
+                    _ => shape(x),
+                };
+                out.insert(k.clone(), kept);
             }
             Value::Object(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
         x => x.clone(),
     }
 }
@@ -231,10 +258,17 @@ fn the_digest_sees_a_definitions_change_but_not_the_layout() {
         "{\"properties\":{\"a\":{\"type\":\"integer\"}},\n \"type\":\"object\"}",
     )
     .unwrap();
-    let d = |v: &Value| fnv1a64(serde_json::to_string(&sorted(v)).unwrap().as_bytes());
+    let d = |v: &Value| fnv1a64(serde_json::to_string(&shape(v)).unwrap().as_bytes());
     assert_eq!(d(&a), d(&b));
     let c = json!({"type": "object", "properties": {"a": {"type": "number"}}});
     assert_ne!(d(&a), d(&c));
+    // A description is not a shape; a property named `description` is.
+    let described = json!({"type": "object", "description": "x",
+                           "properties": {"a": {"type": "integer", "description": "y"}}});
+    assert_eq!(d(&a), d(&described));
+    let named = json!({"type": "object", "properties": {"a": {"type": "integer"},
+                                                          "description": {"type": "string"}}});
+    assert_ne!(d(&a), d(&named));
     // rx uses rx_report, which uses flow_addr (through the flows): both count.
     let mut names = BTreeSet::new();
     def_refs(&check::read(&check::file("rx")), false, &mut names);
