@@ -34,6 +34,7 @@ pub mod rng;
 pub mod run;
 pub mod rx;
 pub mod sample;
+pub mod schema;
 pub mod script;
 pub mod sender;
 pub mod sim;

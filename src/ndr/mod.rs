@@ -256,8 +256,20 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
     let (_, first) = lines
         .next()
         .ok_or_else(|| anyhow!("{}: empty, not an ndr results file", path.display()))?;
-    let header: Header = serde_json::from_str(first)
-        .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
+    let line = |i: usize, l: &str, want: &'static str, what: &str| -> Result<serde_json::Value> {
+        let at = format!("{}:{}", path.display(), i + 1);
+        let v: serde_json::Value =
+            serde_json::from_str(l).with_context(|| format!("{at}: not {what}"))?;
+        crate::schema::expect(&at, &v, want, what)?;
+        Ok(v)
+    };
+    let header: Header = serde_json::from_value(line(
+        0,
+        first,
+        crate::schema::NDR_RESULTS,
+        "an ndr results file's header",
+    )?)
+    .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
     if header.upktgen_ndr != FORMAT {
         bail!(
             "{}: results format {} (this upktgen reads {FORMAT})",
@@ -267,8 +279,9 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
     }
     let mut trials = Vec::new();
     for (i, l) in lines {
-        let t: TrialRecord = serde_json::from_str(l)
-            .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
+        let t: TrialRecord =
+            serde_json::from_value(line(i, l, crate::schema::NDR_TRIAL, "a trial record")?)
+                .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
         if !header.sizes.contains(&t.size) {
             bail!(
                 "{}:{}: frame size {} is not one of the header's",
@@ -285,11 +298,13 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
 /// Whether `path` starts like an ndr results file.
 pub fn is_results_file(path: &Path) -> bool {
     use std::io::Read;
-    let mut buf = [0u8; 16];
+    let mut buf = [0u8; 40];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut buf))
         .unwrap_or(0);
+    // Since schema version 1 the header names its schema first; before, its format.
     buf[..n].starts_with(b"{\"upktgen_ndr\"")
+        || buf[..n].starts_with(b"{\"schema\":\"upktgen.ndr-results/")
 }
 
 /// The results file, rewritten whole after each trial through the sweep's atomic writer.
@@ -301,7 +316,7 @@ struct ResultsFile {
 
 impl ResultsFile {
     fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
-        let text = serde_json::to_string(header)? + "\n";
+        let text = crate::schema::to_line(crate::schema::NDR_RESULTS, header)? + "\n";
         let header_len = text.len();
         let mut f = ResultsFile {
             path,
@@ -316,7 +331,8 @@ impl ResultsFile {
     fn save(&mut self, trials: &[TrialRecord]) -> Result<()> {
         self.text.truncate(self.header_len);
         for t in trials {
-            self.text.push_str(&serde_json::to_string(t)?);
+            self.text
+                .push_str(&crate::schema::to_line(crate::schema::NDR_TRIAL, t)?);
             self.text.push('\n');
         }
         crate::outfile::write_text(&self.path, &self.text)
@@ -557,7 +573,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         trials,
     };
     if args.json {
-        crate::out::println(serde_json::to_string_pretty(&run)?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::NDR, &run)?)?;
     } else {
         crate::out::print(report::table(&run))?;
     }

@@ -410,7 +410,10 @@ pub fn index_html(run: &NdrRun, plots: &[(String, String, String)]) -> String {
 pub fn write_dir(dir: &Path, run: &NdrRun) -> Result<Vec<String>> {
     let put = |name: &str, text: &str| crate::outfile::write_text(&dir.join(name), text);
     let mut w = Vec::new();
-    put("ndr.json", &(serde_json::to_string_pretty(run)? + "\n"))?;
+    put(
+        "ndr.json",
+        &(crate::schema::to_pretty(crate::schema::NDR, run)? + "\n"),
+    )?;
     put("ndr.csv", &results_csv(run))?;
     put("trials.csv", &trials_csv(run))?;
     w.extend(["ndr.json", "ndr.csv", "trials.csv"].map(String::from));

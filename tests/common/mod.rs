@@ -300,3 +300,23 @@ pub fn capture_frames(
     }
     (sender.join().unwrap(), got)
 }
+
+/// Waits (at most 20 s) until an XDP program is on `dev` in `ns`: a receiver using AF_XDP
+/// is ready.
+pub fn wait_for_xdp(ns: &str, dev: &str) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let o = Command::new("ip")
+            .args(["-n", ns, "link", "show", "dev", dev])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&o.stdout).contains("prog/xdp") {
+            return;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "no XDP program on {dev}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
