@@ -409,6 +409,10 @@ fn far_end_finds_the_limiter(h: &TwoHosts, limiter_ns: &str, far: &[&str]) -> Va
         trials.len(),
         stderr(&o)
     );
+    eprintln!(
+        "{far:?}: NDR {rate} pps, upper {upper}, {} trials",
+        trials.len()
+    );
     // What the far end counted as the DUT's over every trial is exactly what the limiter
     // dropped: the far receiver's accounting, trial by trial, is the kernel's.
     let dut_lost: u64 = trials
@@ -438,6 +442,31 @@ fn a_limiter_at_a_netns_far_end_is_found() {
             .unwrap()
             .iter()
             .any(|a| a == "--rx-analyze")
+    );
+}
+
+#[test]
+fn a_limiter_at_an_ssh_far_end_is_found() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    // A real sshd in b: every trial logs in and runs the far agent there.
+    let mut h = TwoHosts::new();
+    let cfg = h.start_sshd();
+    let cfg = cfg.to_string_lossy().into_owned();
+    far_end_finds_the_limiter(
+        &h,
+        &h.b,
+        &[
+            "--peer",
+            "ssh://far",
+            "--ssh-config",
+            &cfg,
+            "--peer-agent",
+            env!("CARGO_BIN_EXE_upktgen"),
+            "--peer-dev",
+            hosts::B_DATA,
+        ],
     );
 }
 
