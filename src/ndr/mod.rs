@@ -744,6 +744,50 @@ mod tests {
     }
 
     #[test]
+    fn a_receiver_bound_result_says_so_in_the_table() {
+        // A 100 kpps limiter seen through a receiver whose socket takes 60 kpps: the receiver
+        // bounds every target, and the table names it, its cap and the drops there.
+        let h = header(vec![64], 1);
+        let stop = AtomicBool::new(false);
+        let sim = |_: u32, q: &Request| {
+            let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0);
+            let sent = (achieved * q.duration_s) as u64;
+            let passed = (sent as f64).min(100_000.0 * q.duration_s + 100.0) as u64;
+            let receiver_lost =
+                (((achieved - 60_000.0) * q.duration_s).max(0.0) as u64).min(passed);
+            let obs = Obs {
+                requested: q.rate,
+                duration_s: q.duration_s,
+                achieved,
+                sent,
+                dut_lost: sent - passed,
+                receiver_lost,
+                ..Obs::default()
+            };
+            Some((obs, Figures::default(), q.duration_s))
+        };
+        let (sizes, trials, _) = drive(&h, vec![], &stop, sim, |_| Ok(())).unwrap();
+        for t in &sizes[0].targets {
+            assert_eq!(t.bound, search::Bound::Receiver, "{t:?}");
+            assert!(t.rate.unwrap() <= 60_000.0, "{t:?}");
+        }
+        let t = report::table(&run_of(h, sizes, trials));
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("64 "))
+            .unwrap();
+        assert!(row.trim_end().ends_with("receiver"), "{t}");
+        assert!(
+            t.contains("NDR: bounded by the receiver: it kept up at"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the receiver's own socket dropped frames in 2 of"),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn compare_gives_the_change_in_ndr_with_an_interval() {
         let stop = AtomicBool::new(false);
         let h = header(vec![64], 3);
