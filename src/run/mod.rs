@@ -10,7 +10,7 @@ pub mod plan;
 pub mod rx;
 pub mod threads;
 
-use crate::agent::far::RemoteReceiver;
+use crate::agent::far::{FarWatch, RemoteReceiver};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
@@ -211,16 +211,30 @@ fn execute_with(
         iface: lab::RX_IF.to_string(),
         netns: Some(l.rx_path()),
     });
+    // The far receiver's totals, read each interval, when live lines or metrics show them.
+    let lo = &plan.live;
+    let shown = metrics.is_some()
+        || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
+    let (far, far_watch) = match far {
+        Some(f) if shown => (None, Some(f.watch(lo.interval)?)),
+        f => (f, None),
+    };
+    let far_progress = far_watch.as_ref().map(FarWatch::progress);
+    let receiver = || {
+        rx_sink
+            .as_ref()
+            .map(LabReceiver::progress)
+            .or(far_progress.clone())
+    };
     if let Some(m) = metrics {
-        let rx_progress = rx_sink.as_ref().map(LabReceiver::progress);
-        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), rx_progress)?;
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver())?;
     }
     let live = crate::live::start_for_run(
         &plan.live,
         first.count.saturating_mul(plan.senders.len() as u64),
         tx_watch,
         rx_watch,
-        rx_sink.as_ref().map(LabReceiver::progress),
+        receiver(),
     )?;
     let ran = threads::run_jobs(site.ns.clone(), jobs, stop, plan.start_at)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
@@ -253,8 +267,15 @@ fn execute_with(
         _ => None,
     };
     let mut peer = None;
+    let far = match far_watch {
+        Some(w) => Some(w.stop()?),
+        None => far,
+    };
     if let Some(f) = far {
         let far = f.finish(outcome.result.sent)?;
+        if let Some(p) = &far_progress {
+            crate::agent::far::publish_report(p, &far.receiver);
+        }
         rx_analysis = Some(
             RxAnalysis::new(
                 outcome.result.sent,
