@@ -633,18 +633,29 @@ mod tests {
     /// A token bucket of `r` pps (burst 100) behind a sender of 500 kpps, with jitter
     /// (`seed`) in what the sender achieves.
     fn limiter(r: f64, seed: u64) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
+        limiter_seen_by(r, seed, f64::INFINITY)
+    }
+
+    /// [`limiter`] seen through a receiver whose socket takes `rx_max` pps and drops the rest.
+    fn limiter_seen_by(
+        r: f64,
+        seed: u64,
+        rx_max: f64,
+    ) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
         let mut rng = crate::rng::Rng::from_state(seed);
         move |_, q| {
             let j = 1.0 + (rng.signed_unit() * 0.001);
             let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0) * j;
             let sent = (achieved * q.duration_s) as u64;
             let passed = (sent as f64).min(r * q.duration_s + 100.0) as u64;
+            let receiver_lost = (((achieved - rx_max) * q.duration_s).max(0.0) as u64).min(passed);
             let obs = Obs {
                 requested: q.rate,
                 duration_s: q.duration_s,
                 achieved,
                 sent,
                 dut_lost: sent - passed,
+                receiver_lost,
                 ..Obs::default()
             };
             Some((obs, Figures::default(), q.duration_s + 1.0))
@@ -749,23 +760,7 @@ mod tests {
         // bounds every target, and the table names it, its cap and the drops there.
         let h = header(vec![64], 1);
         let stop = AtomicBool::new(false);
-        let sim = |_: u32, q: &Request| {
-            let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0);
-            let sent = (achieved * q.duration_s) as u64;
-            let passed = (sent as f64).min(100_000.0 * q.duration_s + 100.0) as u64;
-            let receiver_lost =
-                (((achieved - 60_000.0) * q.duration_s).max(0.0) as u64).min(passed);
-            let obs = Obs {
-                requested: q.rate,
-                duration_s: q.duration_s,
-                achieved,
-                sent,
-                dut_lost: sent - passed,
-                receiver_lost,
-                ..Obs::default()
-            };
-            Some((obs, Figures::default(), q.duration_s))
-        };
+        let sim = limiter_seen_by(100_000.0, 1, 60_000.0);
         let (sizes, trials, _) = drive(&h, vec![], &stop, sim, |_| Ok(())).unwrap();
         for t in &sizes[0].targets {
             assert_eq!(t.bound, search::Bound::Receiver, "{t:?}");
