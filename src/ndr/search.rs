@@ -463,14 +463,14 @@ impl Search {
     }
 
     /// Target `t` stopped by the receiver: the highest full-length pass under the lowest rate
-    /// the receiver dropped at.
+    /// the receiver dropped at (or under a lower failure or cap, which then bounds it).
     fn receiver_stop(&self, t: &Target) -> TargetResult {
         let rb = self.receiver_bound(t);
-        let cap = rb
-            .iter()
-            .map(|x| x.1)
-            .fold(f64::INFINITY, f64::min)
-            .min(self.bounds(t).1.map_or(f64::INFINITY, |h| h.0));
+        let rb_low = rb.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+        let (cap, bound) = match self.bounds(t).1 {
+            Some((h, b)) if h <= rb_low => (h, b),
+            _ => (rb_low, Bound::Receiver),
+        };
         let final_t = Target {
             min_s: self.cfg.final_s,
             ..t.clone()
@@ -480,7 +480,7 @@ impl Search {
             .0
             .map(|l| l.0)
             .filter(|&l| l < cap - 1e-3);
-        let mut r = self.result(t, lo, Some((cap, Bound::Receiver)));
+        let mut r = self.result(t, lo, Some((cap, bound)));
         r.note = Some(format!(
             "stopped after {} receiver-bound trials ({}); {}",
             rb.len(),
@@ -489,7 +489,7 @@ impl Search {
             } else {
                 "no full-length trial passed below them"
             },
-            self.receiver_note(t, cap)
+            self.receiver_note(t, rb_low)
         ));
         r
     }
