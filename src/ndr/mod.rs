@@ -649,18 +649,29 @@ mod tests {
     /// A token bucket of `r` pps (burst 100) behind a sender of 500 kpps, with jitter
     /// (`seed`) in what the sender achieves.
     fn limiter(r: f64, seed: u64) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
+        limiter_seen_by(r, seed, f64::INFINITY)
+    }
+
+    /// [`limiter`] seen through a receiver whose socket takes `rx_max` pps and drops the rest.
+    fn limiter_seen_by(
+        r: f64,
+        seed: u64,
+        rx_max: f64,
+    ) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
         let mut rng = crate::rng::Rng::from_state(seed);
         move |_, q| {
             let j = 1.0 + (rng.signed_unit() * 0.001);
             let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0) * j;
             let sent = (achieved * q.duration_s) as u64;
             let passed = (sent as f64).min(r * q.duration_s + 100.0) as u64;
+            let receiver_lost = (((achieved - rx_max) * q.duration_s).max(0.0) as u64).min(passed);
             let obs = Obs {
                 requested: q.rate,
                 duration_s: q.duration_s,
                 achieved,
                 sent,
                 dut_lost: sent - passed,
+                receiver_lost,
                 ..Obs::default()
             };
             Some((obs, Figures::default(), q.duration_s + 1.0))
@@ -757,6 +768,34 @@ mod tests {
         let t = report::table(&run_of(h, whole, all));
         assert!(t.contains("   64     1 "), "{t}");
         assert!(t.contains("DUT"), "{t}");
+    }
+
+    #[test]
+    fn a_receiver_bound_result_says_so_in_the_table() {
+        // A 100 kpps limiter seen through a receiver whose socket takes 60 kpps: the receiver
+        // bounds every target, and the table names it, its cap and the drops there.
+        let h = header(vec![64], 1);
+        let stop = AtomicBool::new(false);
+        let sim = limiter_seen_by(100_000.0, 1, 60_000.0);
+        let (sizes, trials, _) = drive(&h, vec![], &stop, sim, |_| Ok(())).unwrap();
+        for t in &sizes[0].targets {
+            assert_eq!(t.bound, search::Bound::Receiver, "{t:?}");
+            assert!(t.rate.unwrap() <= 60_000.0, "{t:?}");
+        }
+        let t = report::table(&run_of(h, sizes, trials));
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("64 "))
+            .unwrap();
+        assert!(row.trim_end().ends_with("receiver"), "{t}");
+        assert!(
+            t.contains("NDR: bounded by the receiver: it kept up at"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the receiver's own socket dropped frames in 2 of"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -138,13 +138,18 @@ pub fn table(run: &NdrRun) -> String {
             if let Some(n) = &t.note {
                 notes.push(format!("{}: {n}", t.name));
             }
-            if t.bound != Bound::Dut && t.rate.is_some() {
-                notes.push(format!(
-                    "{}: bounded by the {} at {:.0} pps, not by the DUT (no DUT result above it)",
+            match (t.bound, t.rate) {
+                (Bound::Sender, Some(_)) => notes.push(format!(
+                    "{}: bounded by the sender at {:.0} pps, not by the DUT (no DUT result above it)",
                     t.name,
-                    t.bound.name(),
                     t.upper.unwrap_or(0.0)
-                ));
+                )),
+                (Bound::Receiver, Some(r)) => notes.push(format!(
+                    "{}: bounded by the receiver: it kept up at {r:.0} pps, not at {:.0} pps (no DUT result above {r:.0})",
+                    t.name,
+                    t.upper.unwrap_or(0.0)
+                )),
+                _ => {}
             }
             let at: Vec<&TrialRecord> = t
                 .trials_at_rate

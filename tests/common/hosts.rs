@@ -254,6 +254,13 @@ impl TwoHosts {
             .unwrap()
     }
 
+    /// Moves b's data interface into `a` (up, no address): both ends of the data link in one
+    /// namespace, for `--dev dat-a --rx-dev dat-b` (two ports of one host joined by a cable).
+    pub fn b_data_into_a(&self) {
+        run(&["ip", "-n", &self.b, "link", "set", B_DATA, "netns", &self.a]);
+        run(&["ip", "-n", &self.a, "link", "set", B_DATA, "up"]);
+    }
+
     pub fn ns_path(ns: &str) -> PathBuf {
         Path::new("/run/netns").join(ns)
     }
