@@ -60,10 +60,6 @@ impl Lab {
         self.f.file(&format!("hosts/{host}"))
     }
 
-    fn work(&self, host: &str, file: &str) -> PathBuf {
-        self.host_dir(host).join("work").join(file)
-    }
-
     fn results(&self) -> PathBuf {
         self.f.file("results")
     }
@@ -71,8 +67,20 @@ impl Lab {
     /// The sender's run over link `i`.
     fn run_args(&self, i: usize, count: u64) -> Value {
         let (s, r) = &self.links[i];
-        json!(["--dev", s.dev, "--src", s.ip, "--dst", r.ip, "--dst-mac", r.mac,
-               "--count", count.to_string(), "--ratep", "20000"])
+        json!([
+            "--dev",
+            s.dev,
+            "--src",
+            s.ip,
+            "--dst",
+            r.ip,
+            "--dst-mac",
+            r.mac,
+            "--count",
+            count.to_string(),
+            "--ratep",
+            "20000"
+        ])
     }
 
     fn rx_args(&self, i: usize) -> Value {
@@ -245,12 +253,19 @@ fn the_playbook_starts_every_sender_at_one_instant_and_merges_what_the_receivers
     // The merged totals are the receivers' counters: their reports' and the interfaces'.
     let rec = &m["received"];
     assert_eq!(rec["receivers"], 2, "{m:#}");
-    let sum = |k: &str| -> u64 { rxs.iter().map(|j| j["sink"]["totals"][k].as_u64().unwrap()).sum() };
+    let sum = |k: &str| -> u64 {
+        rxs.iter()
+            .map(|j| j["sink"]["totals"][k].as_u64().unwrap())
+            .sum()
+    };
     assert_eq!(rec["received"].as_u64(), Some(sum("received")));
     assert_eq!(rec["received"].as_u64(), Some(sent), "{m:#}");
     assert_eq!(rec["lost"], 0);
     assert_eq!(rec["missing"], 0);
-    let pktgen: u64 = rxs.iter().map(|j| j["frames"]["pktgen"].as_u64().unwrap()).sum();
+    let pktgen: u64 = rxs
+        .iter()
+        .map(|j| j["frames"]["pktgen"].as_u64().unwrap())
+        .sum();
     assert_eq!(rec["pktgen_frames"].as_u64(), Some(pktgen));
     let counted: u64 = after.iter().zip(&before).map(|(a, b)| a - b).sum();
     assert_eq!(counted, sent, "rx_packets of r1's data devices");
@@ -274,4 +289,179 @@ fn the_playbook_starts_every_sender_at_one_instant_and_merges_what_the_receivers
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(["s1", "s2", "r1"].map(mtime).to_vec(), was, "copied again");
     l.assert_nothing_left(&out);
+}
+
+/// Whether `h`'s work directory has NAME.EXT (pid: started; rc: ended).
+fn in_work(l: &Lab, ext: &str, h: &str, name: &str) -> bool {
+    l.host_dir(h)
+        .join("work")
+        .join(format!("{name}.{ext}"))
+        .exists()
+}
+
+/// One failing play: a non-zero status, the lines `want` in its output, no merged report,
+/// nothing left running; returns the output.
+fn failed_play(l: &Lab, ansible: &str, inv: &Path, extra: &[&str], want: &[&str]) -> String {
+    for h in ["s1", "s2", "r1"] {
+        let _ = std::fs::remove_dir_all(l.host_dir(h).join("work"));
+    }
+    let (code, out) = l.play(ansible, inv, extra);
+    assert_ne!(code, Some(0), "{out}");
+    for w in want {
+        assert!(out.contains(w), "no {w:?} in:\n{out}");
+    }
+    assert!(!l.results().join("merged.txt").exists(), "merged: {out}");
+    assert!(!out.contains("panicked"), "{out}");
+    l.assert_nothing_left(&out);
+    out
+}
+
+#[test]
+fn a_failed_host_fails_the_play_names_it_and_leaves_nothing_running() {
+    let Some(ansible) = ansible_or_skip() else {
+        return;
+    };
+    let mut l = lab();
+    let rx = json!([
+        {"name": "from-s1", "args": l.rx_args(0)},
+        {"name": "from-s2", "args": l.rx_args(1)},
+    ]);
+    let both = [
+        json!([{"name": "run", "args": l.run_args(0, 2000)}]),
+        json!([{"name": "run", "args": l.run_args(1, 2000)}]),
+    ];
+    let runs = || both.clone();
+
+    // A port in use on a receiver host (its second receiver's metrics port is the first's):
+    // the senders never start and the first receiver is stopped.
+    let mut busy = rx.clone();
+    for r in busy.as_array_mut().unwrap() {
+        let a = r["args"].as_array_mut().unwrap();
+        a.extend(["--metrics-listen", "127.0.0.1:19101"].map(Value::from));
+    }
+    let inv = l.inventory(runs(), busy, &[]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &[],
+        &[
+            "r1: Wait until every receiver receives",
+            "from-s2",
+            "--metrics-listen 127.0.0.1:19101: cannot listen: Address already in use",
+            "not starting the senders: r1 failed",
+        ],
+    );
+    assert!(in_work(&l, "pid", "r1", "from-s1") && in_work(&l, "rc", "r1", "from-s1"));
+    assert!(!in_work(&l, "pid", "s1", "run") && !in_work(&l, "pid", "s2", "run"));
+
+    // A sender refused (no such device): the other sender runs, the receivers are stopped
+    // after it, nothing is merged.
+    let [r1, mut r2] = runs();
+    r2[0]["args"][1] = json!("nosuch0");
+    let inv = l.inventory([r1, r2], rx.clone(), &[]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &[],
+        &[
+            "s2: Every sender succeeded",
+            "upktgen run run exited with status 1: upktgen: --dev nosuch0: no such interface",
+            "not merging: s2 did not finish the run",
+        ],
+    );
+    assert!(
+        in_work(&l, "rc", "s1", "run")
+            && in_work(&l, "rc", "r1", "from-s1")
+            && in_work(&l, "rc", "r1", "from-s2")
+    );
+    let s1: Value =
+        serde_json::from_slice(&std::fs::read(l.host_dir("s1").join("work/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(s1["outcome"]["result"]["sent"], 2000);
+
+    // A sender that does not end in time (it would send forever): the play stops it.
+    let [r1, mut r2] = runs();
+    r2[0]["args"][9] = json!("0");
+    let inv = l.inventory([r1, r2], rx.clone(), &[]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &["-e", "upktgen_run_timeout=5"],
+        &[
+            "s2: Wait for the senders to end",
+            "run: stopped (SIGINT to pid",
+        ],
+    );
+    let rc = std::fs::read_to_string(l.host_dir("s2").join("work/run.rc")).unwrap();
+    assert_eq!(rc.trim(), "130", "interrupted");
+
+    // A start the hosts see in the past (as when a sender's clock is ahead of the
+    // controller's by more than the lead): refused by upktgen on each sender.
+    let inv = l.inventory(runs(), rx.clone(), &[]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &["-e", "upktgen_start_lead=0"],
+        &[
+            "s1: Every sender succeeded",
+            "s2: Every sender succeeded",
+            "s in the past",
+        ],
+    );
+    assert!(in_work(&l, "rc", "r1", "from-s1") && in_work(&l, "rc", "r1", "from-s2"));
+
+    // A host without upktgen, when the play only checks: the preflight fails, nothing starts.
+    let missing = l.host_dir("s2").join("nowhere/upktgen");
+    let inv = l.inventory(
+        runs(),
+        rx.clone(),
+        &[("s2", json!({"upktgen_bin": missing}))],
+    );
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &["-e", "upktgen_install=check"],
+        &[
+            &format!(
+                "s2: {}: no upktgen there, or it does not run",
+                missing.display()
+            ),
+            "install that there, or set upktgen_install=copy",
+        ],
+    );
+    assert!(!in_work(&l, "pid", "r1", "from-s1"));
+    // ... or another release there.
+    let old = l.host_dir("s2").join("old/upktgen");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::write(&old, "#!/bin/sh\necho 'upktgen 0.0.1'\n").unwrap();
+    std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let inv = l.inventory(runs(), rx.clone(), &[("s2", json!({"upktgen_bin": old}))]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &["-e", "upktgen_install=check"],
+        &[&format!(
+            "s2: {}: runs upktgen 0.0.1, the controller runs upktgen {}",
+            old.display(),
+            env!("CARGO_PKG_VERSION")
+        )],
+    );
+
+    // An unreachable host: the preflight fails naming it, nothing starts anywhere.
+    l.f.stop_sshd("s2");
+    let inv = l.inventory(runs(), rx, &[]);
+    failed_play(
+        &l,
+        &ansible,
+        &inv,
+        &[],
+        &["fatal: [s2]: UNREACHABLE!", "Connection refused"],
+    );
+    assert!(!in_work(&l, "pid", "r1", "from-s1") && !in_work(&l, "pid", "s1", "run"));
 }
