@@ -205,6 +205,8 @@ fn the_playbook_starts_every_sender_at_one_instant_and_merges_what_the_receivers
     let before = rx_counters(&l);
     let (code, out) = l.play(&ansible, &inv, &[]);
     assert_eq!(code, Some(0), "{out}");
+    // The play as a user sees it (cargo test -- --nocapture).
+    eprintln!("{out}");
     let after = rx_counters(&l);
     l.assert_nothing_left(&out);
     // The binary was copied to every host (none had it).
@@ -289,6 +291,19 @@ fn the_playbook_starts_every_sender_at_one_instant_and_merges_what_the_receivers
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(["s1", "s2", "r1"].map(mtime).to_vec(), was, "copied again");
     l.assert_nothing_left(&out);
+}
+
+/// libfaketime's path, if installed.
+fn faketime_lib() -> Option<String> {
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1",
+        ])
+        .output()
+        .ok()?;
+    let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    (!p.is_empty()).then_some(p)
 }
 
 /// Whether `h`'s work directory has NAME.EXT (pid: started; rc: ended).
@@ -452,6 +467,35 @@ fn a_failed_host_fails_the_play_names_it_and_leaves_nothing_running() {
             env!("CARGO_PKG_VERSION")
         )],
     );
+
+    // A host whose clock is 30 s ahead (libfaketime in every session its sshd starts): the
+    // preflight measures it against the controller's and fails it, nothing starts.
+    match faketime_lib() {
+        Some(lib) => {
+            l.f.restart_sshd(
+                "s2",
+                &format!("SetEnv LD_PRELOAD={lib} FAKETIME=+30s FAKETIME_DONT_FAKE_MONOTONIC=1\n"),
+            );
+            let inv = l.inventory(runs(), rx.clone(), &[]);
+            let out = failed_play(
+                &l,
+                &ansible,
+                &inv,
+                &[],
+                &[
+                    "s2: its clock is ",
+                    " ms off the controller's (measured to within ",
+                    "synchronise its clock",
+                ],
+            );
+            assert!(!out.contains("s1: its clock"), "{out}");
+            assert!(!in_work(&l, "pid", "r1", "from-s1"));
+        }
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("libfaketime not found: CI installs it (.ci/run: faketime)")
+        }
+        None => eprintln!("skipping the clock case: no libfaketime (apt-get install faketime)"),
+    }
 
     // An unreachable host: the preflight fails naming it, nothing starts anywhere.
     l.f.stop_sshd("s2");

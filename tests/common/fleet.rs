@@ -188,32 +188,12 @@ impl Fleet {
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
         let mut known = String::new();
         std::fs::create_dir_all("/run/sshd").unwrap();
-        for h in &mut self.hosts {
-            let key = format!("host_key_{}", h.name);
+        for i in 0..self.hosts.len() {
+            let key = format!("host_key_{}", self.hosts[i].name);
             keygen(&key);
             let host_pub = std::fs::read_to_string(d.join(format!("{key}.pub"))).unwrap();
-            known.push_str(&format!("{} {host_pub}", h.mgmt_ip));
-            let cfg = format!(
-                "ListenAddress {ip}:22\nHostKey {d}/{key}\nAuthorizedKeysFile {d}/authorized_keys\n\
-                 PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nPidFile none\nLogLevel ERROR\nMaxStartups 50\nSubsystem sftp internal-sftp\n",
-                ip = h.mgmt_ip,
-                d = d.display()
-            );
-            let cfg_path = d.join(format!("sshd_config_{}", h.name));
-            std::fs::write(&cfg_path, cfg).unwrap();
-            // unshare and sh exec in turn: the child is sshd itself.
-            let child = Command::new("ip")
-                .args(["netns", "exec", &h.ns, "unshare", "--uts", "sh", "-c"])
-                .arg("hostname \"$0\" && exec /usr/sbin/sshd -D -e -f \"$1\"")
-                .arg(&h.name)
-                .arg(&cfg_path)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .unwrap();
-            h.sshd = Some(child);
+            known.push_str(&format!("{} {host_pub}", self.hosts[i].mgmt_ip));
+            self.spawn_sshd(i, "");
         }
         std::fs::write(d.join("known_hosts"), known).unwrap();
         let cfg = format!(
@@ -223,30 +203,76 @@ impl Fleet {
         );
         let ssh_config = d.join("ssh_config");
         std::fs::write(&ssh_config, cfg).unwrap();
-        for h in &self.hosts {
-            let t0 = Instant::now();
-            loop {
-                let o = self.in_ctl(&[
-                    "ssh",
-                    "-F",
-                    ssh_config.to_str().unwrap(),
-                    &h.mgmt_ip,
-                    "hostname",
-                ]);
-                if o.status.success() {
-                    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), h.name);
-                    break;
-                }
-                assert!(
-                    t0.elapsed() < Duration::from_secs(20),
-                    "sshd in {} did not come up: {}",
-                    h.ns,
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
+        for i in 0..self.hosts.len() {
+            self.wait_for_login(i);
         }
         ssh_config
+    }
+
+    /// Starts sshd in host `i` on its management address, in a UTS namespace of its own
+    /// named after the host; `extra` is added to its configuration.
+    fn spawn_sshd(&mut self, i: usize, extra: &str) {
+        let d = self.dir.clone();
+        let h = &mut self.hosts[i];
+        let cfg = format!(
+            "ListenAddress {ip}:22\nHostKey {d}/host_key_{name}\nAuthorizedKeysFile {d}/authorized_keys\n\
+             PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             UsePAM no\nStrictModes no\nPidFile none\nLogLevel ERROR\nMaxStartups 50\n\
+             Subsystem sftp internal-sftp\n{extra}",
+            ip = h.mgmt_ip,
+            name = h.name,
+            d = d.display()
+        );
+        let cfg_path = d.join(format!("sshd_config_{}", h.name));
+        std::fs::write(&cfg_path, cfg).unwrap();
+        // unshare and sh exec in turn: the child is sshd itself.
+        let child = Command::new("ip")
+            .args(["netns", "exec", &h.ns, "unshare", "--uts", "sh", "-c"])
+            .arg("hostname \"$0\" && exec /usr/sbin/sshd -D -e -f \"$1\"")
+            .arg(&h.name)
+            .arg(&cfg_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        h.sshd = Some(child);
+    }
+
+    /// Waits until host `i` accepts a login from the controller (and names itself).
+    fn wait_for_login(&self, i: usize) {
+        let h = &self.hosts[i];
+        let ssh_config = self.dir.join("ssh_config");
+        let t0 = Instant::now();
+        loop {
+            let o = self.in_ctl(&[
+                "ssh",
+                "-F",
+                ssh_config.to_str().unwrap(),
+                &h.mgmt_ip,
+                "hostname",
+            ]);
+            if o.status.success() {
+                assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), h.name);
+                return;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "sshd in {} did not come up: {}",
+                h.ns,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Restarts the sshd of `name` with `extra` added to its configuration (e.g. `SetEnv`
+    /// for every session's environment).
+    pub fn restart_sshd(&mut self, name: &str, extra: &str) {
+        self.stop_sshd(name);
+        let i = self.hosts.iter().position(|h| h.name == name).unwrap();
+        self.spawn_sshd(i, extra);
+        self.wait_for_login(i);
     }
 
     /// Stops the sshd of `name` (the host becomes unreachable).
