@@ -146,6 +146,7 @@ impl Lab {
     fn play(&self, ansible: &str, inv: &Path, extra: &[&str]) -> (Option<i32>, String) {
         let _ = std::fs::remove_dir_all(self.results());
         let t = |s: &str| self.f.file(s);
+        let t0 = std::time::Instant::now();
         let o = Command::new("ip")
             .args(["netns", "exec", &self.f.ctl, ansible, "-i"])
             .arg(inv)
@@ -154,13 +155,19 @@ impl Lab {
             .env("ANSIBLE_CONFIG", CFG)
             .env("ANSIBLE_HOME", t("ansible-home"))
             .env("ANSIBLE_LOCAL_TEMP", t("ansible-local"))
-            // No ssh master outliving the play in the controller's namespace.
-            .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
+            // One connection per host for the whole play, closed 2 s after it (the check
+            // for leftovers waits for that).
+            .env(
+                "ANSIBLE_SSH_ARGS",
+                "-o ControlMaster=auto -o ControlPersist=2s",
+            )
+            .env("ANSIBLE_SSH_CONTROL_PATH_DIR", t("cp"))
             .env("ANSIBLE_NOCOLOR", "1")
             .env("ANSIBLE_RETRY_FILES_ENABLED", "false")
             .env("ANSIBLE_DEPRECATION_WARNINGS", "false")
             .output()
             .unwrap();
+        eprintln!("ansible-playbook {extra:?}: {:.1?}", t0.elapsed());
         let out = format!("{}{}", stdout(&o), stderr(&o));
         (o.status.code(), out)
     }
@@ -321,6 +328,7 @@ fn failed_play(l: &Lab, ansible: &str, inv: &Path, extra: &[&str], want: &[&str]
         let _ = std::fs::remove_dir_all(l.host_dir(h).join("work"));
     }
     let (code, out) = l.play(ansible, inv, extra);
+    eprintln!("{out}");
     assert_ne!(code, Some(0), "{out}");
     for w in want {
         assert!(out.contains(w), "no {w:?} in:\n{out}");

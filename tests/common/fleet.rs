@@ -5,21 +5,13 @@
 //! are made per fleet in its own directory; everything is removed on drop.
 #![allow(dead_code)]
 
+use super::hosts::{keygen, run, sshd_config};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn run(args: &[&str]) {
-    let o = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// One host: its namespace, hostname and management address.
 pub struct Host {
@@ -170,27 +162,13 @@ impl Fleet {
     /// controller.
     pub fn start_sshd(&mut self) -> PathBuf {
         let d = self.dir.clone();
-        let keygen = |k: &str| {
-            run(&[
-                "ssh-keygen",
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-C",
-                k,
-                "-f",
-                d.join(k).to_str().unwrap(),
-            ])
-        };
-        keygen("client_key");
+        keygen(&d, "client_key");
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
         let mut known = String::new();
         std::fs::create_dir_all("/run/sshd").unwrap();
         for i in 0..self.hosts.len() {
             let key = format!("host_key_{}", self.hosts[i].name);
-            keygen(&key);
+            keygen(&d, &key);
             let host_pub = std::fs::read_to_string(d.join(format!("{key}.pub"))).unwrap();
             known.push_str(&format!("{} {host_pub}", self.hosts[i].mgmt_ip));
             self.spawn_sshd(i, "");
@@ -214,15 +192,8 @@ impl Fleet {
     fn spawn_sshd(&mut self, i: usize, extra: &str) {
         let d = self.dir.clone();
         let h = &mut self.hosts[i];
-        let cfg = format!(
-            "ListenAddress {ip}:22\nHostKey {d}/host_key_{name}\nAuthorizedKeysFile {d}/authorized_keys\n\
-             PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             UsePAM no\nStrictModes no\nPidFile none\nLogLevel ERROR\nMaxStartups 50\n\
-             Subsystem sftp internal-sftp\n{extra}",
-            ip = h.mgmt_ip,
-            name = h.name,
-            d = d.display()
-        );
+        let cfg = sshd_config(&h.mgmt_ip, &d.join(format!("host_key_{}", h.name)), &d)
+            + &format!("PidFile none\nMaxStartups 50\n{extra}");
         let cfg_path = d.join(format!("sshd_config_{}", h.name));
         std::fs::write(&cfg_path, cfg).unwrap();
         // unshare and sh exec in turn: the child is sshd itself.
