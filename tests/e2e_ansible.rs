@@ -369,9 +369,8 @@ fn a_failed_host_fails_the_play_names_it_and_leaves_nothing_running() {
         &inv,
         &[],
         &[
-            "r1: Wait until every receiver receives",
-            "from-s2",
-            "--metrics-listen 127.0.0.1:19101: cannot listen: Address already in use",
+            "r1: Wait until every receiver receives: from-s2: upktgen rx exited with status 1: \
+             upktgen: --metrics-listen 127.0.0.1:19101: cannot listen: Address already in use",
             "not starting the senders: r1 failed",
         ],
     );
@@ -390,7 +389,7 @@ fn a_failed_host_fails_the_play_names_it_and_leaves_nothing_running() {
         &[],
         &[
             "s2: Every sender succeeded",
-            "upktgen run run exited with status 1: upktgen: --dev nosuch0: no such interface",
+            "s2: Every sender succeeded: run: upktgen run exited with status 1: upktgen: --dev nosuch0: no such interface",
             "not merging: s2 did not finish the run",
         ],
     );
