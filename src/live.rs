@@ -13,6 +13,8 @@
 //!
 //! `upktgen rx` has the same lines from the receiver's own running totals:
 //! `live  2.0s  rx 321400 pps 154.3 Mb/s  sink lost 0  drops 0  cpu busy 51.2 %`.
+//! A run with a far end (`--peer`) has its rx, lost and drops from the far receiver's totals,
+//! read over the agent session each interval (`rx.stats`, [`crate::agent::far::FarWatch`]).
 //! On a terminal a counted run (`--count N`) also gets a progress bar with an ETA
 //! (indicatif), drawn under the lines; off a terminal the text line carries a plain bar.
 
@@ -74,13 +76,14 @@ pub struct LiveSample {
     pub tx_packets: Option<u64>,
     pub tx_pps: Option<u64>,
     pub tx_mbps: Option<f64>,
-    /// The receiving interface's rx_packets (`run`), or the frames the receiver read
-    /// (`upktgen rx`), in the interval.
+    /// The receiving interface's rx_packets (`run` in the lab), or the frames the receiver
+    /// read (`upktgen rx`, and `run --peer`: the far receiver's, read over the session each
+    /// interval), in the interval.
     pub rx_packets: Option<u64>,
     pub rx_pps: Option<u64>,
-    /// `upktgen rx`: Mb/s of the frames read.
+    /// `upktgen rx`, `run --peer`: Mb/s of the frames read.
     pub rx_mbps: Option<f64>,
-    /// Sequence holes the receiver has seen so far (--rx-analyze, `upktgen rx`).
+    /// Sequence holes the receiver has seen so far (--rx-analyze, `upktgen rx`, `--peer`).
     pub lost: Option<u64>,
     /// Frames the receiver's socket dropped so far (XDP_STATISTICS / PACKET_STATISTICS).
     pub drops: Option<u64>,
@@ -203,7 +206,7 @@ pub struct MonitorConfig {
     pub tx: Option<Watched>,
     /// The receiving interface's rx_packets (`run` in the lab).
     pub rx: Option<Watched>,
-    /// The receiver's running totals; with no `tx`, its frames and bytes are the rx figures.
+    /// The receiver's running totals; with no `rx`, its frames and bytes are the rx figures.
     pub receiver: Option<LostSource>,
     pub interval: Duration,
     pub format: LiveFormat,
@@ -232,7 +235,8 @@ impl State {
     }
 
     fn point(&mut self) -> Point {
-        let progress = self.receiver.as_ref().filter(|_| self.tx.is_none());
+        // No receiving interface to read (`upktgen rx`, a far end): the receiver's own totals.
+        let progress = self.receiver.as_ref().filter(|_| self.rx.is_none());
         let tx = self.tx.as_mut().map(|t| t.read().unwrap_or_default());
         let rx = match progress {
             Some(_) => None,
@@ -473,6 +477,45 @@ pub fn start_for_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run with a far end: a sending interface, no receiving one to read, the far
+    /// receiver's totals.
+    #[test]
+    fn without_a_receiving_interface_rx_is_the_receivers_own() {
+        let lo = Watched {
+            iface: "lo".into(),
+            netns: None,
+        };
+        let far = LostSource::default();
+        let mut st = State {
+            tx: Some(DevReader::open(&lo).unwrap()),
+            rx: None,
+            receiver: Some(Arc::clone(&far)),
+            format: LiveFormat::JsonLines,
+            t0: Instant::now(),
+            count: 0,
+            base: None,
+            bar: None,
+        };
+        let a = st.point();
+        far.frames.store(900, Ordering::Relaxed);
+        far.bytes.store(54_000, Ordering::Relaxed);
+        far.lost.store(3, Ordering::Relaxed);
+        let b = st.point();
+        let s = st.sample(&a, &b, false);
+        assert_eq!(
+            (s.rx_packets, s.lost, s.drops),
+            (Some(900), Some(3), Some(0))
+        );
+        assert!(
+            s.tx_packets.is_some(),
+            "tx still from the sending interface"
+        );
+        assert_eq!(
+            s.rx_mbps,
+            Some(54_000.0 * 8.0 / (b.at - a.at).as_secs_f64().max(1e-9) / 1e6)
+        );
+    }
 
     #[test]
     fn line_formats() {

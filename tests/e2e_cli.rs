@@ -108,7 +108,10 @@ fn bad_input_gets_one_clear_line() {
         ]),
         "every address in it is one random destinations skip",
     );
-    fails_with(&dev(&["--xmit-mode", "netif_receive"]), "netif_receive");
+    fails_with(
+        &dev(&["--backend", "af_packet", "--xmit-mode", "netif_receive"]),
+        "netif_receive",
+    );
     fails_with(
         &dev(&["--xmit-mode", "queue_xmit", "--qdisc-bypass"]),
         "give one",

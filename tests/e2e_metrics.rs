@@ -107,6 +107,27 @@ fn rx(lab: &Lab, args: &[&str]) -> Child {
     spawn_in(&lab.rx_ns, &a)
 }
 
+/// `upktgen rx --count COUNT --json EXTRA` serving its metrics on [`PORT`] (4 s of linger),
+/// returned once its state says running (set after the receiver is open).
+fn rx_serving(lab: &Lab, count: u64, extra: &[&str]) -> Child {
+    let (n, listen) = (count.to_string(), format!("127.0.0.1:{PORT}"));
+    let mut a = vec![
+        "--count",
+        &n,
+        "--duration",
+        "60s",
+        "--json",
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "4s",
+    ];
+    a.extend_from_slice(extra);
+    let mut child = rx(lab, &a);
+    wait_for_state(&lab.rx_ns, "running", &mut child);
+    child
+}
+
 /// `upktgen run --dev veth-tx ARGS`, at veth-rx, in the lab's sending namespace.
 fn run(lab: &Lab, args: &[&str]) -> Child {
     let mac = lab::RX_MAC.to_string();
@@ -121,6 +142,18 @@ fn run(lab: &Lab, args: &[&str]) -> Child {
     ];
     a.extend_from_slice(args);
     spawn_in(&lab.tx_ns, &a)
+}
+
+/// Scrapes the endpoint in `ns` every 100 ms while `child` runs, handing each answered
+/// scrape's headers and body to `f`; then `child`'s output.
+fn scrape_while(ns: &str, mut child: Child, mut f: impl FnMut(&str, &str)) -> Output {
+    while child.try_wait().unwrap().is_none() {
+        if let Some((head, body)) = scrape_ok(ns, false) {
+            f(&head, &body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Scrapes the endpoint in `ns` until `upktgen_state` says `want`, while `child` runs; the
@@ -151,22 +184,7 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     let count = 20_000u64;
     let n = count.to_string();
     let listen = format!("127.0.0.1:{PORT}");
-    let mut receiver = rx(
-        &lab,
-        &[
-            "--count",
-            &n,
-            "--duration",
-            "60s",
-            "--json",
-            "--metrics-listen",
-            &listen,
-            "--metrics-linger",
-            "4s",
-        ],
-    );
-    // Up and receiving once the state says running (set after the receiver is open).
-    wait_for_state(&lab.rx_ns, "running", &mut receiver);
+    let mut receiver = rx_serving(&lab, count, &[]);
     // Nothing listens on the host's own loopback.
     let host = Command::new("curl")
         .args(["-s", "--max-time", "2", &format!("http://{listen}/metrics")])
@@ -175,30 +193,26 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     assert!(!host.status.success(), "the endpoint is on the host");
 
     // 20,000 frames at 5,000 pps: about four seconds to scrape in.
-    let mut sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
+    let sender = run(&lab, &["--count", &n, "--ratep", "5000", "--no-live"]);
     let mut during: Vec<f64> = Vec::new();
     let mut checked_during = false;
-    while sender.try_wait().unwrap().is_none() {
-        if let Some((head, body)) = scrape_ok(&lab.rx_ns, false) {
-            assert!(
-                head.contains(
-                    "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"
-                ),
-                "{head}"
-            );
-            assert!(body.ends_with("# EOF\n"), "{body}");
-            if let Some(v) = value(&body, "upktgen_rx_frames_total") {
-                during.push(v);
-            }
-            if !checked_during && state(&body) == Some("running") {
-                let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
-                promtool_ok(&text);
-                checked_during = true;
-            }
+    let s = scrape_while(&lab.rx_ns, sender, |head, body| {
+        assert!(
+            head.contains(
+                "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"
+            ),
+            "{head}"
+        );
+        assert!(body.ends_with("# EOF\n"), "{body}");
+        if let Some(v) = value(body, "upktgen_rx_frames_total") {
+            during.push(v);
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let s = sender.wait_with_output().unwrap();
+        if !checked_during && state(body) == Some("running") {
+            let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+            promtool_ok(&text);
+            checked_during = true;
+        }
+    });
     assert!(s.status.success(), "{}", stderr(&s));
     assert!(checked_during, "no scrape while the run was sending");
     assert!(
@@ -270,6 +284,84 @@ fn rx_metrics_are_scraped_during_and_after_the_run() {
     assert!(scrape_ok(&lab.rx_ns, false).is_none());
 }
 
+/// The per-flow families while a paced run is received through a drop of every 50th frame:
+/// received and lost per flow grow before the end (the receiver publishes them at most every
+/// 250 ms), and the final scrape holds exactly the report's per-flow counters.
+#[test]
+fn rx_flow_metrics_are_live_and_end_equal_to_the_report() {
+    if !root_or_skip() || !tools_or_skip() || !common::nft::nft_or_skip() {
+        return;
+    }
+    let lab = Lab::create(RxMode::Stack).unwrap();
+    common::nft::drop_every_nth(&lab.rx_ns, "ingress", lab::RX_IF, 50);
+    let sent = 20_000u64;
+    let arriving = sent - sent / 50;
+    let mut receiver = rx_serving(&lab, arriving, &["--expect-first", "1"]);
+    let flow = "{flow=\"10.99.0.1:0 -> 10.99.0.2:0\"}";
+    let received_key = format!("upktgen_rx_flow_received_packets_total{flow}");
+    let lost_key = format!("upktgen_rx_flow_lost_packets{flow}");
+
+    // 20,000 frames at 5,000 pps: about four seconds to scrape in.
+    let sender = run(
+        &lab,
+        &["--count", &sent.to_string(), "--ratep", "5000", "--no-live"],
+    );
+    let mut during: Vec<(f64, f64)> = Vec::new();
+    let mut checked = false;
+    let s = scrape_while(&lab.rx_ns, sender, |_, body| {
+        if state(body) == Some("running")
+            && let (Some(r), Some(l)) = (value(body, &received_key), value(body, &lost_key))
+        {
+            during.push((r, l));
+            if !checked && r > 0.0 {
+                // The live per-flow series are valid exposition too.
+                let (_, text) = scrape_ok(&lab.rx_ns, true).unwrap();
+                promtool_ok(&text);
+                checked = true;
+            }
+        }
+    });
+    assert!(s.status.success(), "{}", stderr(&s));
+    assert!(
+        during.windows(2).all(|w| w[0].0 <= w[1].0),
+        "received went backwards: {during:?}"
+    );
+    assert!(
+        during.iter().any(|&(r, _)| r > 0.0 && r < arriving as f64),
+        "no scrape during the run saw the flow's received count growing: {during:?}"
+    );
+    assert!(
+        during.iter().any(|&(_, l)| l > 0.0),
+        "no scrape during the run saw the flow's losses: {during:?}"
+    );
+    assert!(checked);
+
+    let body = wait_for_state(&lab.rx_ns, "finished", &mut receiver);
+    let o = receiver.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: upktgen::rx::RxReport = serde_json::from_value(common::json(&o)).unwrap();
+    assert_eq!(report.sink.flows.len(), 1, "{:?}", report.sink.flows);
+    for f in &report.sink.flows {
+        let name = upktgen::metrics::flow_name(f);
+        for (family, want) in [
+            ("upktgen_rx_flow_received_packets_total", f.seq.received),
+            ("upktgen_rx_flow_lost_packets", f.seq.lost),
+            ("upktgen_rx_flow_duplicate_packets_total", f.seq.duplicates),
+            ("upktgen_rx_flow_reordered_packets_total", f.seq.reordered),
+        ] {
+            let key = format!("{family}{{flow=\"{name}\"}}");
+            assert_eq!(value(&body, &key), Some(want as f64), "{key} in\n{body}");
+        }
+    }
+    assert_eq!(report.sink.totals.received, arriving);
+    // Every 50th dropped but the last (after the last frame received, invisible to it).
+    assert_eq!(report.sink.totals.lost, sent / 50 - 1);
+    assert_eq!(
+        value(&body, "upktgen_rx_lost_packets"),
+        Some(report.sink.totals.lost as f64)
+    );
+}
+
 #[test]
 fn run_metrics_final_scrape_sees_every_frame_sent() {
     if !root_or_skip() || !tools_or_skip() {
@@ -316,6 +408,95 @@ fn run_metrics_final_scrape_sees_every_frame_sent() {
     let o = sender.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Result: OK:"), "{}", stdout(&o));
+}
+
+/// A run with a far end serves the far receiver's totals on the sender's endpoint while it
+/// runs (read over the agent session each interval), and its report's per-flow figures at
+/// the end.
+#[test]
+fn run_metrics_follow_the_far_receiver() {
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let h = common::hosts::TwoHosts::new();
+    let peer = format!("netns:{}", h.b);
+    let listen = format!("127.0.0.1:{PORT}");
+    let sent = 150_000u64;
+    let n = sent.to_string();
+    // 150,000 frames at 50,000 pps: three seconds to scrape in.
+    let mut sender = spawn_in(
+        &h.a,
+        &[
+            "run",
+            "--dev",
+            common::hosts::A_DATA,
+            "--dst",
+            &h.b_ip,
+            "--src",
+            &h.a_ip,
+            "--dst-mac",
+            common::hosts::B_MAC,
+            "--count",
+            &n,
+            "--ratep",
+            "50000",
+            "--peer",
+            &peer,
+            "--peer-dev",
+            common::hosts::B_DATA,
+            "--rx-backend",
+            "af_packet",
+            "--no-live",
+            "--interval",
+            "250ms",
+            "--json",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "4s",
+        ],
+    );
+    let mut during: Vec<f64> = Vec::new();
+    let body = loop {
+        if let Some((_, body)) = scrape_ok(&h.a, false) {
+            match state(&body) {
+                Some("finished") => break body,
+                Some("running") => during.extend(value(&body, "upktgen_rx_frames_total")),
+                _ => {}
+            }
+        }
+        assert!(
+            sender.try_wait().unwrap().is_none(),
+            "upktgen ended before its state was finished"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        during.iter().any(|&v| v > 0.0 && v < sent as f64),
+        "no scrape during the run saw the far end receiving: {during:?}"
+    );
+    let (_, text) = scrape_ok(&h.a, true).unwrap();
+    promtool_ok(&text);
+    let o = sender.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = common::json(&o);
+    let r: upktgen::rx::RxReport =
+        serde_json::from_value(j["rx_analysis"]["receiver"].clone()).unwrap();
+    assert_eq!(r.device, common::hosts::B_DATA);
+    assert_eq!(
+        value(&body, "upktgen_rx_frames_total"),
+        Some(r.frames.frames as f64)
+    );
+    assert_eq!(r.sink.flows.len(), 1);
+    let key = format!(
+        "upktgen_rx_flow_received_packets_total{{flow=\"{}\"}}",
+        upktgen::metrics::flow_name(&r.sink.flows[0])
+    );
+    assert_eq!(
+        value(&body, &key),
+        Some(r.sink.flows[0].seq.received as f64),
+        "{key} in\n{body}"
+    );
 }
 
 /// One JSON-RPC call on an agent's pipes: the result (panics on an error reply).

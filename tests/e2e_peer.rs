@@ -16,6 +16,21 @@ fn run_from_a(h: &TwoHosts, count: u32, extra: &[&str]) -> Output {
     h.run_a_to_b(u64::from(count), extra)
 }
 
+/// [`run_from_a`] with host b as the far end (`netns:`), its receiver on af_packet.
+fn run_to_netns_peer(h: &TwoHosts, count: u32, extra: &[&str]) -> Output {
+    let peer = format!("netns:{}", h.b);
+    let mut a = vec![
+        "--peer",
+        &peer,
+        "--peer-dev",
+        hosts::B_DATA,
+        "--rx-backend",
+        "af_packet",
+    ];
+    a.extend_from_slice(extra);
+    run_from_a(h, count, &a)
+}
+
 fn json_of(o: &Output) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout)
@@ -47,35 +62,12 @@ fn netns_peer_loss_equals_the_far_nftables_counter() {
     let h = TwoHosts::new();
     nft::drop_every_nth(&h.b, "ingress", hosts::B_DATA, 7);
     let peer = format!("netns:{}", h.b);
-    let o = run_from_a(
-        &h,
-        5000,
-        &[
-            "--peer",
-            &peer,
-            "--peer-dev",
-            hosts::B_DATA,
-            "--rx-backend",
-            "af_packet",
-            "--json",
-        ],
-    );
+    let o = run_to_netns_peer(&h, 5000, &["--json"]);
     let j = json_of(&o);
     check_loss(&j, nft::dropped(&h.b), 5000);
     assert_eq!(j["peer"]["clock"]["same_clock"], true);
     // The text report of the same run names both ends.
-    let o = run_from_a(
-        &h,
-        1000,
-        &[
-            "--peer",
-            &peer,
-            "--peer-dev",
-            hosts::B_DATA,
-            "--rx-backend",
-            "af_packet",
-        ],
-    );
+    let o = run_to_netns_peer(&h, 1000, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.contains("Result: OK: "), "{t}");
@@ -114,6 +106,47 @@ fn af_xdp_peer_receives_every_frame_and_leaves_no_program() {
     // Nothing of the far receiver is left on the interface.
     let link = h.in_b(&["ip", "link", "show", hosts::B_DATA]);
     assert!(!String::from_utf8_lossy(&link.stdout).contains("xdp"));
+}
+
+/// The live lines of a two-ended run carry the far receiver's figures while it runs (read
+/// over the session each interval), and the final line agrees with the far end's report.
+#[test]
+fn live_lines_show_the_far_end_receiving() {
+    if !root_or_skip() || !nft::nft_or_skip() {
+        return;
+    }
+    let h = TwoHosts::new();
+    nft::drop_every_nth(&h.b, "ingress", hosts::B_DATA, 7);
+    // 100,000 frames at 50,000 pps: two seconds, eight intervals.
+    let o = run_to_netns_peer(
+        &h,
+        100_000,
+        &["--json", "--json-lines", "--interval", "250ms"],
+    );
+    let j = json_of(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (last, rest) = lines.split_last().unwrap();
+    assert_eq!(last["final"], true, "{err}");
+    assert!(
+        rest.iter()
+            .any(|l| l["rx_packets"].as_u64().is_some_and(|n| n > 0)),
+        "no live line shows the far end receiving:\n{err}"
+    );
+    assert!(
+        rest.iter()
+            .any(|l| l["lost"].as_u64().is_some_and(|n| n > 0)),
+        "no live line shows the far end's losses:\n{err}"
+    );
+    let r = &j["rx_analysis"]["receiver"];
+    assert_eq!(last["rx_packets"], r["frames"]["frames"], "{last}");
+    assert_eq!(last["lost"], r["sink"]["totals"]["lost"], "{last}");
+    assert_eq!(last["drops"], r["ring"]["drops"], "{last}");
+    check_loss(&j, nft::dropped(&h.b), 100_000);
 }
 
 #[test]

@@ -112,7 +112,12 @@ fn receiver_loss_equals_the_nftables_drop_counter() {
     }
     let lab = Lab::create(RxMode::Stack).unwrap();
     drop_every_nth(&lab, 7);
-    let rx = LabReceiver::start(&lab.rx_path(), config(false)).unwrap();
+    // Blocks handed over after 64 ms, not 4: a block then fills (about 8,000 frames) before
+    // it is retired, and the 16 blocks hold over a second of traffic. With 4 ms blocks the
+    // ring held 64 ms, and a receiver starved that long by the tests beside it dropped.
+    let mut cfg = config(false);
+    cfg.ring.retire_ms = 64;
+    let rx = LabReceiver::start(&lab.rx_path(), cfg).unwrap();
     let count = 70_000;
     // Paced at 100 kpps: the lab tests beside this one must not starve the receiver into
     // ring drops (which it would report, but this test is about the rule's drops).

@@ -211,6 +211,17 @@ done
 cat /proc/net/pktgen/${DEV}@0 | grep "dst_min"
 "#;
 
+/// Each of the sample's devices eth0@0..n printed its Result line, with `sent` in it (`, N
+/// (SIZEbyte,0frags)`).
+fn assert_device_results(out: &str, n: u64, sent: &str) {
+    for i in 0..n {
+        let at = out
+            .find(&format!("Device: eth0@{i}\nResult: OK: "))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(out[at..].contains(sent), "{out}");
+    }
+}
+
 #[test]
 fn a_sample_style_script_runs_with_functions_sh() {
     if !root_or_skip() {
@@ -233,18 +244,116 @@ fn a_sample_style_script_runs_with_functions_sh() {
         out.contains(&format!("Delivered:   {} of {} sent", 700 * n, 700 * n)),
         "{out}"
     );
-    for i in 0..n {
-        let at = out
-            .find(&format!("Device: eth0@{i}\nResult: OK: "))
-            .unwrap_or_else(|| panic!("{out}"));
-        assert!(out[at..].contains(", 700 (64byte,0frags)\n  "), "{out}");
-    }
+    assert_device_results(&out, n, ", 700 (64byte,0frags)\n  ");
     // parse_addr gave the /31's two addresses.
     assert!(
         out.contains("dst_min: 10.99.0.2  dst_max: 10.99.0.3"),
         "{out}"
     );
     // The session is gone.
+    assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
+}
+
+/// A script in the style of the kernel's receive-path benchmark
+/// (pktgen_bench_xmit_mode_netif_receive.sh): bursts of 1024 injected into the device's
+/// receive path, without timestamps, to a destination MAC given with -m (the kernel's sample
+/// defaults to one that is not the device's, so that the stack drops the frames before IP).
+const NETIF_RECEIVE_STYLE: &str = r#"#!/bin/bash
+source "$(dirname "$0")/functions.sh"
+THREADS=1
+COUNT=1000
+MAC=90:e2:ba:ff:ff:ff
+while getopts "i:t:n:m:d:" o; do
+    case $o in
+        i) DEV=$OPTARG ;;
+        t) THREADS=$OPTARG ;;
+        n) COUNT=$OPTARG ;;
+        m) MAC=$OPTARG ;;
+        d) DEST=$OPTARG ;;
+        *) err 2 "usage" ;;
+    esac
+done
+validate_addr ${DEST:=198.18.0.42}
+read -r DST_MIN DST_MAX <<< "$(parse_addr "$DEST")"
+pg_ctrl "reset"
+for ((t = 0; t < THREADS; t++)); do
+    dev=${DEV}@${t}
+    pg_thread $t "rem_device_all"
+    pg_thread $t "add_device" $dev
+    pg_set $dev "flag QUEUE_MAP_CPU"
+    pg_set $dev "count $COUNT"
+    pg_set $dev "pkt_size 60"
+    pg_set $dev "delay 0"
+    pg_set $dev "flag NO_TIMESTAMP"
+    pg_set $dev "dst_mac $MAC"
+    pg_set $dev "dst_min $DST_MIN"
+    pg_set $dev "dst_max $DST_MAX"
+    pg_set $dev "xmit_mode netif_receive"
+    pg_set $dev "burst 1024"
+done
+trap true SIGINT
+pg_ctrl "start"
+for ((t = 0; t < THREADS; t++)); do
+    echo "Device: ${DEV}@${t}"
+    cat /proc/net/pktgen/${DEV}@${t} | grep -A2 "Result:"
+done
+cat /proc/net/pktgen/${DEV}@0 | grep "xmit_mode"
+"#;
+
+/// The receive-path benchmark's steps run through functions.sh in the lab: the frames enter
+/// veth-rx (the script's eth0 stands for it), the stack takes them when -m gives veth-rx's
+/// MAC (none listens: NoPorts), and drops them before IP with the script's default MAC.
+/// (Before: `xmit_mode netif_receive` stopped the script.)
+#[test]
+fn a_receive_path_benchmark_script_runs_with_functions_sh() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let t = TempDir::new("netif");
+    functions_sh(&t.0);
+    let script = t.write("netif.sh", NETIF_RECEIVE_STYLE);
+    let threads = cpus().min(2).to_string();
+    let n: u64 = threads.parse().unwrap();
+    let mac = lab::RX_MAC.to_string();
+    let ip = lab::RX_IP.to_string();
+    let o = bash(
+        &t.0,
+        &script,
+        &[
+            "-i", "eth0", "-t", &threads, "-n", "5000", "-m", &mac, "-d", &ip,
+        ],
+        &[],
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_device_results(&out, n, ", 5000 (60byte,0frags)\n  ");
+    assert!(
+        out.contains(&format!(
+            "Receive path: {} frames passed into veth-rx's receive path",
+            5000 * n
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("NoPorts {}, InErrors 0", 5000 * n)),
+        "{out}"
+    );
+    assert!(
+        out.contains("stands for veth-rx, the private lab's receiving interface")
+            || out.contains("stand for veth-rx, the private lab's receiving interface"),
+        "{out}"
+    );
+    assert!(out.contains("     xmit_mode: netif_receive\n"), "{out}");
+
+    // The script's own MAC is not veth-rx's: dropped before IP, and said so.
+    let o = bash(&t.0, &script, &["-i", "eth0", "-n", "2000"], &[]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(out.contains("IP:         InReceives 0,"), "{out}");
+    assert!(
+        out.contains("is not veth-rx's (02:00:00:99:00:02)"),
+        "{out}"
+    );
     assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
 }
 

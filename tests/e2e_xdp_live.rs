@@ -14,30 +14,10 @@ use upktgen::stream::{PortRange, Stream};
 use upktgen::sys::{self, bpf, netns};
 use upktgen::wire::{PacketFields, PktgenHdr};
 
-/// Root, and a kernel that runs XDP programs on live frames (5.18+).
-fn live_frames_or_skip() -> bool {
-    if !root_or_skip() {
-        return false;
-    }
-    let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let mut it = rel
-        .trim()
-        .split(['.', '-'])
-        .map(|x| x.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
-    if (major, minor) < (5, 18) {
-        eprintln!(
-            "skipping: kernel {} has no BPF_F_TEST_XDP_LIVE_FRAMES (5.18+)",
-            rel.trim()
-        );
-        return false;
-    }
-    true
-}
-
 fn cfg(batch: u32, udp_csum: bool, udp_src: (u16, u16)) -> XdpLiveConfig {
     XdpLiveConfig {
         ifindex: 0,
+        receive: false,
         batch,
         plain: false,
         timestamps: true,
@@ -67,6 +47,7 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
         let (ip_base, udp_base) = prog::bases(&frame, true, false);
         let spec = prog::Spec {
             ifindex: 1,
+            verdict: prog::Verdict::Redirect,
             plain: false,
             timestamps: true,
             clock_every: 4,

@@ -5,13 +5,17 @@
 use super::client::{Peer, Transport};
 use super::clock::{self, ClockOffset, OneWay};
 use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStop};
+use crate::rx::recv::RxProgress;
 use crate::rx::report::RxReport;
 use crate::sample::IfaceCounters;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Clock exchanges made to estimate the offset (the best of them is kept).
 pub const CLOCK_EXCHANGES: usize = 16;
@@ -108,6 +112,46 @@ impl RemoteReceiver {
         self.peer.call("rx.stats", &json!({ "id": self.id }))
     }
 
+    /// Reads the far receiver's running totals every `interval` from now on, on a thread of
+    /// its own, for the live lines and the metrics endpoint; [`FarWatch::stop`] gives the
+    /// receiver back.
+    pub fn watch(mut self, interval: Duration) -> Result<FarWatch> {
+        let progress = Arc::new(RxProgress::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, quit) = (Arc::clone(&progress), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("upktgen-far-stats".into())
+            .spawn(move || {
+                while !quit.load(Ordering::Relaxed) {
+                    match self.stats() {
+                        Ok(s) => publish(&p, &s),
+                        Err(e) => {
+                            crate::errln!(
+                                "upktgen: peer {}: rx.stats: {e:#}; no more live figures from the far end",
+                                self.peer.uri
+                            );
+                            break;
+                        }
+                    }
+                    let next = Instant::now() + interval;
+                    while !quit.load(Ordering::Relaxed) {
+                        let left = next.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            break;
+                        }
+                        std::thread::sleep(left.min(Duration::from_millis(20)));
+                    }
+                }
+                self
+            })
+            .context("starting the far end's statistics thread")?;
+        Ok(FarWatch {
+            progress,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
     /// After the sender is done: the far receiver stops once `expected` frames are in or
     /// the traffic has settled; its report, the far interface's counters over the run, and
     /// the session closed (nothing left running at the far end).
@@ -146,6 +190,68 @@ impl RemoteReceiver {
         self.peer.close()?;
         Ok(report)
     }
+}
+
+/// A far receiver whose running totals are read over the session (`rx.stats`) each
+/// interval into an [`RxProgress`], which the live lines and the metrics endpoint read as
+/// they read a local receiver's (frames, bytes, holes, drops; its flows only come with the
+/// report).
+pub struct FarWatch {
+    progress: Arc<RxProgress>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<RemoteReceiver>>,
+}
+
+impl FarWatch {
+    /// Where the far receiver's totals are published.
+    pub fn progress(&self) -> Arc<RxProgress> {
+        Arc::clone(&self.progress)
+    }
+
+    /// Stops reading (within 20 ms, or once a call under way is answered) and gives the
+    /// receiver back, for [`RemoteReceiver::finish`].
+    pub fn stop(mut self) -> Result<RemoteReceiver> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .context("the far end's statistics thread was already stopped")?
+            .join()
+            .map_err(|_| anyhow!("the far end's statistics thread panicked"))
+    }
+}
+
+impl Drop for FarWatch {
+    /// A run that failed before its end: the reading stops and the session is dropped with
+    /// the receiver (as without a watch).
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Publishes the far receiver's running totals `s` into `p`.
+fn publish(p: &RxProgress, s: &RxStats) {
+    p.frames.store(s.frames, Ordering::Relaxed);
+    p.bytes.store(s.bytes, Ordering::Relaxed);
+    p.lost.store(s.lost, Ordering::Relaxed);
+    p.drops.store(s.drops, Ordering::Relaxed);
+}
+
+/// Publishes a far receiver's final report into `p`: the live lines' last line and the
+/// metrics' last reading then agree with it.
+pub fn publish_report(p: &RxProgress, r: &RxReport) {
+    publish(
+        p,
+        &RxStats {
+            frames: r.frames.frames,
+            bytes: r.frames.bytes,
+            lost: r.sink.totals.lost,
+            drops: r.ring.drops,
+            running: false,
+        },
+    );
 }
 
 fn us(ns: i64) -> String {

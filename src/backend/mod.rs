@@ -66,6 +66,28 @@ impl BackendKind {
         }
     }
 
+    /// `--backend`'s default: af_packet, or for `xmit_mode netif_receive` xdp_live (the one
+    /// path into a device's receive path).
+    pub fn default_for(pg: &DevConfig) -> BackendKind {
+        if pg.xmit_mode == Some(crate::pg::XmitMode::NetifReceive) {
+            BackendKind::XdpLive
+        } else {
+            BackendKind::AfPacket
+        }
+    }
+
+    /// The backend that injects into the device's receive path (`xmit_mode netif_receive`)
+    /// for `--backend self`: xdp_live, which `auto` then means; any other is refused.
+    pub fn injecting(self) -> Result<BackendKind, Refusal> {
+        match self {
+            BackendKind::XdpLive | BackendKind::Auto => Ok(BackendKind::XdpLive),
+            k => Err(Refusal(format!(
+                "--xmit-mode netif_receive: --backend {} transmits on the device; only xdp_live injects into its receive path (BPF_PROG_RUN live frames passed with XDP_PASS): use --backend xdp_live or auto",
+                k.name()
+            ))),
+        }
+    }
+
     /// The backends `auto` tries, fastest first: in the lab xdp_live, then af_xdp, tx_ring,
     /// af_packet; on a named device the same without xdp_live (live frames vanish unless
     /// the receiving end has NAPI, which only the lab guarantees). One kind: itself.
@@ -206,9 +228,15 @@ impl BackendPlan {
         }
     }
 
-    /// Whether its frames vanish unless the receiving veth end has NAPI (xdp_live).
+    /// Whether its frames vanish unless the receiving veth end has NAPI (xdp_live, unless
+    /// it passes them to a receive path).
     pub fn needs_peer_napi(&self) -> bool {
-        matches!(self, BackendPlan::XdpLive(_))
+        matches!(self, BackendPlan::XdpLive(c) if !c.receive)
+    }
+
+    /// Whether it injects into the device's receive path (`xmit_mode netif_receive`).
+    pub fn injects(&self) -> bool {
+        matches!(self, BackendPlan::XdpLive(c) if c.receive)
     }
 
     /// Whether it binds one TX queue of the device (af_xdp), so that pktgen's queue_map

@@ -27,6 +27,16 @@
 //! that names the cause. If the tracepoint cannot be attached, sent = redirected, and the
 //! report's detail says so; the interface counters then tell what arrived.
 //!
+//! **Into the receive path** (`xmit_mode netif_receive`, [`XdpLiveConfig::receive`]). The
+//! same program, written the same way, returns XDP_PASS instead of redirecting
+//! ([`prog::Verdict::Pass`]), and each syscall names the device as the frames' ingress
+//! device (the `xdp_md` context's `ingress_ifindex`): the kernel builds an skb of every
+//! frame and hands them, `batch` at a time, to that device's receive path
+//! (`netif_receive_skb_list`), as if the device had received them. *sent* is then the frames
+//! the program passed; the tracepoint is not used (nothing reaches a driver); what the
+//! stack did with them is the receive path's account in the report
+//! ([`crate::report::receive`]).
+//!
 //! **Speed.** Each syscall runs the program up to a million times (sized to last about
 //! 4 ms); the program is kept in the kernel's XDP dispatcher for the whole run (`Pin`),
 //! without which every syscall would sleep through two RCU grace periods. Nothing stays
@@ -57,8 +67,13 @@ const RUN_TARGET_NS: u64 = 4_000_000;
 /// Settings of the xdp_live backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct XdpLiveConfig {
-    /// Interface to redirect to (in the sending thread's network namespace).
+    /// Interface to redirect to (in the sending thread's network namespace); with
+    /// `receive`, the interface whose receive path the frames enter.
     pub ifindex: u32,
+    /// pktgen's `xmit_mode netif_receive`: the program returns XDP_PASS and the kernel
+    /// hands each frame, as an skb, to the receive path of `ifindex` (as if the device had
+    /// received it) instead of transmitting it.
+    pub receive: bool,
     /// Frames the kernel runs between flushes to the driver (1 to 256), and between
     /// clock readings.
     pub batch: u32,
@@ -101,6 +116,16 @@ pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
 /// Frames between flushes to the driver unless --batch.
 pub const DEFAULT_BATCH: u16 = 64;
 
+/// The batch unless --batch: in netif_receive mode pktgen's `burst` (frames handed to the
+/// receive path at once; the kernel's runs up to 256), else [`DEFAULT_BATCH`].
+fn receive_batch(receive: bool, burst: u32) -> u32 {
+    if receive && burst > 1 {
+        burst.min(bpf::LIVE_FRAMES_MAX_BATCH)
+    } else {
+        u32::from(DEFAULT_BATCH)
+    }
+}
+
 impl super::Backend for XdpLive {
     const KIND: super::BackendKind = super::BackendKind::XdpLive;
     type Config = XdpLiveConfig;
@@ -136,7 +161,8 @@ impl super::Backend for XdpLive {
                 "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
             ));
         }
-        if pg.burst > 1 {
+        let receive = pg.xmit_mode == Some(crate::pg::XmitMode::NetifReceive);
+        if pg.burst > 1 && !receive {
             return not_here(
                 "--burst",
                 "burst of its own (it sends --batch frames per syscall)",
@@ -144,7 +170,10 @@ impl super::Backend for XdpLive {
         }
         let c = XdpLiveConfig {
             ifindex: 0,
-            batch: u32::from(o.batch.unwrap_or(DEFAULT_BATCH)),
+            receive,
+            batch: o
+                .batch
+                .map_or_else(|| receive_batch(receive, pg.burst), u32::from),
             plain: o.xdp_live_plain,
             timestamps: !pg.has(Flag::NoTimestamp),
             udp_csum: pg.has(Flag::Udpcsum),
@@ -184,7 +213,8 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
 /// senders (`+=`, the last error being the latest non-zero one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
-    /// Frames the XDP program ran on (each returned XDP_REDIRECT).
+    /// Frames the XDP program ran on (each returned XDP_REDIRECT; with netif_receive,
+    /// XDP_PASS).
     pub redirected: u64,
     /// Frames the driver accepted (tracepoint), when observed.
     pub driver_sent: u64,
@@ -246,6 +276,11 @@ impl XdpLive {
         let (ip_base, udp_base) = prog::bases(frame, sport.varies(), dport.varies());
         let spec = Spec {
             ifindex: cfg.ifindex,
+            verdict: if cfg.receive {
+                prog::Verdict::Pass
+            } else {
+                prog::Verdict::Redirect
+            },
             plain: cfg.plain,
             timestamps: cfg.timestamps,
             clock_every: cfg.batch,
@@ -263,7 +298,11 @@ impl XdpLive {
             .map_err(|e| explain_bpf("loading the XDP program", e))?;
         let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
             .map_err(|e| explain_bpf("creating the driver map", e))?;
-        let tracepoint = attach_tracepoint(&driver);
+        let tracepoint = if cfg.receive {
+            Err("not used: netif_receive passes the frames to the receive path".to_string())
+        } else {
+            attach_tracepoint(&driver)
+        };
         let pin = Pin::new(&prog);
         let mut frame = frame.to_vec();
         if cfg.plain && cfg.timestamps {
@@ -456,6 +495,7 @@ impl TxBackend for XdpLive {
             format!("per-packet writes in the program: {}", w.join(", "))
         };
         let counting = match &self.tracepoint {
+            _ if self.cfg.receive => "xmit_mode netif_receive: XDP_PASS, each frame built into an skb and handed to the device's receive path; sent = frames passed".to_string(),
             Ok(_) => "sent = frames the driver accepted (xdp_devmap_xmit)".to_string(),
             Err(e) => {
                 format!("sent = frames redirected; the driver's acceptance is not observed ({e})")
@@ -471,12 +511,20 @@ impl TxBackend for XdpLive {
                 "BPF_PROG_RUN live frames, {} instructions, batch {}; {writes}; {counting}{pin}",
                 self.insns, self.cfg.batch
             ),
-            queue: format!(
-                "none in userspace: each syscall runs the program up to {MAX_PER_RUN} times, the kernel \
-                 flushes every {} frames to the driver's ndo_xdp_xmit (veth: the peer's 256-frame XDP ring); \
-                 a frame the driver refuses is an error",
-                self.cfg.batch
-            ),
+            queue: if self.cfg.receive {
+                format!(
+                    "none: each syscall runs the program up to {MAX_PER_RUN} times, the kernel hands every {} \
+                     frames to the receive path at once (netif_receive_skb_list), on the sending CPU",
+                    self.cfg.batch
+                )
+            } else {
+                format!(
+                    "none in userspace: each syscall runs the program up to {MAX_PER_RUN} times, the kernel \
+                     flushes every {} frames to the driver's ndo_xdp_xmit (veth: the peer's 256-frame XDP ring); \
+                     a frame the driver refuses is an error",
+                    self.cfg.batch
+                )
+            },
         }
     }
 
@@ -523,7 +571,12 @@ impl TxBackend for XdpLive {
         );
 
         let t0 = sys::monotonic_ns();
-        let r = bpf::prog_run_xdp_live(&self.prog, &self.frame, n, self.cfg.batch);
+        let ingress = if self.cfg.receive {
+            self.cfg.ifindex
+        } else {
+            0
+        };
+        let r = bpf::prog_run_xdp_live_on(&self.prog, &self.frame, n, self.cfg.batch, ingress);
         let dt = sys::monotonic_ns() - t0;
         self.stats.kicks += 1;
         self.read_state()?;
@@ -540,6 +593,12 @@ impl TxBackend for XdpLive {
             }
             // A signal: the frames run so far are in the program's counter.
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) if self.cfg.receive && self.stats.kicks == 1 => {
+                return Err(explain_bpf(
+                    "BPF_PROG_RUN with live frames into the receive path (needs Linux 5.18+, and the device in the sending thread's network namespace)",
+                    e,
+                ));
+            }
             Err(e) => return Err(explain_bpf("BPF_PROG_RUN with live frames", e)),
         }
         let drv_sent = self.drv.sent.wrapping_sub(sent0);
@@ -585,6 +644,7 @@ mod tests {
     fn cfg() -> XdpLiveConfig {
         XdpLiveConfig {
             ifindex: 2,
+            receive: false,
             batch: 64,
             plain: false,
             timestamps: true,
@@ -657,6 +717,7 @@ mod tests {
         let (ip_base, udp_base) = prog::bases(&f, false, false);
         let spec = Spec {
             ifindex: 1,
+            verdict: prog::Verdict::Redirect,
             plain: true,
             timestamps: true,
             clock_every: 64,

@@ -28,9 +28,10 @@ pub struct RingArgs {
 /// The transmit path and how frames are handed to it.
 #[derive(Args, Debug, Clone)]
 pub struct TxArgs {
-    /// Transmit path.
-    #[arg(long, value_enum, default_value_t = BackendKind::AfPacket, value_name = "NAME")]
-    pub backend: BackendKind,
+    /// Transmit path [default: af_packet; with --xmit-mode netif_receive: xdp_live, the one
+    /// path into a device's receive path].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub backend: Option<BackendKind>,
 
     #[command(flatten)]
     pub ring: RingArgs,

@@ -12,10 +12,14 @@
 //!
 //! - live: [`Endpoint::add_probe`] registers a closure the server thread calls before each
 //!   scrape. It reads what is already published for other threads (the receiver's
-//!   [`crate::rx::recv::RxProgress`] atomics, `/proc/net/dev` of a namespace through
+//!   [`crate::rx::recv::RxProgress`]: its totals' atomics, updated after each ring block,
+//!   and its flows' counters, copied in by the receive loop at most every
+//!   [`crate::rx::recv::FLOW_PUBLISH_INTERVAL`] without waiting for a reader;
+//!   `/proc/net/dev` of a namespace through
 //!   [`IfaceProbe`], `/proc/stat` through [`CpuProbe`]) and hands it to the `observe_*`
-//!   methods. Nothing is read unless someone scrapes; the sending and receiving threads do
-//!   no extra work.
+//!   methods. Nothing is read unless someone scrapes; the sending threads do no extra work
+//!   for it, the receive loop only its flows' copy about every 250 ms, scraped or not
+//!   (the totals' atomics are there anyway, for the live lines and the agent's `rx.stats`).
 //! - final: once the report exists, [`Endpoint::finish_rx`] / [`Endpoint::finish_run`] set
 //!   the counters from it, drop the probes (later scrapes serve exactly the report's
 //!   figures) and set the state to `finished`. [`Endpoint::linger`] then keeps serving
@@ -37,7 +41,7 @@
 //! # Families
 //!
 //! See [`FAMILIES`] (and the README): per sending thread (final), per interface (live),
-//! the receiver's frames and bytes (live), per flow (final; at most [`MAX_FLOW_LABELS`]
+//! the receiver's frames and bytes (live), per flow (live, about every 250 ms; at most [`MAX_FLOW_LABELS`]
 //! flows are labelled, the others summed under `flow="other"`), CPU busy ratio (live), the
 //! run state (one gauge per state, 1 for the current one) and build info.
 
@@ -483,7 +487,8 @@ impl Metrics {
             m.rx_lost.clone(),
         );
         let flows = format!(
-            "label flow (source -> destination, ports 0 unless --flow-key addr-ports); the first {MAX_FLOW_LABELS} flows seen are labelled, the others summed under flow=\"{OTHER_FLOW}\"; set from the receiver's report when it ends"
+            "label flow (source -> destination, ports 0 unless --flow-key addr-ports); the first {MAX_FLOW_LABELS} flows seen are labelled, the others summed under flow=\"{OTHER_FLOW}\"; updated from the receiver about every {} ms while it runs, the report's figures once it ends",
+            crate::rx::recv::FLOW_PUBLISH_INTERVAL.as_millis()
         );
         reg.register(
             "upktgen_rx_flow_received_packets",

@@ -219,9 +219,13 @@ impl Drop for Endpoint {
     }
 }
 
-/// The probe of a running receiver: its published totals.
+/// The probe of a running receiver: its published totals and flows (the flows as the
+/// receive loop last published them, at most [`crate::rx::recv::FLOW_PUBLISH_INTERVAL`] old).
 pub fn rx_probe(progress: Arc<RxProgress>) -> Probe {
-    Box::new(move |m: &Metrics| m.observe_rx(&RxTotals::from_progress(&progress)))
+    Box::new(move |m: &Metrics| {
+        m.observe_rx(&RxTotals::from_progress(&progress));
+        m.observe_flows(&progress.flows.snapshot());
+    })
 }
 
 /// The name of the network namespace at `path` under /run/netns, or of the process's own

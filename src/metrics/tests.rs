@@ -369,3 +369,60 @@ fn a_signal_during_the_linger_ends_it() {
     e.linger(&stop);
     assert_eq!(status(&signal.join().unwrap()), "200");
 }
+
+#[test]
+fn the_receivers_flows_are_live_bounded_and_end_at_the_report() {
+    use crate::rx::sink::{FlowKeyMode, Sink, tests::pf};
+    let progress = Arc::new(RxProgress::default());
+    let mut sink = Sink::new(FlowKeyMode::Addr, Some(1));
+    // 70 flows (six beyond the labelled ones), each missing its 5 so far.
+    let feed = |sink: &mut Sink, seqs: &[u32]| {
+        for i in 0..70u32 {
+            for &s in seqs {
+                sink.record(&pf((0x0a00_0000 + i).to_be_bytes(), 9, s, (0, 0)), None);
+            }
+        }
+    };
+    feed(&mut sink, &[1, 2, 3, 4, 6]);
+    let m = Metrics::new();
+    let mut probe = rx_probe(Arc::clone(&progress));
+    // Nothing published yet: no flow series.
+    probe(&m);
+    assert!(!m.encode(Format::OpenMetrics).contains("upktgen_rx_flow_"));
+    assert!(progress.flows.try_publish(&sink));
+    probe(&m);
+    let text = m.encode(Format::OpenMetrics);
+    let f0 = "{flow=\"10.0.0.0:0 -> 10.0.0.2:0\"}";
+    let other = "{flow=\"other\"}";
+    let at = |text: &str, family: &str, labels: &str| sample(text, &format!("{family}{labels}"));
+    assert_eq!(at(&text, "upktgen_rx_flow_received_packets_total", f0), "5");
+    assert_eq!(at(&text, "upktgen_rx_flow_lost_packets", f0), "1");
+    assert_eq!(
+        at(&text, "upktgen_rx_flow_received_packets_total", other),
+        "30"
+    );
+    assert_eq!(at(&text, "upktgen_rx_flow_lost_packets", other), "6");
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("upktgen_rx_flow_lost_packets{"))
+        .count();
+    assert_eq!(series, MAX_FLOW_LABELS + 1);
+    // The late 5s arrive (reordered, holes closed), then a duplicate of each 6.
+    feed(&mut sink, &[5, 6]);
+    assert!(progress.flows.try_publish(&sink));
+    probe(&m);
+    let text = m.encode(Format::OpenMetrics);
+    assert_eq!(at(&text, "upktgen_rx_flow_received_packets_total", f0), "6");
+    assert_eq!(at(&text, "upktgen_rx_flow_lost_packets", f0), "0");
+    assert_eq!(
+        at(&text, "upktgen_rx_flow_reordered_packets_total", f0),
+        "1"
+    );
+    assert_eq!(
+        at(&text, "upktgen_rx_flow_duplicate_packets_total", other),
+        "6"
+    );
+    // The report after the last live reading: the same figures, unchanged.
+    m.observe_flows(&sink.report(false).flows);
+    assert_eq!(m.encode(Format::OpenMetrics), text);
+}

@@ -175,7 +175,7 @@ pub const PARAMS: &[Param] = &[
     p(
         "xmit_mode",
         "MODE",
-        "start_xmit (qdisc bypassed where the backend can) or queue_xmit (through the qdisc); netif_receive needs the kernel module",
+        "start_xmit (qdisc bypassed where the backend can), queue_xmit (through the qdisc), or netif_receive (into the device's receive path, as if it had received the frames: xdp_live only)",
     ),
     p(
         "skb_priority",

@@ -143,6 +143,9 @@ pub enum XmitMode {
     StartXmit,
     /// Through the qdisc (upktgen: af_packet/tx_ring without PACKET_QDISC_BYPASS).
     QueueXmit,
+    /// Into the device's receive path, as if it had received the frames (upktgen: the
+    /// xdp_live backend's live frames passed with XDP_PASS).
+    NetifReceive,
 }
 
 /// One IMIX entry: frames of `size` bytes with relative weight `weight`.
@@ -474,6 +477,9 @@ impl DevConfig {
                 if n > 0 && !self.has(Flag::Shared) {
                     return Err(err("clone_skb: needs the SHARED flag"));
                 }
+                if n > 0 && self.xmit_mode == Some(XmitMode::NetifReceive) {
+                    return Err(err("clone_skb: not with xmit_mode netif_receive"));
+                }
                 self.clone_skb = n;
                 if n > 0 {
                     self.note(
@@ -522,11 +528,17 @@ impl DevConfig {
                     self.xmit_mode = Some(XmitMode::QueueXmit);
                     Ok("OK: xmit_mode=queue_xmit".into())
                 }
-                "netif_receive" => Err(err(
-                    "xmit_mode netif_receive: injecting into the receive path needs the kernel module; upktgen can only transmit (use the lab's receiving end instead)",
-                )),
+                "netif_receive" => {
+                    if self.clone_skb > 0 {
+                        return Err(err(
+                            "xmit_mode netif_receive: not with clone_skb > 0 (set clone_skb 0 first)",
+                        ));
+                    }
+                    self.xmit_mode = Some(XmitMode::NetifReceive);
+                    Ok("OK: xmit_mode=netif_receive".into())
+                }
                 other => Err(err(format!(
-                    "xmit_mode -:{other}:- unknown; available modes: start_xmit, queue_xmit"
+                    "xmit_mode -:{other}:- unknown; available modes: start_xmit, queue_xmit, netif_receive"
                 ))),
             },
             "flag" => self.flag(w()?),

@@ -119,8 +119,10 @@ pub fn show(
     if c.node >= 0 {
         let _ = writeln!(s, "     node: {}", c.node);
     }
-    if c.xmit_mode == Some(XmitMode::QueueXmit) {
-        s.push_str("     xmit_mode: xmit_queue\n");
+    match c.xmit_mode {
+        Some(XmitMode::QueueXmit) => s.push_str("     xmit_mode: xmit_queue\n"),
+        Some(XmitMode::NetifReceive) => s.push_str("     xmit_mode: netif_receive\n"),
+        _ => {}
     }
     s.push_str("     Flags: ");
     for (i, name) in FLAG_NAMES.iter().enumerate() {

@@ -280,7 +280,19 @@ fn compatibility_settings_are_noted_once() {
     d.command("node 0").unwrap();
     assert_eq!(d.notes.len(), 2);
     assert!(d.notes[0].starts_with("clone_skb"));
-    assert!(d.command("xmit_mode netif_receive").is_err());
+    // netif_receive is refused while clone_skb is set, and clone_skb while it is the mode.
+    assert!(
+        d.command("xmit_mode netif_receive")
+            .unwrap_err()
+            .contains("clone_skb")
+    );
+    d.command("clone_skb 0").unwrap();
+    assert!(d.command("xmit_mode netif_receive").is_ok());
+    assert!(
+        d.command("clone_skb 10")
+            .unwrap_err()
+            .contains("netif_receive")
+    );
     assert!(d.command("xmit_mode queue_xmit").is_ok());
     assert!(d.command("xmit_mode fast").unwrap_err().contains("unknown"));
 }

@@ -1,9 +1,10 @@
 //! Reports: the seed-style run report and its JSON ([`run`]), the device under test's
-//! account ([`dut`]). Their lines come from below:
+//! account ([`dut`]), a receive path's account in netif_receive mode ([`receive`]). Their lines come from below:
 //! pktgen's Result line ([`crate::sender::PktgenResult`]) and top's Cpu(s) line
 //! ([`crate::sample::CpuShares`]).
 
 pub mod dut;
+pub mod receive;
 pub mod run;
 
 pub use crate::host::{VERSION, hostname};

@@ -125,6 +125,10 @@ pub struct RunReport {
     /// --start-at: the instant, each sender's start and the clock's synchronisation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<StartReport>,
+    /// xmit_mode netif_receive: what the device's receive path did with the frames (the
+    /// reconciliation's interface counts do not apply then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_path: Option<crate::report::receive::ReceivePath>,
 }
 
 /// `--start-at`: the instant asked for, when each sender began, and the clock's state.
@@ -294,10 +298,15 @@ impl RunReport {
             let n = self.target.stands_for.len();
             let _ = writeln!(
                 s,
-                "Lab:         the script's {} {} for {}, the private lab's sending interface (--lab)",
+                "Lab:         the script's {} {} for {}, the private lab's {} interface (--lab)",
                 self.target.stands_for.join(", "),
                 if n == 1 { "stands" } else { "stand" },
                 self.target.device,
+                if self.receive_path.is_some() {
+                    "receiving"
+                } else {
+                    "sending"
+                },
             );
         }
         let stopped = match self.outcome.stop_reason {
@@ -307,7 +316,11 @@ impl RunReport {
         };
         let _ = writeln!(s, "Stopped by:  {stopped}");
         let rc = &self.reconciliation;
+        if let Some(p) = &self.receive_path {
+            s.push_str(&p.text());
+        }
         match (rc.rx_packets, rc.delivered_pct()) {
+            _ if self.receive_path.is_some() => {}
             (Some(rx), Some(pct)) => {
                 let (at, mode) = match (&self.peer, self.target.lab_rx) {
                     (Some(p), _) => (p.dev.clone(), format!("peer {}", p.peer)),
@@ -337,11 +350,13 @@ impl RunReport {
                 rx as i64 - n as i64
             );
         }
-        let _ = writeln!(
-            s,
-            "Transmitted: {} tx_packets {}, tx_dropped {}",
-            self.target.device, rc.tx_packets, rc.tx_dropped
-        );
+        if self.receive_path.is_none() {
+            let _ = writeln!(
+                s,
+                "Transmitted: {} tx_packets {}, tx_dropped {}",
+                self.target.device, rc.tx_packets, rc.tx_dropped
+            );
+        }
         if let Some(v) = rc.vanished.filter(|&v| v > 0) {
             let _ = writeln!(
                 s,

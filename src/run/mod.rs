@@ -10,7 +10,7 @@ pub mod plan;
 pub mod rx;
 pub mod threads;
 
-use crate::agent::far::RemoteReceiver;
+use crate::agent::far::{FarWatch, RemoteReceiver};
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
@@ -109,7 +109,12 @@ impl Site {
                     "the private lab (network namespaces and a veth pair)",
                 )?;
                 let lab = Lab::create_opts(l.rx_mode, l.peer_napi, l.queues)?;
-                let ns = Some(lab.tx_path());
+                // netif_receive: the senders inject into veth-rx, in the receiving namespace.
+                let ns = Some(if l.inject {
+                    lab.rx_path()
+                } else {
+                    lab.tx_path()
+                });
                 Ok(Site { lab: Some(lab), ns })
             }
             plan::Target::DutLab(l, d) => {
@@ -133,6 +138,11 @@ impl Site {
                 let mut dev = Device::probe(name, self.ns.as_deref())?;
                 if let Some(l) = &self.lab {
                     dev.info.tx_queues = l.queues;
+                    if s.backends.iter().any(crate::backend::BackendPlan::injects) {
+                        // Into veth-rx as veth-tx would send them: from the lab's sender.
+                        let tx = plan::lab_sender();
+                        (dev.info.mac, dev.info.ipv4) = (tx.mac, tx.ipv4);
+                    }
                 }
                 devices.push(dev);
             }
@@ -157,12 +167,29 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
 
 /// [`execute`], feeding a metrics endpoint while it runs.
 fn execute_with(
-    plan: RunPlan,
+    mut plan: RunPlan,
     stop: &Arc<AtomicBool>,
     metrics: Option<&crate::metrics::Endpoint>,
 ) -> Result<Option<RunResult>> {
     let site = Site::open(&plan)?;
     let devices = site.probe(&plan.senders)?;
+    let inject = plan
+        .senders
+        .iter()
+        .any(|s| s.backends.iter().any(crate::backend::BackendPlan::injects));
+    if inject {
+        // netif_receive: unless dst_mac says otherwise, the device's own MAC, so that the
+        // stack takes the frames as its host's (PACKET_HOST). In the lab the probed MAC
+        // stands for the lab's sender: veth-rx's is known.
+        for s in &mut plan.senders {
+            if s.spec.cfg.dst_mac == MacAddr::default() {
+                s.spec.cfg.dst_mac = match &site.lab {
+                    Some(_) => lab::RX_MAC,
+                    None => device_of(&devices, s.spec.cfg.device())?.info.mac,
+                };
+            }
+        }
+    }
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }
@@ -201,6 +228,18 @@ fn execute_with(
         )?),
         _ => None,
     };
+    let snmp = || -> Result<Option<crate::sample::SnmpSnapshot>> {
+        if !inject {
+            return Ok(None);
+        }
+        Ok(Some(match &site.ns {
+            Some(p) => crate::sys::netns::in_netns(p, || {
+                crate::sample::SnmpSnapshot::read().map_err(std::io::Error::other)
+            })?,
+            None => crate::sample::SnmpSnapshot::read()?,
+        }))
+    };
+    let snmp0 = snmp()?;
     let before = counters.read()?;
     let first = &plan.senders[0].spec.cfg;
     let tx_watch = crate::live::Watched {
@@ -211,22 +250,37 @@ fn execute_with(
         iface: lab::RX_IF.to_string(),
         netns: Some(l.rx_path()),
     });
+    // The far receiver's totals, read each interval, when live lines or metrics show them.
+    let lo = &plan.live;
+    let shown = metrics.is_some()
+        || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
+    let (far, far_watch) = match far {
+        Some(f) if shown => (None, Some(f.watch(lo.interval)?)),
+        f => (f, None),
+    };
+    let far_progress = far_watch.as_ref().map(FarWatch::progress);
+    let receiver = || {
+        rx_sink
+            .as_ref()
+            .map(LabReceiver::progress)
+            .or(far_progress.clone())
+    };
     if let Some(m) = metrics {
-        let rx_progress = rx_sink.as_ref().map(LabReceiver::progress);
-        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), rx_progress)?;
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver())?;
     }
     let live = crate::live::start_for_run(
         &plan.live,
         first.count.saturating_mul(plan.senders.len() as u64),
         tx_watch,
         rx_watch,
-        rx_sink.as_ref().map(LabReceiver::progress),
+        receiver(),
     )?;
     let ran = threads::run_jobs(site.ns.clone(), jobs, stop, plan.start_at)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
     // pause lets any deferred NAPI poll on the receiving end finish before counting.
     std::thread::sleep(std::time::Duration::from_millis(20));
     let after = counters.read()?;
+    let snmp1 = snmp()?;
     let tx_if = before.tx.delta(&after.tx);
     let mut rx_if = before.rx.zip(after.rx).map(|(a, b)| a.delta(&b));
     let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
@@ -253,8 +307,15 @@ fn execute_with(
         _ => None,
     };
     let mut peer = None;
+    let far = match far_watch {
+        Some(w) => Some(w.stop()?),
+        None => far,
+    };
     if let Some(f) = far {
         let far = f.finish(outcome.result.sent)?;
+        if let Some(p) = &far_progress {
+            crate::agent::far::publish_report(p, &far.receiver);
+        }
         rx_analysis = Some(
             RxAnalysis::new(
                 outcome.result.sent,
@@ -279,13 +340,29 @@ fn execute_with(
         .collect();
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let first = &senders[0].spec.cfg;
+    let receive_path = match (&snmp0, &snmp1) {
+        (Some(b), Some(a)) => Some(receive_path(
+            &devices[0],
+            first,
+            lab,
+            outcome.result.sent,
+            (b, a),
+            &tx_if,
+        )),
+        _ => None,
+    };
+    let mut reconciliation = Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref());
+    if receive_path.is_some() {
+        // Nothing was transmitted: the interface counts do not reconcile with sent.
+        (reconciliation.lost, reconciliation.vanished) = (None, None);
+    }
     let start = plan
         .start_at
         .map(|at| start_report(at, ran.late_ns, &senders));
     let report = RunReport {
         host: crate::report::hostname(),
         version: crate::report::VERSION.into(),
-        target: report_target(&devices, lab),
+        target: report_target(&devices, lab, inject),
         backend: senders[0].info.clone(),
         addressing: addressing(first, &device_of(&devices, first.device())?.info),
         flags: Flags {
@@ -295,7 +372,7 @@ fn execute_with(
         seed: uses_random.then_some(plan.seed),
         count: first.count,
         delay_ns: first.delay,
-        reconciliation: Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref()),
+        reconciliation,
         tx_iface: tx_if,
         rx_iface: rx_if,
         outcome,
@@ -306,6 +383,7 @@ fn execute_with(
         peer,
         dut,
         start,
+        receive_path,
     };
     drop(site);
     Ok(Some(RunResult {
@@ -315,15 +393,48 @@ fn execute_with(
     }))
 }
 
-/// Where the frames went, for the report: every device (`a+b`), and the lab's namespaces.
-fn report_target(devices: &[Device], lab: Option<&Lab>) -> Target {
+/// netif_receive: the receive path's account of the device the first sender injected into.
+fn receive_path(
+    dev: &Device,
+    cfg: &crate::pg::DevConfig,
+    lab: Option<&Lab>,
+    passed: u64,
+    (before, after): (&crate::sample::SnmpSnapshot, &crate::sample::SnmpSnapshot),
+    counters: &IfaceCounters,
+) -> crate::report::receive::ReceivePath {
+    // In the lab the frames' source stands in for the device's MAC: veth-rx's is known.
+    let own = if lab.is_some() {
+        lab::RX_MAC
+    } else {
+        dev.info.mac
+    };
+    let mut p = crate::report::receive::ReceivePath::new(
+        &dev.name,
+        lab.map(|l| l.rx_ns.clone()),
+        passed,
+        (own, cfg.dst_mac),
+        cfg.has(Flag::Ipv6),
+        before,
+        after,
+        counters,
+    );
+    p.source_is_own = lab.is_none()
+        && !cfg.has(Flag::Ipv6)
+        && dev.info.ipv4.is_some()
+        && (cfg.src_min.is_empty() || cfg.src_min.parse().ok() == dev.info.ipv4);
+    p
+}
+
+/// Where the frames went, for the report: every device (`a+b`), and the lab's namespaces
+/// (the devices are in the receiving one when they `inject`).
+fn report_target(devices: &[Device], lab: Option<&Lab>, inject: bool) -> Target {
     Target {
         device: devices
             .iter()
             .map(|d| d.name.as_str())
             .collect::<Vec<_>>()
             .join("+"),
-        netns: lab.map(|l| l.tx_ns.clone()),
+        netns: lab.map(|l| if inject { &l.rx_ns } else { &l.tx_ns }.clone()),
         lab_rx: lab.map(|l| l.rx_mode),
         rx_netns: lab.map(|l| l.rx_ns.clone()),
         stands_for: Vec::new(),
@@ -439,7 +550,8 @@ fn print_notes(s: &SenderPlan) {
         || cfg.queue_map_max != 0
         || cfg.has(Flag::QueueMapRnd)
         || cfg.has(Flag::QueueMapCpu);
-    if queue_map && !s.backends.iter().all(|b| b.binds_a_queue()) {
+    let binds = |b: &crate::backend::BackendPlan| b.binds_a_queue() || b.injects();
+    if queue_map && !s.backends.iter().all(binds) {
         notes.push(
             "queue_map_*/QUEUE_MAP_*: a packet socket cannot choose the TX queue per packet; af_packet and tx_ring frames take the queue the kernel picks (XPS, or the hash); af_xdp binds the queue".into(),
         );

@@ -45,6 +45,9 @@ pub struct LabPlan {
     pub peer_napi: bool,
     /// TX and RX queues on each end: one per sender.
     pub queues: u16,
+    /// `xmit_mode netif_receive`: the senders run in the receiving namespace and inject
+    /// into veth-rx's receive path (frames as veth-tx would send them).
+    pub inject: bool,
 }
 
 /// The far end of a two-ended run (--peer, --rx-dev): its agent's transport, its
@@ -157,7 +160,8 @@ impl RunPlan {
                     "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
                 );
             }
-            if cfg.dst_mac == MacAddr::default() {
+            // netif_receive: the device's own MAC, filled in once it is probed.
+            if cfg.dst_mac == MacAddr::default() && !injects(&cfg) {
                 bail!(
                     "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
                 );
@@ -190,6 +194,9 @@ impl RunPlan {
         };
         let (target, senders) = knobs.plan(specs, replay.is_some())?;
         let target = match (target, dut) {
+            (Target::Lab(l), Some(_)) if l.inject => bail!(
+                "--xmit-mode netif_receive: injects into one device's receive path; the DUT lab forwards what a sender transmits (drop --lab dut, or the xmit mode)"
+            ),
             (Target::Lab(l), Some(mut d)) => {
                 // Live frames need NAPI where they land: the DUT's ingress.
                 d.ingress_napi = senders
@@ -303,7 +310,13 @@ impl Knobs<'_> {
             replay,
         };
         let n = specs.len();
-        let senders = specs
+        let inject = specs.iter().filter(|s| injects(&s.cfg)).count();
+        if inject > 0 && inject < n {
+            bail!(
+                "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
+            );
+        }
+        let mut senders = specs
             .into_iter()
             .enumerate()
             .map(|(index, spec)| {
@@ -312,8 +325,12 @@ impl Knobs<'_> {
                     senders: n,
                     cpu: spec.cpu,
                 };
+                let kind = self
+                    .tx
+                    .backend
+                    .unwrap_or_else(|| BackendKind::default_for(&spec.cfg));
                 let (backends, ruled_out) =
-                    backends(self.tx.backend, self.dev.is_none(), &o, &spec.cfg, slot)?;
+                    backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
                 Ok(SenderPlan {
                     spec,
                     backends,
@@ -322,6 +339,15 @@ impl Knobs<'_> {
             })
             .collect::<Result<Vec<_>>>()?;
         let target = self.target(&senders)?;
+        if matches!(&target, Target::Lab(l) if l.inject) {
+            // The lab's receiving end takes the frames: veth-rx stands for the device.
+            for s in &mut senders {
+                s.spec.cfg.ifname = match s.spec.cfg.ifname.split_once('@') {
+                    Some((_, tag)) => format!("{}@{tag}", lab::RX_IF),
+                    None => lab::RX_IF.to_string(),
+                };
+            }
+        }
         Ok((target, senders))
     }
 
@@ -342,7 +368,22 @@ impl Knobs<'_> {
             }
             return Ok(Target::Device(d.clone()));
         }
-        let rx_mode = self.lab_rx.unwrap_or(if self.rx.is_some() {
+        let inject = senders
+            .iter()
+            .any(|s| s.backends.iter().any(BackendPlan::injects));
+        if inject {
+            if self.lab_rx == Some(RxMode::Drop) {
+                bail!(
+                    "--lab-rx drop: with --xmit-mode netif_receive the frames enter veth-rx's receive path after the driver, where the drop receiver's XDP program never sees them; use --lab-rx stack (the default then)"
+                );
+            }
+            if self.rx.is_some() {
+                bail!(
+                    "--rx-analyze: with --xmit-mode netif_receive the report counts what veth-rx's receive path did with the frames (its UDP counters); upktgen's receiver is not used"
+                );
+            }
+        }
+        let rx_mode = self.lab_rx.unwrap_or(if self.rx.is_some() || inject {
             RxMode::Stack
         } else {
             RxMode::Drop
@@ -360,6 +401,7 @@ impl Knobs<'_> {
             rx_mode,
             peer_napi,
             queues: u16::try_from(senders.len()).unwrap_or(u16::MAX).max(1),
+            inject,
         }))
     }
 }
@@ -373,6 +415,12 @@ fn backends(
     cfg: &DevConfig,
     slot: SenderSlot,
 ) -> Result<(Vec<BackendPlan>, Vec<String>)> {
+    if injects(cfg) {
+        // Only live frames reach a receive path: one backend, or a refusal.
+        let p = BackendPlan::new(kind.injecting()?, o, cfg, slot)
+            .map_err(|e| anyhow!("--xmit-mode netif_receive needs xdp_live, which refuses: {e}"))?;
+        return Ok((vec![p], Vec::new()));
+    }
     if kind != BackendKind::Auto {
         let p = BackendPlan::new(kind, o, cfg, slot)?;
         return Ok((vec![p], Vec::new()));
@@ -392,6 +440,11 @@ fn backends(
         );
     }
     Ok((out, refused))
+}
+
+/// Whether the device injects into its receive path (`xmit_mode netif_receive`).
+pub fn injects(cfg: &DevConfig) -> bool {
+    cfg.xmit_mode == Some(crate::pg::XmitMode::NetifReceive)
 }
 
 /// --start-at TIME against the wall clock's `now_ns`: the instant, refused in the past and

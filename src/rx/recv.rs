@@ -9,12 +9,12 @@ pub use super::backend::RxKind;
 use super::backend::{FrameSink, RecvBackend};
 use super::frame::{Class, FrameCounters, classify};
 use super::report::{RxReport, RxStop};
-use super::sink::{FlowKeyMode, Sink};
+use super::sink::{FlowKeyMode, FlowReport, Sink};
 use crate::sys::rx_ring::{RingStats, RxMeta, RxRingConfig};
 use serde::Serialize;
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 /// The receive backend asked for.
@@ -66,8 +66,8 @@ pub struct RxConfig {
     pub hist: bool,
 }
 
-/// Running totals of a receiver, readable from other threads while it runs (updated after
-/// each ring block).
+/// Running totals of a receiver, readable from other threads while it runs (the totals
+/// updated after each ring block, the flows at most every [`FLOW_PUBLISH_INTERVAL`]).
 #[derive(Debug, Default)]
 pub struct RxProgress {
     /// Frames seen.
@@ -79,6 +79,67 @@ pub struct RxProgress {
     /// Frames the socket dropped so far (XDP_STATISTICS or PACKET_STATISTICS), read about
     /// every 100 ms.
     pub drops: AtomicU64,
+    /// Every flow's sequence counters, published by the receive loop.
+    pub flows: FlowBoard,
+}
+
+/// How often, at most, the receive loop publishes its flows' counters ([`RxProgress::flows`]).
+pub const FLOW_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The receiver's per-flow counters as last published, for other threads (the metrics
+/// endpoint). The receive loop copies its sink's flows in at most every
+/// [`FLOW_PUBLISH_INTERVAL`] and never waits for the board: while a reader holds it, the
+/// loop goes on and tries again at its next turn. Nothing is done per frame.
+#[derive(Debug, Default)]
+pub struct FlowBoard {
+    slot: Mutex<Vec<FlowReport>>,
+}
+
+impl FlowBoard {
+    /// From the receive loop: replaces the published flows with `sink`'s, unless a reader
+    /// holds the board (false then, and nothing waited).
+    pub fn try_publish(&self, sink: &Sink) -> bool {
+        let mut slot = match self.slot.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return false,
+        };
+        sink.flows_into(&mut slot);
+        true
+    }
+
+    /// Replaces the published flows with `sink`'s, waiting for a reader to let go (when the
+    /// receive loop ends: the last figures).
+    pub fn publish(&self, sink: &Sink) {
+        sink.flows_into(&mut self.slot.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// The flows as last published, in the order the receiver first saw them (empty before
+    /// the first publication).
+    pub fn snapshot(&self) -> Vec<FlowReport> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// When the receive loop publishes its flows next: as soon as frames have come in, then
+/// every [`FLOW_PUBLISH_INTERVAL`] at most, and only when more frames came in since.
+#[derive(Debug, Default)]
+struct FlowPublisher {
+    /// When it last published, and the frame count then.
+    last: Option<(Instant, u64)>,
+}
+
+impl FlowPublisher {
+    fn due(&self, now: Instant, frames: u64) -> bool {
+        match self.last {
+            None => frames > 0,
+            Some((at, n)) => frames != n && now.duration_since(at) >= FLOW_PUBLISH_INTERVAL,
+        }
+    }
+
+    fn published(&mut self, now: Instant, frames: u64) {
+        self.last = Some((now, frames));
+    }
 }
 
 /// Where the backends hand their frames: classification, the frame counters and the
@@ -231,12 +292,18 @@ impl Receiver {
         self.started.get_or_insert(t0);
         let deadline = self.cfg.duration.map(|d| t0 + d);
         let mut drops_read = t0;
+        let mut flows = FlowPublisher::default();
         let reason = loop {
-            if drops_read.elapsed() >= Duration::from_millis(100) {
-                drops_read = Instant::now();
+            let now = Instant::now();
+            if now.duration_since(drops_read) >= Duration::from_millis(100) {
+                drops_read = now;
                 if let Ok(r) = self.ring_stats() {
                     self.progress.drops.store(r.drops, Ordering::Relaxed);
                 }
+            }
+            let frames = self.intake.frames.frames;
+            if flows.due(now, frames) && self.progress.flows.try_publish(&self.intake.sink) {
+                flows.published(now, frames);
             }
             if stop.load(Ordering::Relaxed) {
                 break RxStop::Interrupted;
@@ -270,6 +337,7 @@ impl Receiver {
         if let Ok(r) = self.ring_stats() {
             self.progress.drops.store(r.drops, Ordering::Relaxed);
         }
+        self.progress.flows.publish(&self.intake.sink);
         self.elapsed += t0.elapsed();
         Ok(reason)
     }
@@ -303,6 +371,55 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rx::sink::tests::pf;
+
+    #[test]
+    fn flow_board_publishes_a_copy_and_never_waits_for_a_reader() {
+        let b = FlowBoard::default();
+        assert!(b.snapshot().is_empty());
+        let mut sink = Sink::new(FlowKeyMode::Addr, Some(1));
+        for seq in [1, 2, 4] {
+            sink.record(&pf([10, 0, 0, 1], 9, seq, (0, 0)), None);
+        }
+        sink.record(&pf([10, 0, 0, 3], 9, 1, (0, 0)), None);
+        assert!(b.try_publish(&sink));
+        let first = b.snapshot();
+        assert_eq!(first, sink.report(false).flows);
+        assert_eq!((first[0].seq.received, first[0].seq.lost), (3, 1));
+        assert_eq!(first[1].flow.src_ip, std::net::Ipv4Addr::new(10, 0, 0, 3));
+        // The late 3 closes the hole; a new flow appears.
+        sink.record(&pf([10, 0, 0, 1], 9, 3, (0, 0)), None);
+        sink.record(&pf([10, 0, 0, 5], 9, 1, (0, 0)), None);
+        {
+            // A reader holds the board: the receive loop is not held up, nothing changes.
+            let _reader = b.slot.lock().unwrap();
+            assert!(!b.try_publish(&sink));
+        }
+        assert_eq!(b.snapshot(), first);
+        assert!(b.try_publish(&sink));
+        let now = b.snapshot();
+        assert_eq!(now, sink.report(false).flows);
+        assert_eq!(now.len(), 3);
+        assert_eq!((now[0].seq.lost, now[0].seq.reordered), (0, 1));
+        // The end of the loop waits for the board and leaves the last figures.
+        sink.record(&pf([10, 0, 0, 1], 9, 3, (0, 0)), None);
+        b.publish(&sink);
+        assert_eq!(b.snapshot()[0].seq.duplicates, 1);
+    }
+
+    #[test]
+    fn flows_are_published_at_the_first_frames_then_at_most_every_interval() {
+        let t0 = Instant::now();
+        let mut p = FlowPublisher::default();
+        assert!(!p.due(t0, 0), "nothing received, nothing to publish");
+        assert!(p.due(t0, 5), "the first frames are published at once");
+        p.published(t0, 5);
+        assert!(!p.due(t0 + FLOW_PUBLISH_INTERVAL / 2, 10));
+        assert!(p.due(t0 + FLOW_PUBLISH_INTERVAL, 10));
+        p.published(t0 + FLOW_PUBLISH_INTERVAL, 10);
+        // No frame since: nothing to publish, however long it has been.
+        assert!(!p.due(t0 + 100 * FLOW_PUBLISH_INTERVAL, 10));
+    }
 
     #[test]
     fn backend_selection() {

@@ -295,7 +295,7 @@ pub struct LatencySummary {
 }
 
 /// One flow in the report.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FlowReport {
     pub flow: FlowAddr,
     pub first_seq: Option<u32>,
@@ -436,20 +436,28 @@ impl Sink {
             .collect()
     }
 
+    /// Every flow's counters, in the order the flows were first seen.
+    fn flow_reports(&self) -> impl Iterator<Item = FlowReport> + '_ {
+        self.flows.iter().map(|(k, t)| FlowReport {
+            flow: *k,
+            first_seq: t.first_seq,
+            last_seq: t.last_seq(),
+            seq: t.c,
+        })
+    }
+
+    /// Replaces `out`'s contents with every flow's counters (as in the report), reusing its
+    /// allocation.
+    pub fn flows_into(&self, out: &mut Vec<FlowReport>) {
+        out.clear();
+        out.extend(self.flow_reports());
+    }
+
     pub fn report(&self, with_histogram: bool) -> SinkReport {
         SinkReport {
             flow_key: self.mode,
             totals: self.totals(),
-            flows: self
-                .flows
-                .iter()
-                .map(|(k, t)| FlowReport {
-                    flow: *k,
-                    first_seq: t.first_seq,
-                    last_seq: t.last_seq(),
-                    seq: t.c,
-                })
-                .collect(),
+            flows: self.flow_reports().collect(),
             untracked: self.untracked,
             latency: self.latency(),
             latency_not_recorded: self.lat,
@@ -459,7 +467,7 @@ impl Sink {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wire::PktgenHdr;
     use std::net::Ipv4Addr;
@@ -653,7 +661,8 @@ mod tests {
         }
     }
 
-    fn pf(src: [u8; 4], port: u16, seq: u32, tv: (u32, u32)) -> PktgenFrame {
+    /// A pktgen frame from `src`:`port` to 10.0.0.2:9 numbered `seq`, stamped `tv`.
+    pub(crate) fn pf(src: [u8; 4], port: u16, seq: u32, tv: (u32, u32)) -> PktgenFrame {
         PktgenFrame {
             addr: FlowAddr {
                 src_ip: Ipv4Addr::from(src),

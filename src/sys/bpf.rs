@@ -33,7 +33,7 @@ fn bpf_int(cmd: libc::c_int, attr: &mut [u8; ATTR_LEN]) -> io::Result<libc::c_in
     // SAFETY: `attr` is a valid, fully initialised buffer of ATTR_LEN bytes laid out as the
     // kernel's bpf_attr for `cmd`; pointers inside it (set by the callers in this file)
     // point to memory that outlives this call and is as large as the kernel will access:
-    // the sizes stored next to them (instructions, log, test data in/out), or for map
+    // the sizes stored next to them (instructions, log, test data and context in/out), or for map
     // element commands the map's key (u32) and value size (ValueMap checks the lengths;
     // XskMap's key and value are both u32s).
     cvt(unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), ATTR_LEN) } as libc::c_int)
@@ -252,12 +252,36 @@ pub fn prog_run_xdp_live(
     repeat: u32,
     batch_size: u32,
 ) -> io::Result<()> {
+    prog_run_xdp_live_on(prog, frame, repeat, batch_size, 0)
+}
+
+/// [`prog_run_xdp_live`] with the frames arriving on device `ingress_ifindex` (its RX
+/// queue 0; 0: the namespace's loopback, the kernel's default): frames the program passes
+/// (XDP_PASS) are built into skbs and handed to that device's receive path
+/// (`netif_receive_skb_list`), as if it had received them. The device must be in the
+/// calling thread's network namespace (ENODEV otherwise).
+pub fn prog_run_xdp_live_on(
+    prog: &OwnedFd,
+    frame: &[u8],
+    repeat: u32,
+    batch_size: u32,
+    ingress_ifindex: u32,
+) -> io::Result<()> {
     use std::os::fd::AsRawFd;
+    // struct xdp_md: data, data_end, data_meta, ingress_ifindex, rx_queue_index,
+    // egress_ifindex (u32 each). The kernel wants data 0 and data_end the frame's length.
+    let mut ctx = [0u8; 24];
+    ctx[4..8].copy_from_slice(&(frame.len() as u32).to_ne_bytes());
+    ctx[12..16].copy_from_slice(&ingress_ifindex.to_ne_bytes());
     let mut a = [0u8; ATTR_LEN];
     put_u32(&mut a, 0, prog.as_raw_fd() as u32);
     put_u32(&mut a, 8, frame.len() as u32); // data_size_in
     put_u64(&mut a, 16, frame.as_ptr() as u64); // data_in (read only)
     put_u32(&mut a, 32, repeat);
+    if ingress_ifindex != 0 {
+        put_u32(&mut a, 40, ctx.len() as u32); // ctx_size_in
+        put_u64(&mut a, 48, ctx.as_ptr() as u64); // ctx_in (read only)
+    }
     put_u32(&mut a, 64, BPF_F_TEST_XDP_LIVE_FRAMES);
     put_u32(&mut a, 72, batch_size);
     bpf_int(BPF_PROG_TEST_RUN, &mut a).map(|_| ())

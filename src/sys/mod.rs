@@ -215,6 +215,24 @@ pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
     cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) }).map(|_| ())
 }
 
+/// Sets a socket's receive buffer to `bytes` (SO_RCVBUFFORCE: beyond net.core.rmem_max,
+/// which needs CAP_NET_ADMIN; the kernel doubles the value for its bookkeeping).
+pub fn set_rcvbuf_force(sock: BorrowedFd<'_>, bytes: u32) -> io::Result<()> {
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `sock` is an open descriptor for the call's duration; the option value is
+    // one c_int read by the kernel from `v`, which lives across the call, with its size.
+    cvt(unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+    .map(|_| ())
+}
+
 /// The calling thread's id (for /proc/thread-self style paths and diagnostics).
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.

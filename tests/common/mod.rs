@@ -49,6 +49,27 @@ pub fn root_or_skip() -> bool {
     false
 }
 
+/// Root, and a kernel that runs XDP programs on live frames (5.18+).
+pub fn live_frames_or_skip() -> bool {
+    if !root_or_skip() {
+        return false;
+    }
+    let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut it = rel
+        .trim()
+        .split(['.', '-'])
+        .map(|x| x.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    if (major, minor) < (5, 18) {
+        eprintln!(
+            "skipping: kernel {} has no BPF_F_TEST_XDP_LIVE_FRAMES (5.18+)",
+            rel.trim()
+        );
+        return false;
+    }
+    true
+}
+
 pub fn upktgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_upktgen"))
         .args(args)

@@ -29,7 +29,7 @@ use crate::wire::udp4::{
     OFF_UDP_DPORT, OFF_UDP_SPORT,
 };
 
-pub use super::{XDP_ABORTED, XDP_REDIRECT};
+pub use super::{XDP_ABORTED, XDP_PASS, XDP_REDIRECT};
 
 // Registers.
 const R0: u8 = 0;
@@ -186,11 +186,24 @@ impl PortWalk {
     }
 }
 
+/// What the XDP program returns once the frame is written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Verdict {
+    /// `bpf_redirect(ifindex, 0)`: the frame is transmitted by device `ifindex`.
+    #[default]
+    Redirect,
+    /// `XDP_PASS`: the kernel builds an skb and hands it to the receive path of the run's
+    /// ingress device (pktgen's `xmit_mode netif_receive`).
+    Pass,
+}
+
 /// What the XDP program writes per packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// Redirect target.
     pub ifindex: u32,
+    /// Redirect to `ifindex`, or pass to the receive path.
+    pub verdict: Verdict,
     /// No per-packet writes: only the frame counter and the redirect.
     pub plain: bool,
     /// Write tv_sec/tv_usec (false: NO_TIMESTAMP, the prepared zeros stay).
@@ -363,6 +376,7 @@ fn port(a: &mut Asm, w: PortWalk, slot: i16, frame_off: usize, csum: bool) {
 ///   r1 = ifindex ; r2 = 0
 ///   call bpf_redirect                  ; XDP_REDIRECT
 ///   exit
+///  [Verdict::Pass instead: r0 = XDP_PASS ; exit]
 /// abort:
 ///   r0 = XDP_ABORTED ; exit
 /// ```
@@ -453,10 +467,14 @@ pub fn xdp_program(s: &Spec, state_fd: i32) -> Result<Vec<Insn>, String> {
             a.emit(Insn::stx(op::H, R6, OFF_UDP_CSUM as i16, R5));
         }
     }
-    a.emit(Insn::mov64_imm(R1, s.ifindex as i32))
-        .emit(Insn::mov64_imm(R2, 0))
-        .emit(Insn::call(helper::REDIRECT))
-        .emit(Insn::exit());
+    if s.verdict == Verdict::Pass {
+        a.emit(Insn::mov64_imm(R0, XDP_PASS)).emit(Insn::exit());
+    } else {
+        a.emit(Insn::mov64_imm(R1, s.ifindex as i32))
+            .emit(Insn::mov64_imm(R2, 0))
+            .emit(Insn::call(helper::REDIRECT))
+            .emit(Insn::exit());
+    }
     if !s.plain {
         // Only the full program checks the frame's length (the verifier rejects
         // unreachable instructions, so plain mode has no abort path).

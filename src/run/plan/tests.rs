@@ -62,7 +62,8 @@ fn no_arguments_is_the_seed_run() {
         Target::Lab(LabPlan {
             rx_mode: RxMode::Drop,
             peer_napi: false,
-            queues: 1
+            queues: 1,
+            inject: false,
         })
     );
     assert_eq!(p.senders.len(), 1);
@@ -491,7 +492,8 @@ fn lab_defaults() {
         Target::Lab(LabPlan {
             rx_mode: RxMode::Stack,
             peer_napi: false,
-            queues: 1
+            queues: 1,
+            inject: false,
         })
     );
     assert_eq!(
@@ -891,4 +893,129 @@ fn a_script_plan_takes_start_at_with_run_s_checks() {
         e.contains("--start-at") && e.contains("at most 3600 s"),
         "{e}"
     );
+}
+
+/// The xdp_live plan of the first sender (panics on another backend).
+fn live(p: &RunPlan) -> crate::backend::xdp_live::XdpLiveConfig {
+    match backend(p) {
+        BackendPlan::XdpLive(c) => *c,
+        other => panic!("not xdp_live: {other:?}"),
+    }
+}
+
+#[test]
+fn netif_receive_implies_xdp_live_into_the_labs_receiving_end() {
+    let p = plan(&["--xmit-mode", "netif_receive"]);
+    let c = live(&p);
+    assert!(c.receive);
+    assert_eq!(c.batch, 64);
+    assert!(!backend(&p).needs_peer_napi(), "nothing is redirected");
+    assert_eq!(
+        p.target,
+        Target::Lab(LabPlan {
+            rx_mode: RxMode::Stack,
+            peer_napi: false,
+            queues: 1,
+            inject: true,
+        })
+    );
+    assert_eq!(p.senders[0].spec.cfg.ifname, "veth-rx");
+    assert_eq!(p.senders[0].spec.cfg.dst_mac, lab::RX_MAC);
+    // -t 2: each thread its own name for the same device.
+    let p = plan(&["--xmit-mode", "netif_receive", "-t", "2"]);
+    let names: Vec<&str> = p
+        .senders
+        .iter()
+        .map(|s| s.spec.cfg.ifname.as_str())
+        .collect();
+    assert_eq!(names, ["veth-rx@0", "veth-rx@1"]);
+    // auto means xdp_live too, also on a named device (where auto never tries it else).
+    for b in ["auto", "xdp_live"] {
+        let p = plan(&[
+            "--dev",
+            "eth9",
+            "--dst",
+            "10.0.0.1",
+            "--backend",
+            b,
+            "--xmit-mode",
+            "netif_receive",
+        ]);
+        assert!(live(&p).receive, "{b}");
+        assert!(p.senders[0].ruled_out.is_empty());
+        assert_eq!(p.target, Target::Device("eth9".into()));
+    }
+    // Without the mode, xdp_live redirects.
+    assert!(!live(&plan(&["--backend", "xdp_live"])).receive);
+}
+
+#[test]
+fn netif_receive_takes_the_devices_own_mac_and_pktgens_burst() {
+    // --dev without --dst-mac: the device's MAC, filled in once it is probed.
+    let p = plan(&[
+        "--dev",
+        "eth9",
+        "--dst",
+        "10.0.0.1",
+        "--xmit-mode",
+        "netif_receive",
+    ]);
+    assert_eq!(p.senders[0].spec.cfg.dst_mac, MacAddr::default());
+    assert_refused(
+        &["--dev", "eth9", "--dst", "10.0.0.1"],
+        "--dst-mac: required",
+    );
+    // burst: frames handed to the receive path at once, up to the kernel's 256; --batch wins.
+    let b = |extra: &[&str]| {
+        let mut a = vec!["--xmit-mode", "netif_receive"];
+        a.extend_from_slice(extra);
+        live(&plan(&a)).batch
+    };
+    assert_eq!(b(&["--burst", "32"]), 32);
+    assert_eq!(b(&["--burst", "1024"]), 256);
+    assert_eq!(b(&["--burst", "1024", "--batch", "8"]), 8);
+    // Transmitting, xdp_live has no burst.
+    assert_refused(&["--backend", "xdp_live", "--burst", "32"], "--burst");
+}
+
+#[test]
+fn netif_receive_is_refused_where_it_cannot_be() {
+    for b in ["af_packet", "tx_ring", "af_xdp"] {
+        assert_refused(
+            &["--backend", b, "--xmit-mode", "netif_receive"],
+            &format!(
+                "--xmit-mode netif_receive: --backend {b} transmits on the device; only xdp_live injects"
+            ),
+        );
+    }
+    assert_refused(
+        &["--xmit-mode", "netif_receive", "--lab-rx", "drop"],
+        "--lab-rx drop",
+    );
+    assert_refused(
+        &["--xmit-mode", "netif_receive", "--rx-analyze"],
+        "--rx-analyze",
+    );
+    assert_refused(
+        &["--xmit-mode", "netif_receive", "--lab", "dut"],
+        "the DUT lab",
+    );
+    // What xdp_live refuses, it refuses here too, saying the mode needs it.
+    assert_refused(
+        &["--xmit-mode", "netif_receive", "--vlan-id", "5"],
+        "--xmit-mode netif_receive needs xdp_live, which refuses",
+    );
+    // A script's start runs one mode for every device.
+    let mut specs = lab_specs(2);
+    specs[1].cfg.command("xmit_mode netif_receive").unwrap();
+    let e = RunPlan::from_script(&script_args(&["--lab"]), specs)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 of the 2 devices inject"), "{e}");
+    let mut specs = lab_specs(2);
+    for s in &mut specs {
+        s.cfg.command("xmit_mode netif_receive").unwrap();
+    }
+    let p = RunPlan::from_script(&script_args(&["--lab"]), specs).unwrap();
+    assert!(matches!(p.target, Target::Lab(l) if l.inject && l.queues == 2));
 }

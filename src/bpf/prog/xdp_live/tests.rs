@@ -250,6 +250,7 @@ fn spec(frame: &[u8], timestamps: bool, csum: bool, sport: PortWalk, dport: Port
     let (ip_base, udp_base) = bases(frame, sport.varies(), dport.varies());
     Spec {
         ifindex: REDIRECT_TARGET,
+        verdict: Verdict::Redirect,
         plain: false,
         timestamps,
         clock_every: 4,
@@ -507,6 +508,50 @@ fn plain_program_only_counts_and_redirects() {
     assert_eq!(page, frame, "plain mode writes nothing");
     assert_eq!(State::from_bytes(&st).frames, 5);
     assert_eq!(world.redirects, vec![REDIRECT_TARGET; 5]);
+}
+
+/// netif_receive: the same frames, written the same way, then passed to the stack: no
+/// redirect is made.
+#[test]
+fn pass_verdict_writes_the_same_frame_and_redirects_nothing() {
+    let (sport, dport) = (PortWalk::new(1000, 1004), PortWalk::new(9, 9));
+    for plain in [false, true] {
+        let t = template(60, true);
+        let frame = prepared(&t, sport, dport);
+        let mut redirect = spec(&frame, true, true, sport, dport);
+        redirect.plain = plain;
+        if plain {
+            redirect.sport = PortWalk::new(9, 9);
+        }
+        let pass = Spec {
+            verdict: Verdict::Pass,
+            ..redirect.clone()
+        };
+        let mut frames = Vec::new();
+        for (s, want_rc) in [(&redirect, XDP_REDIRECT), (&pass, XDP_PASS)] {
+            let prog = xdp_program(s, STATE_FD).unwrap();
+            let mut st = State::default().to_bytes();
+            let mut world = World::default();
+            let mut out = Vec::new();
+            for _ in 0..6 {
+                let mut page = frame.clone();
+                let rc = Vm {
+                    pkt: &mut page,
+                    map: &mut st,
+                    ctx: [0; 5],
+                    world: &mut world,
+                }
+                .run(&prog);
+                assert_eq!(rc, want_rc as u64, "plain {plain}");
+                out.push(page);
+            }
+            let redirects = if want_rc == XDP_PASS { 0 } else { 6 };
+            assert_eq!(world.redirects.len(), redirects, "plain {plain}");
+            assert_eq!(State::from_bytes(&st).frames, 6);
+            frames.push(out);
+        }
+        assert_eq!(frames[0], frames[1], "plain {plain}");
+    }
 }
 
 #[test]
