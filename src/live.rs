@@ -126,7 +126,6 @@ impl LiveSample {
         s
     }
 
-    #[cfg(test)]
     pub fn text(&self) -> String {
         self.text_with(true)
     }
@@ -310,7 +309,9 @@ impl State {
     fn print(&self, s: &LiveSample) {
         let line = match self.format {
             LiveFormat::Text => s.text_with(self.bar.is_none()),
-            LiveFormat::JsonLines => serde_json::to_string(s).unwrap_or_default(),
+            LiveFormat::JsonLines => {
+                crate::schema::to_line(crate::schema::LIVE, s).unwrap_or_default()
+            }
         };
         match &self.bar {
             Some(b) => {

@@ -162,13 +162,22 @@ fn ssh_failures_are_one_clear_line() {
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let e = connect_error(
         &h,
-        transport("ssh://far", fake.to_str().unwrap(), Some(cfg)),
+        transport("ssh://far", fake.to_str().unwrap(), Some(cfg.clone())),
     );
     assert!(e.contains("version mismatch"), "{e}");
     assert!(
         e.contains("0.0.1") && e.contains(env!("CARGO_PKG_VERSION")),
         "{e}"
     );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // An unreachable host (nothing listens on its ssh port any more).
+    h.stop_sshd();
+    let e = connect_error(&h, transport("ssh://far", BIN, Some(cfg)));
+    assert!(
+        e.starts_with("peer ssh://far: ssh failed: ") && e.contains("Connection refused"),
+        "{e}"
+    );
+    assert!(e.contains(&h.b_mgmt_ip), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
 

@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::nft::nft_or_skip;
+use common::hosts::{self, TwoHosts};
+use common::nft::{self, nft_or_skip};
 use common::{Tmp, namespaces_with_prefix, root_or_skip, stderr, stdout, tmp_dir, upktgen};
 use serde_json::Value;
 use std::process::{Command, Stdio};
@@ -27,7 +28,9 @@ const R: f64 = 20_000.0;
 const BURST: f64 = 1500.0;
 const TRIAL_S: f64 = 0.5;
 
-fn limiter_args<'a>(setup: &'a str, sizes: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+/// `ndr` with the tests' short trials (0.5 s final, 0.25 s searching, 2 %, NDR only), then
+/// `extra`; the run options follow.
+fn short_search<'a>(sizes: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "ndr",
         "--sizes",
@@ -43,6 +46,11 @@ fn limiter_args<'a>(setup: &'a str, sizes: &'a str, extra: &[&'a str]) -> Vec<&'
         "--no-latency",
     ];
     v.extend_from_slice(extra);
+    v
+}
+
+fn limiter_args<'a>(setup: &'a str, sizes: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = short_search(sizes, extra);
     v.extend_from_slice(&["--", "--lab", "dut", "--dut-setup", setup]);
     v
 }
@@ -59,6 +67,35 @@ fn target<'a>(size: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("no {name} in {size}"))
+}
+
+/// A size's NDR from `v` (ndr --json): between `lo` and `hi`, bound by the DUT, within the 2 %
+/// precision of its lowest failure, and confirmed by a loss-free full-length trial. Returns
+/// (rate, upper). `why` is shown with a failure (the search's trials).
+fn dut_ndr_within(v: &Value, s: &Value, lo: f64, hi: f64, why: &str) -> (f64, f64) {
+    let ndr = target(s, "NDR");
+    let rate = ndr["rate"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no NDR: {s}\n{why}"));
+    assert!(
+        rate >= lo && rate <= hi,
+        "size {}: NDR {rate} outside {lo}..{hi}: {s}\n{why}",
+        s["size"]
+    );
+    assert_eq!(ndr["bound"], "dut", "{s}\n{why}");
+    let upper = ndr["upper"].as_f64().unwrap();
+    assert!(upper - rate <= 0.02 * upper + 1.0, "{s}");
+    // Its confirmation: a full-length trial passed at the NDR.
+    let trials = v["trials"].as_array().unwrap();
+    assert!(
+        ndr["trials_at_rate"].as_array().unwrap().iter().any(|i| {
+            let t = &trials[i.as_u64().unwrap() as usize];
+            t["request"]["duration_s"] == TRIAL_S && t["obs"]["dut_lost"] == 0
+        }),
+        "{s}"
+    );
+    assert!(s["trials"].as_array().unwrap().len() <= 16, "{s}\n{why}");
+    (rate, upper)
 }
 
 fn no_lab_left(pid: u32) {
@@ -91,28 +128,7 @@ fn a_known_capacity_is_found_at_three_frame_sizes() {
     let sizes = v["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), 3);
     for s in sizes {
-        let ndr = target(s, "NDR");
-        let rate = ndr["rate"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no NDR: {s}"));
-        assert!(
-            rate >= lo && rate <= hi,
-            "size {}: NDR {rate} outside {lo}..{hi}",
-            s["size"]
-        );
-        assert_eq!(ndr["bound"], "dut", "{s}");
-        let upper = ndr["upper"].as_f64().unwrap();
-        assert!(upper - rate <= 0.02 * upper + 1.0, "{s}");
-        // Its confirmation: a full-length trial passed at the NDR.
-        let trials = v["trials"].as_array().unwrap();
-        assert!(
-            ndr["trials_at_rate"].as_array().unwrap().iter().any(|i| {
-                let t = &trials[i.as_u64().unwrap() as usize];
-                t["request"]["duration_s"] == TRIAL_S && t["obs"]["dut_lost"] == 0
-            }),
-            "{s}"
-        );
-        assert!(s["trials"].as_array().unwrap().len() <= 16, "{s}");
+        dut_ndr_within(&v, s, lo, hi, "");
     }
     // Every trial is in the results file, and the output directory has its files.
     let lines = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
@@ -317,4 +333,157 @@ fn bad_input_is_a_clear_error() {
         assert!(e.contains(want), "{args:?}: {e}");
         assert!(!e.contains("panicked"), "{e}");
     }
+}
+
+/// The far-end tests' token bucket: well below what the far receiver takes on a loaded
+/// 2-CPU machine, with a burst that covers 100 ms of a sender's stall at that rate.
+const FAR_R: f64 = 3000.0;
+const FAR_BURST: f64 = 300.0;
+
+/// `upktgen ndr` run inside host a against a far end (`far`: --peer ... or --rx-dev ...),
+/// with an nftables limiter on dat-b's ingress in `limiter_ns` (af_packet's ETH_P_IP
+/// receiver sits after netdev ingress, so the receiver sees the limiter's drops as holes;
+/// af_xdp would take the frames before it). Checks the result is the limiter's and returns
+/// the JSON.
+fn far_end_finds_the_limiter(h: &TwoHosts, limiter_ns: &str, far: &[&str]) -> Value {
+    nft::limit_ingress(limiter_ns, hosts::B_DATA, FAR_R as u32, FAR_BURST as u32);
+    let res = h.file("r.jsonl");
+    let res_s = res.to_string_lossy().into_owned();
+    let mut a = vec![env!("CARGO_BIN_EXE_upktgen")];
+    a.extend(short_search(
+        "64",
+        // veth says 10000 Mb/s: without --max-rate the ceiling trial would ask 14.9 Mpps and
+        // the lowest rate be 1 % of it, far above the limiter.
+        &["--max-rate", "20000", "--json", "--results", &res_s],
+    ));
+    a.extend_from_slice(&[
+        "--",
+        "--dev",
+        hosts::A_DATA,
+        "--dst",
+        &h.b_ip,
+        "--src",
+        &h.a_ip,
+        "--dst-mac",
+        hosts::B_MAC,
+        "--rx-backend",
+        "af_packet",
+    ]);
+    a.extend_from_slice(far);
+    let o = h.in_a(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The search's trials, shown with --nocapture.
+    eprintln!("{}", stderr(&o));
+    let v = json_of(&o);
+    let s = &v["sizes"][0];
+    let trials = v["trials"].as_array().unwrap();
+    // A token bucket passes R/s plus its burst: for T-second trials the true NDR lies between
+    // R and R + B/T (3,600 pps for 0.5 s trials). Above it nothing can pass (the bucket holds
+    // no more); the search's result is within its 2 % of it, or lower only where a stall of
+    // the sender burst through the bucket: R - 2 % is the floor (a failure at R or above, the
+    // burst covering 100 ms of stall at R).
+    let hi = (FAR_R + FAR_BURST / TRIAL_S) * 1.02;
+    let lo = FAR_R * 0.98;
+    let ndr = target(s, "NDR");
+    if ndr["bound"] == "receiver" {
+        // The far receiver's ring holds 64 ms of traffic at these rates (16 blocks retired
+        // every 4 ms): starved longer than that by the machine's load, its socket drops. Then
+        // the result must say so, with its evidence: two receiver-bound trials at the cap
+        // (the receiver's drops, no DUT loss) or six in all, and no result at or above it.
+        let cap = ndr["upper"].as_f64().unwrap();
+        let rb = trials
+            .iter()
+            .filter(|t| {
+                t["request"]["rate"].as_f64() == Some(cap)
+                    && t["obs"]["receiver_lost"].as_u64().unwrap() > 0
+                    && t["obs"]["dut_lost"] == 0
+            })
+            .count();
+        let note = ndr["note"].as_str().unwrap_or("");
+        assert!(
+            rb >= 2 || note.starts_with("stopped after 6 receiver-bound trials"),
+            "{s}"
+        );
+        assert!(
+            note.contains("the receiver's own socket dropped frames"),
+            "{s}"
+        );
+        if let Some(rate) = ndr["rate"].as_f64() {
+            assert!(rate < cap && rate <= hi, "{s}");
+        }
+        eprintln!("{far:?}: receiver-bound at {cap} pps: {note}");
+    } else {
+        // Otherwise the DUT bounds it (the far receiver kept up).
+        let (rate, upper) = dut_ndr_within(&v, s, lo, hi, &stderr(&o));
+        eprintln!(
+            "{far:?}: NDR {rate} pps, upper {upper}, {} trials",
+            trials.len()
+        );
+    }
+    // What the far end counted as the DUT's over every trial is exactly what the limiter
+    // dropped: the far receiver's accounting, trial by trial, is the kernel's.
+    let dut_lost: u64 = trials
+        .iter()
+        .map(|t| t["obs"]["dut_lost"].as_u64().unwrap())
+        .sum();
+    assert_eq!(dut_lost, nft::dropped(limiter_ns), "{}", stderr(&o));
+    assert!(dut_lost > 0);
+    // Every trial went to the results file.
+    let lines = std::fs::read_to_string(&res).unwrap();
+    assert_eq!(lines.lines().count(), 1 + trials.len());
+    v
+}
+
+#[test]
+fn a_limiter_at_a_netns_far_end_is_found() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let h = TwoHosts::new();
+    let peer = format!("netns:{}", h.b);
+    let v = far_end_finds_the_limiter(&h, &h.b, &["--peer", &peer, "--peer-dev", hosts::B_DATA]);
+    // Every trial's receiver was the far end (no lab receiver beside it).
+    assert!(
+        !v["header"]["run_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "--rx-analyze")
+    );
+}
+
+#[test]
+fn a_limiter_at_an_ssh_far_end_is_found() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    // A real sshd in b: every trial logs in and runs the far agent there.
+    let mut h = TwoHosts::new();
+    let cfg = h.start_sshd();
+    let cfg = cfg.to_string_lossy().into_owned();
+    far_end_finds_the_limiter(
+        &h,
+        &h.b,
+        &[
+            "--peer",
+            "ssh://far",
+            "--ssh-config",
+            &cfg,
+            "--peer-agent",
+            env!("CARGO_BIN_EXE_upktgen"),
+            "--peer-dev",
+            hosts::B_DATA,
+        ],
+    );
+}
+
+#[test]
+fn a_limiter_before_a_second_local_interface_is_found() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    // dat-a and dat-b in one namespace: two ports of one host joined by a cable.
+    let h = TwoHosts::new();
+    h.b_data_into_a();
+    far_end_finds_the_limiter(&h, &h.a, &["--rx-dev", hosts::B_DATA]);
 }

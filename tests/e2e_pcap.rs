@@ -7,10 +7,8 @@ use common::*;
 use etherparse::{LinkSlice, NetSlice, SlicedPacket, TransportSlice};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 use upktgen::lab::{self, Lab, RxMode};
 use upktgen::pcap::{self, PcapWriter};
-use upktgen::sys::{self, netns, rx_ring::RxRing, rx_ring::RxRingConfig};
 
 /// A fresh directory anyone may write to (the unprivileged run writes there), removed on drop.
 struct TempDir(PathBuf);
@@ -184,43 +182,12 @@ fn pcap_writes_the_run_without_privilege() {
 /// What arrived at veth-rx while `args` ran in the sending namespace, pktgen frames only, with
 /// the VLAN tag veth-rx moved into metadata put back in place.
 fn capture(lab: &Lab, args: &[&str], want: usize) -> (std::process::Output, Vec<Vec<u8>>) {
-    let mut ring = netns::in_netns(&lab.rx_path(), || {
-        RxRing::open(
-            sys::if_nametoindex(lab::RX_IF)?,
-            RxRingConfig {
-                all_frames: true,
-                ..RxRingConfig::default()
-            },
-        )
+    capture_frames(lab, args, want, |f| {
+        SlicedPacket::from_ethernet(f)
+            .ok()
+            .and_then(|p| udp_payload(&p).map(|pl| pl.starts_with(&MAGIC.to_be_bytes())))
+            .unwrap_or(false)
     })
-    .unwrap();
-    let o = in_ns(&lab.tx_ns, args);
-    let mut got = Vec::new();
-    let t0 = Instant::now();
-    while got.len() < want && t0.elapsed() < Duration::from_secs(5) {
-        ring.wait(50).unwrap();
-        while ring
-            .next_block(|f, m| {
-                let mut data = f.to_vec();
-                if let Some(vid) = m.vlan {
-                    let tag = [0x81, 0x00, (vid >> 8) as u8, vid as u8];
-                    data.splice(12..12, tag);
-                }
-                got.push(data)
-            })
-            .is_some()
-        {}
-    }
-    let pktgen = got
-        .into_iter()
-        .filter(|f| {
-            SlicedPacket::from_ethernet(f)
-                .ok()
-                .and_then(|p| udp_payload(&p).map(|pl| pl.starts_with(&MAGIC.to_be_bytes())))
-                .unwrap_or(false)
-        })
-        .collect();
-    (o, pktgen)
 }
 
 #[test]

@@ -112,9 +112,9 @@ fn receiver_loss_equals_the_nftables_drop_counter() {
     }
     let lab = Lab::create(RxMode::Stack).unwrap();
     drop_every_nth(&lab, 7);
-    // Blocks handed over after 64 ms, not 4: a block then fills (about 8,000 frames) before
-    // it is retired, and the 16 blocks hold over a second of traffic. With 4 ms blocks the
-    // ring held 64 ms, and a receiver starved that long by the tests beside it dropped.
+    // Blocks handed over after 64 ms, not 4: a block then fills (about 2,000 frames) before
+    // it is retired, and the 64 blocks hold over a second of traffic; this test is about the
+    // rule's drops, not about a receiver starved by the tests beside it.
     let mut cfg = config(false);
     cfg.ring.retire_ms = 64;
     let rx = LabReceiver::start(&lab.rx_path(), cfg).unwrap();

@@ -10,7 +10,6 @@ fn rx_live_lines_count_what_the_receiver_read() {
         return;
     }
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     use upktgen::lab::{self, Lab, RxMode};
     let lab = Lab::create(RxMode::Stack).unwrap();
     let count = 20_000u64;
@@ -25,18 +24,7 @@ fn rx_live_lines_count_what_the_receiver_read() {
         .spawn()
         .unwrap();
     // The receiver is ready once its program is on veth-rx.
-    let t0 = Instant::now();
-    loop {
-        let o = Command::new("ip")
-            .args(["-n", &lab.rx_ns, "link", "show", "dev", lab::RX_IF])
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&o.stdout).contains("prog/xdp") {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20), "no XDP program");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_xdp(&lab.rx_ns, lab::RX_IF);
     let s = common::dev_run(&lab, &["--count", &count.to_string(), "--ratep", "50000"]);
     assert!(s.status.success(), "{}", stderr(&s));
     let o = child.wait_with_output().unwrap();

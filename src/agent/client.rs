@@ -192,6 +192,7 @@ impl Peer {
         self.next_id += 1;
         let id = self.next_id;
         let req = Request {
+            schema: Some(crate::schema::AGENT.into()),
             jsonrpc: "2.0".into(),
             id: Value::from(id),
             method: method.into(),

@@ -19,7 +19,7 @@ pub const MAX_REQUEST: usize = 1 << 20;
 pub const MAX_RESPONSE: usize = 64 << 20;
 
 /// JSON-RPC error codes: the standard ones and the agent's own (-32000 and below).
-pub(crate) mod code {
+pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
@@ -32,8 +32,12 @@ pub(crate) mod code {
     pub const NOT_INTRODUCED: i64 = -32002;
 }
 
+/// A request. `schema` ([`crate::schema::AGENT`]) is optional on input (a request typed by
+/// hand may leave it out); the controller always sends it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     pub jsonrpc: String,
     pub id: Value,
     pub method: String,
@@ -47,8 +51,11 @@ pub struct RpcError {
     pub message: String,
 }
 
+/// A response; `schema` is [`crate::schema::AGENT`] (absent from an agent older than it).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     pub jsonrpc: String,
     pub id: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +67,7 @@ pub struct Response {
 impl Response {
     pub fn ok(id: Value, result: Value) -> Self {
         Response {
+            schema: Some(crate::schema::AGENT.into()),
             jsonrpc: "2.0".into(),
             id,
             result: Some(result),
@@ -69,6 +77,7 @@ impl Response {
 
     pub fn err(id: Value, code: i64, message: impl Into<String>) -> Self {
         Response {
+            schema: Some(crate::schema::AGENT.into()),
             jsonrpc: "2.0".into(),
             id,
             result: None,
@@ -238,12 +247,15 @@ mod tests {
     #[test]
     fn responses_carry_either_a_result_or_an_error() {
         let ok = serde_json::to_string(&Response::ok(Value::from(1), Value::from("x"))).unwrap();
-        assert_eq!(ok, r#"{"jsonrpc":"2.0","id":1,"result":"x"}"#);
+        assert_eq!(
+            ok,
+            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"result":"x"}"#
+        );
         let e =
             serde_json::to_string(&Response::err(Value::Null, code::PARSE_ERROR, "bad")).unwrap();
         assert_eq!(
             e,
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
         );
     }
 

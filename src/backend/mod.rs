@@ -529,6 +529,13 @@ pub trait TxBackend {
         true
     }
 
+    /// Bytes of the frames sent, for a backend that makes frames of varying sizes itself
+    /// (xdp_live's program): the Result line's bps then counts them. None: the frame
+    /// source's sizes apply.
+    fn bytes_sent(&self) -> Option<u64> {
+        None
+    }
+
     /// Reserved frame `i` (0-based, below the last `reserve`'s count), to be sent with `len`
     /// bytes (at most the prefill's length): its first `len` bytes, to patch in place.
     fn frame(&mut self, i: usize, len: usize) -> &mut [u8];

@@ -7,13 +7,22 @@
 //!
 //! **Per-packet fields.** The sender writes nothing ([`TxBackend::fills_frames`] is false):
 //! the program does, from a state map ([`prog::State`]): the pktgen sequence number (from 1,
-//! continuing across syscalls), the IPv4 id (from 0) and header checksum, the UDP ports when
-//! a range is asked for, the timestamp unless NO_TIMESTAMP, and the UDP checksum with
-//! UDPCSUM. The clock is read (`bpf_ktime_get_ns` plus the CLOCK_REALTIME offset userspace
+//! continuing across syscalls), the IPv4 id (from 0) and header checksum, the timestamp
+//! unless NO_TIMESTAMP, the UDP checksum with UDPCSUM, and every field pktgen's walk moves
+//! ([`walk_spec`] compiles the general walk, [`crate::pg::generate`], into a
+//! [`prog::Spec`]): MACs with counts, VLAN/QinQ ids, MPLS labels, IPv4 and IPv6 addresses,
+//! UDP ports, in order or at random, flows, and the frame size (the prepared frame is the
+//! largest; `bpf_xdp_adjust_tail` shrinks each copy). Random draws come from the kernel's
+//! per-CPU `bpf_get_prandom_u32`, which `--seed` cannot reproduce (the backend's report line
+//! says so). Each frame of a batch gets a page of its own from the kernel's page pool, and
+//! the program writes every varying field whole and every constant header byte back on
+//! every run, so every field is exact per frame. The clock is read (`bpf_ktime_get_ns` plus
+//! the CLOCK_REALTIME offset userspace
 //! stores before each syscall) at the first frame of each syscall and then every `batch`
 //! frames, the same "once per batch" as the other backends. The counter lives in a plain
 //! array map rather than a per-CPU one: one thread runs the program, its syscalls are
-//! serialised, and the sequence must continue when the thread moves to another CPU.
+//! serialised, and the sequence must continue when the thread moves to another CPU (with
+//! `-t N` each thread loads its own program and maps: its own counters and flows).
 //! `--xdp-live-plain` loads a program without per-packet writes (every frame identical,
 //! sequence number 1): comparing the two measures what the writes cost.
 //!
@@ -47,9 +56,10 @@
 pub use crate::bpf::prog::xdp_live as prog;
 
 use super::{BackendInfo, BackendStats, Submitted, TxBackend};
+use crate::pg::Flag;
+use crate::pg::generate::{Generator, Layout};
 use crate::sys::{self, bpf};
-use crate::wire::udp4::MIN_FRAME;
-use prog::{Driver, PortWalk, Spec, State};
+use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, Spec, State};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicBool;
@@ -136,7 +146,6 @@ impl super::Backend for XdpLive {
         pg: &crate::pg::DevConfig,
         _: super::SenderSlot,
     ) -> Result<XdpLiveConfig, super::Refusal> {
-        use crate::pg::Flag;
         if o.replay {
             return Err(super::Refusal::XdpLive(
                 "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames".into(),
@@ -156,9 +165,9 @@ impl super::Backend for XdpLive {
         if o.ring.given() {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
-        if !crate::stream::fast_path_fits(pg) {
+        if o.xdp_live_plain && !crate::stream::fast_path_fits(pg) {
             return Err(super::Refusal::XdpLive(
-                "xdp_live's program writes the fields of a plain IPv4/UDP stream (sequence number, timestamp, IP id, ports walked in order, checksums): VLAN/MPLS tags, IPv6, address ranges, *_RND flags, flows, MAC counts, IMIX and size walks need --backend af_xdp, tx_ring or af_packet".into(),
+                "--xdp-live-plain sends one identical frame: only a plain IPv4/UDP stream of one size with fixed addresses and ports (drop --xdp-live-plain to have the program walk the fields)".into(),
             ));
         }
         let receive = pg.xmit_mode == Some(crate::pg::XmitMode::NetifReceive);
@@ -180,7 +189,7 @@ impl super::Backend for XdpLive {
             udp_src: (pg.udp_src_min, pg.udp_src_max),
             udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
         };
-        check_config(&c, pg.min_pkt_size as usize).map_err(super::Refusal::XdpLive)?;
+        check_config(&c, pg.max_frame_len()).map_err(super::Refusal::XdpLive)?;
         Ok(c)
     }
 
@@ -189,16 +198,206 @@ impl super::Backend for XdpLive {
         at: &super::OpenAt,
         frames: &crate::stream::Frames,
     ) -> anyhow::Result<XdpLive> {
-        let crate::stream::Frames::Fast(fast) = frames else {
-            anyhow::bail!("xdp_live: the frames need per-packet work its program does not do");
-        };
-        let frame = first_frame(fast.template(), fast.stream());
         let cfg = XdpLiveConfig {
             ifindex: at.ifindex,
             ..*c
         };
-        Ok(XdpLive::new(&frame, cfg)?)
+        match frames {
+            crate::stream::Frames::Fast(fast) => {
+                let frame = first_frame(fast.template(), fast.stream());
+                Ok(XdpLive::new(&frame, cfg)?)
+            }
+            crate::stream::Frames::Pg(pg) => {
+                use crate::stream::FrameSource;
+                let frame = pg.prefill();
+                let g = pg.generator().expect("the walk's frames have a generator");
+                let spec = walk_spec(g, pg.layout(), &cfg, &frame);
+                Ok(XdpLive::with_spec(&frame, spec, cfg)?)
+            }
+            crate::stream::Frames::Replay(_) => {
+                anyhow::bail!("xdp_live cannot --replay: its program rewrites one frame")
+            }
+        }
     }
+}
+
+/// The program's spec for the general walk `g` (its state before the first packet),
+/// written by layout `l` into the prepared `frame` (the walk's first packet, in a buffer of
+/// the largest frame's length): the same fields, ranges and rules as
+/// [`Generator::advance`], at the offsets the layout gives.
+pub fn walk_spec(g: &Generator, l: &Layout, cfg: &XdpLiveConfig, frame: &[u8]) -> Spec {
+    use crate::wire::{ethernet, ipv4, ipv6, mpls, udp, vlan};
+    let at = Offsets {
+        l3: l.l3,
+        ipv6: l.ipv6,
+    };
+    // In order [0, count): from offset 0 (MACs) or from min + 1 (pktgen's other walks).
+    let seq = |min: u64, span: u64, start: u64| Draw::Seq {
+        min,
+        span,
+        start: start % span,
+    };
+    let mut fields = Vec::new();
+    for (off, base, count, rnd) in [
+        (0, g.dst_mac_base, g.dst_mac_count, Flag::MacdstRnd),
+        (6, g.src_mac_base, g.src_mac_count, Flag::MacsrcRnd),
+    ] {
+        if count > 1 {
+            let draw = if g.has(rnd) {
+                Draw::Rnd {
+                    min: 0,
+                    span: u64::from(count),
+                }
+            } else {
+                seq(0, u64::from(count), 0)
+            };
+            fields.push(Field::Mac { off, base, draw });
+        }
+    }
+    if let Some((pcp, dei)) = l.vlan {
+        // The TCI's PCP and DEI bits, as the wire module lays them out.
+        let keep = |pcp: u8, dei: u8| {
+            let mut b = [0u8; vlan::HEADER_LEN];
+            vlan::Repr {
+                pcp,
+                dei: dei != 0,
+                vid: 0,
+                ethertype: 0,
+            }
+            .emit(&mut vlan::Packet::new_unchecked(&mut b[..]));
+            u16::from_be_bytes([b[vlan::field::TCI.start], b[vlan::field::TCI.start + 1]])
+        };
+        let mut p = ethernet::HEADER_LEN;
+        if let Some((spcp, sdei)) = l.svlan {
+            if g.has(Flag::SvidRnd) {
+                fields.push(Field::RandomVid {
+                    off: p + vlan::field::TCI.start,
+                    keep: keep(spcp, sdei),
+                });
+            }
+            p += vlan::HEADER_LEN;
+        }
+        if g.has(Flag::VidRnd) {
+            fields.push(Field::RandomVid {
+                off: p + vlan::field::TCI.start,
+                keep: keep(pcp, dei),
+            });
+        }
+    } else if g.has(Flag::MplsRnd) {
+        let n = g.mpls_rnd_mask.len();
+        for (i, &rnd) in g.mpls_rnd_mask.iter().enumerate() {
+            if rnd {
+                fields.push(Field::RandomMpls {
+                    off: ethernet::HEADER_LEN + i * mpls::HEADER_LEN + mpls::field::ENTRY.start,
+                    bottom: i + 1 == n,
+                });
+            }
+        }
+    }
+    for (f, (lo, hi), rnd) in [
+        (udp::field::SRC_PORT, g.udp_src, Flag::UdpsrcRnd),
+        (udp::field::DST_PORT, g.udp_dst, Flag::UdpdstRnd),
+    ] {
+        if lo < hi {
+            let draw = if g.has(rnd) {
+                Draw::Rnd {
+                    min: u64::from(lo),
+                    span: u64::from(hi - lo),
+                }
+            } else {
+                PortWalk::new(lo, hi).draw()
+            };
+            fields.push(Field::U16 {
+                off: at.l4() + f.start,
+                draw,
+            });
+        }
+    }
+    let mut flows = None;
+    if !l.ipv6 {
+        let (lo, hi) = g.saddr;
+        if lo < hi {
+            let draw = if g.has(Flag::IpsrcRnd) {
+                Draw::Rnd {
+                    min: u64::from(lo),
+                    span: u64::from(hi - lo),
+                }
+            } else {
+                seq(u64::from(lo), u64::from(hi - lo) + 1, 1)
+            };
+            fields.push(Field::U32 {
+                off: l.l3 + ipv4::field::SRC_ADDR.start,
+                draw,
+            });
+        }
+        let (lo, hi) = g.daddr;
+        if lo < hi {
+            let off = l.l3 + ipv4::field::DST_ADDR.start;
+            fields.push(if g.has(Flag::IpdstRnd) {
+                Field::Ipv4Segments {
+                    off,
+                    segs: g.dst_rnd.0.clone(),
+                    total: g.dst_rnd.1,
+                }
+            } else {
+                Field::U32 {
+                    off,
+                    draw: seq(u64::from(lo), u64::from(hi - lo) + 1, 1),
+                }
+            });
+            // Flows change bytes only through the destination they keep.
+            if !g.flows.is_empty() {
+                flows = Some(Flows {
+                    n: g.flows.len() as u32,
+                    flowlen: g.flowlen,
+                    seq: g.has(Flag::FlowSeq),
+                    field: fields.len() - 1,
+                });
+            }
+        }
+    } else if let Some((min, max)) = g.dst6_range {
+        let (min, max) = (min.octets(), max.octets());
+        for w in 0..4 {
+            let b = 4 * w;
+            fields.push(Field::Ipv6Word {
+                off: l.l3 + ipv6::field::DST_ADDR.start + b,
+                min: min[b..b + 4].try_into().expect("4 bytes"),
+                max: max[b..b + 4].try_into().expect("4 bytes"),
+            });
+        }
+    }
+    let (lo, hi) = g.size;
+    let min_frame = l.min_frame() as u32;
+    let size = if lo < hi {
+        Some(Size::Draw(if g.has(Flag::TxsizeRnd) {
+            Draw::Rnd {
+                min: u64::from(lo),
+                span: u64::from(hi - lo),
+            }
+        } else {
+            seq(u64::from(lo), u64::from(hi - lo) + 1, 1)
+        }))
+    } else if !g.imix_sizes.is_empty() {
+        Some(Size::Imix(
+            g.imix_table
+                .iter()
+                .map(|&e| g.imix_sizes[e as usize].max(min_frame) as u16)
+                .collect(),
+        ))
+    } else {
+        None
+    };
+    Spec::new(
+        cfg.ifindex,
+        cfg.timestamps,
+        cfg.batch,
+        cfg.udp_csum,
+        at,
+        fields,
+        size,
+        flows,
+        frame,
+    )
 }
 
 /// The frame the kernel copies: the template with the stream's first packet written
@@ -224,6 +423,9 @@ pub struct XdpLiveCounters {
     pub driver_calls: u64,
     /// The last error a driver call returned (negative errno), 0 if none.
     pub last_err: i32,
+    /// Bytes of the frames counted as sent (when the size varies: what the program made,
+    /// in proportion of the frames the driver accepted).
+    pub bytes: u64,
 }
 
 impl XdpLiveCounters {
@@ -238,6 +440,7 @@ impl XdpLiveCounters {
                 Counter::sum("driver_drops", self.driver_drops),
                 Counter::sum("driver_calls", self.driver_calls),
                 Counter::last_non_zero("last_err", i64::from(self.last_err)),
+                Counter::sum("bytes", self.bytes),
             ],
         )
     }
@@ -245,8 +448,11 @@ impl XdpLiveCounters {
 
 pub struct XdpLive {
     cfg: XdpLiveConfig,
+    spec: Spec,
     frame: Vec<u8>,
     state: bpf::ValueMap,
+    /// Flow state (pktgen's flows), when the walk has flows.
+    _flows: Option<bpf::ValueMap>,
     prog: OwnedFd,
     driver: bpf::ValueMap,
     /// The tracepoint program and its attachment (closing detaches); None when the
@@ -254,6 +460,9 @@ pub struct XdpLive {
     tracepoint: Result<(OwnedFd, OwnedFd), String>,
     /// Keeps the program in the kernel's XDP dispatcher for the whole run (see [`Pin`]).
     pin: Result<Pin, String>,
+    /// The state map's whole value as last read (walk slots, IMIX table); `mirror` is its
+    /// first part.
+    value: Vec<u8>,
     mirror: State,
     drv: Driver,
     per_run: u32,
@@ -264,41 +473,60 @@ pub struct XdpLive {
 
 impl XdpLive {
     /// Loads the programs for `frame` (the template with the first packet's fields
-    /// written: fixed ports, sequence number 1). Must run on the thread that will send, in
-    /// the network namespace of `cfg.ifindex`.
+    /// written: fixed ports, sequence number 1) of a plain IPv4/UDP stream. Must run on the
+    /// thread that will send, in the network namespace of `cfg.ifindex`.
     pub fn new(frame: &[u8], cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+        let spec = Spec::udp4(
+            cfg.ifindex,
+            frame,
+            cfg.timestamps,
+            cfg.batch,
+            cfg.udp_csum,
+            PortWalk::new(cfg.udp_src.0, cfg.udp_src.1),
+            PortWalk::new(cfg.udp_dst.0, cfg.udp_dst.1),
+        );
+        XdpLive::with_spec(frame, spec, cfg)
+    }
+
+    /// Loads the programs for `spec` and its prepared `frame` (the largest frame, with the
+    /// first packet's fields), e.g. from [`walk_spec`].
+    pub fn with_spec(frame: &[u8], mut spec: Spec, cfg: XdpLiveConfig) -> io::Result<XdpLive> {
         check_config(&cfg, frame.len())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        if frame.len() < MIN_FRAME {
+        if frame.len() < spec.at.min_frame() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("a {}-byte frame is too short for xdp_live", frame.len()),
             ));
         }
-        probe_live_frames()?;
-        let sport = PortWalk::new(cfg.udp_src.0, cfg.udp_src.1);
-        let dport = PortWalk::new(cfg.udp_dst.0, cfg.udp_dst.1);
-        let (ip_base, udp_base) = prog::bases(frame, sport.varies(), dport.varies());
-        let spec = Spec {
-            ifindex: cfg.ifindex,
-            verdict: if cfg.receive {
-                prog::Verdict::Pass
-            } else {
-                prog::Verdict::Redirect
-            },
-            plain: cfg.plain,
-            timestamps: cfg.timestamps,
-            clock_every: cfg.batch,
-            udp_csum: cfg.udp_csum,
-            sport,
-            dport,
-            ip_base,
-            udp_base,
-            restore: prog::restore_stores(frame, sport.varies(), dport.varies(), cfg.udp_csum),
+        if cfg.plain && (spec.varies() || spec.flows.is_some()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "--xdp-live-plain sends one identical frame: it cannot walk these fields (drop --xdp-live-plain)",
+            ));
+        }
+        spec.plain = cfg.plain;
+        spec.verdict = if cfg.receive {
+            prog::Verdict::Pass
+        } else {
+            prog::Verdict::Redirect
         };
-        let state = bpf::ValueMap::create("upktgen_state", prog::state::SIZE)
+        probe_live_frames()?;
+        let state = bpf::ValueMap::create("upktgen_state", spec.state_size())
             .map_err(|e| explain_bpf("creating the state map", e))?;
-        let insns = prog::xdp_program(&spec, state.raw_fd()).map_err(io::Error::other)?;
+        let flows = match spec.flows_size() {
+            0 => None,
+            n => Some(
+                bpf::ValueMap::create("upktgen_flows", n)
+                    .map_err(|e| explain_bpf("creating the flow map", e))?,
+            ),
+        };
+        let insns = prog::xdp_program_with_flows(
+            &spec,
+            state.raw_fd(),
+            flows.as_ref().map_or(-1, |f| f.raw_fd()),
+        )
+        .map_err(io::Error::other)?;
         let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", &insns)
             .map_err(|e| explain_bpf("loading the XDP program", e))?;
         let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
@@ -313,28 +541,27 @@ impl XdpLive {
         if cfg.plain && cfg.timestamps {
             // Every frame carries the start time: the one write plain mode makes, once.
             let (s, u) = crate::stream::timeval(sys::realtime_ns());
-            let t = crate::wire::udp4::OFF_TV_SEC;
+            let t = spec.at.tv_sec();
             frame[t..t + 4].copy_from_slice(&s.to_be_bytes());
             frame[t + 4..t + 8].copy_from_slice(&u.to_be_bytes());
             fix_plain_checksum(&mut frame, &spec);
         }
-        // The walk's first packet carries min + 1, as pktgen's (see crate::stream); the
-        // program keeps its place in the state map, so the start goes there.
-        let mirror = State {
-            sport: 1 % spec.sport.span,
-            dport: 1 % spec.dport.span,
-            ..State::default()
-        };
-        state.write(&mirror.to_bytes())?;
+        // Each walk starts where the general walk does (see Spec::initial_state).
+        let value = spec.initial_state();
+        state.write(&value)?;
+        let mirror = State::from_bytes(value[..prog::state::SIZE].try_into().expect("header"));
         Ok(XdpLive {
             per_run: cfg.batch.max(1) * 16,
             cfg,
+            spec,
             frame,
             state,
+            _flows: flows,
             prog,
             driver,
             tracepoint,
             pin,
+            value,
             mirror,
             drv: Driver::default(),
             totals: XdpLiveCounters::default(),
@@ -353,10 +580,25 @@ impl XdpLive {
         self.tracepoint.is_ok()
     }
 
+    /// What the program writes.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Bytes of the frames the program has made (the state's counter; kept only when the
+    /// size varies).
+    fn bytes_made(&self) -> u64 {
+        let o = prog::state::BYTES as usize;
+        u64::from_ne_bytes(self.value[o..o + 8].try_into().expect("8 bytes"))
+    }
+
     fn read_state(&mut self) -> io::Result<()> {
-        let mut b = [0u8; prog::state::SIZE];
-        self.state.read(&mut b)?;
-        self.mirror = State::from_bytes(&b);
+        self.state.read(&mut self.value)?;
+        self.mirror = State::from_bytes(
+            self.value[..prog::state::SIZE]
+                .try_into()
+                .expect("the header"),
+        );
         let mut d = [0u8; prog::driver::SIZE];
         self.driver.read(&mut d)?;
         self.drv = Driver::from_bytes(&d);
@@ -471,15 +713,18 @@ fn attach_tracepoint(driver: &bpf::ValueMap) -> Result<(OwnedFd, OwnedFd), Strin
 /// follow. The IPv4 header is unchanged.
 fn fix_plain_checksum(frame: &mut [u8], spec: &Spec) {
     use crate::wire::checksum;
-    use crate::wire::udp4::{OFF_SEQ, OFF_UDP_CSUM};
     if !spec.udp_csum {
         return;
     }
+    let (seq, csum) = (
+        spec.at.seq(),
+        spec.at.l4() + crate::wire::udp::field::CHECKSUM.start,
+    );
     // Back to big-endian terms: the base is kept in host order for the program.
     let s = u32::from(u16::from_be_bytes(spec.udp_base.to_ne_bytes()));
-    let s = checksum::add(s, checksum::sum(&frame[OFF_SEQ..OFF_SEQ + 12]));
+    let s = checksum::add(s, checksum::sum(&frame[seq..seq + 12]));
     let c = checksum::finish_udp(s);
-    frame[OFF_UDP_CSUM..OFF_UDP_CSUM + 2].copy_from_slice(&c.to_be_bytes());
+    frame[csum..csum + 2].copy_from_slice(&c.to_be_bytes());
 }
 
 impl TxBackend for XdpLive {
@@ -487,17 +732,15 @@ impl TxBackend for XdpLive {
         let writes = if self.cfg.plain {
             "plain redirect, no per-packet writes (every frame identical)".to_string()
         } else {
-            let mut w = vec!["seq", "IPv4 id+csum"];
-            if self.cfg.timestamps {
-                w.push("timestamp");
-            }
-            if self.cfg.udp_src.1 > self.cfg.udp_src.0 || self.cfg.udp_dst.1 > self.cfg.udp_dst.0 {
-                w.push("ports");
-            }
-            if self.cfg.udp_csum {
-                w.push("UDP csum");
-            }
-            format!("per-packet writes in the program: {}", w.join(", "))
+            let random = if self.spec.draws_random() {
+                "; random fields from the kernel's per-CPU bpf_get_prandom_u32: --seed does not reproduce them"
+            } else {
+                ""
+            };
+            format!(
+                "per-packet writes in the program: {}{random}",
+                self.spec.describe()
+            )
         };
         let counting = match &self.tracepoint {
             _ if self.cfg.receive => "xmit_mode netif_receive: XDP_PASS, each frame built into an skb and handed to the device's receive path; sent = frames passed".to_string(),
@@ -567,7 +810,9 @@ impl TxBackend for XdpLive {
         let real = sys::realtime_ns();
         self.mirror.rt_offset = real.wrapping_sub(mono);
         self.mirror.clock_at = 0;
-        self.state.write(&self.mirror.to_bytes())?;
+        self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
+        self.state.write(&self.value)?;
+        let bytes0 = self.bytes_made();
         let (frames0, sent0, drops0, calls0) = (
             self.mirror.frames,
             self.drv.sent,
@@ -621,6 +866,12 @@ impl TxBackend for XdpLive {
         if ran > 0 && sent == 0 && self.stats.queue.posted == 0 {
             return Err(self.refusal(ran));
         }
+        self.totals.bytes += if self.spec.size.is_some() {
+            let made = self.bytes_made().wrapping_sub(bytes0);
+            (u128::from(made) * u128::from(sent) / u128::from(ran.max(1))) as u64
+        } else {
+            sent * self.frame.len() as u64
+        };
         self.stats.queue.posted += sent;
         self.stats.queue.completed += sent;
         Ok(Submitted {
@@ -632,6 +883,10 @@ impl TxBackend for XdpLive {
     fn drain(&mut self, _timeout: Duration) -> io::Result<()> {
         // Redirected frames are flushed to the driver inside each syscall.
         Ok(())
+    }
+
+    fn bytes_sent(&self) -> Option<u64> {
+        self.spec.size.is_some().then_some(self.totals.bytes)
     }
 
     fn stats(&self) -> BackendStats {
@@ -719,20 +974,16 @@ mod tests {
             tv_usec: 0,
         };
         t.write(&mut f, &first);
-        let (ip_base, udp_base) = prog::bases(&f, false, false);
-        let spec = Spec {
-            ifindex: 1,
-            verdict: prog::Verdict::Redirect,
-            plain: true,
-            timestamps: true,
-            clock_every: 64,
-            udp_csum: true,
-            sport: PortWalk::new(9, 9),
-            dport: PortWalk::new(9, 9),
-            ip_base,
-            udp_base,
-            restore: Vec::new(),
-        };
+        let mut spec = Spec::udp4(
+            1,
+            &f,
+            true,
+            64,
+            true,
+            PortWalk::new(9, 9),
+            PortWalk::new(9, 9),
+        );
+        spec.plain = true;
         let o = crate::wire::udp4::OFF_TV_SEC;
         f[o..o + 4].copy_from_slice(&1_700_000_000u32.to_be_bytes());
         f[o + 4..o + 8].copy_from_slice(&654_321u32.to_be_bytes());
@@ -749,3 +1000,6 @@ mod tests {
         assert_eq!(f, want);
     }
 }
+
+#[cfg(test)]
+mod walk_tests;

@@ -42,10 +42,8 @@ pub(crate) mod op {
     pub const SUB: u8 = 0x10;
     pub const MUL: u8 = 0x20;
     pub const DIV: u8 = 0x30;
-    #[cfg(test)]
     pub const OR: u8 = 0x40;
     pub const AND: u8 = 0x50;
-    #[cfg(test)]
     pub const LSH: u8 = 0x60;
     pub const RSH: u8 = 0x70;
     #[cfg(test)]
@@ -59,10 +57,10 @@ pub(crate) mod op {
     pub const JA: u8 = 0x00;
     pub const JEQ: u8 = 0x10;
     pub const JGT: u8 = 0x20;
-    #[cfg(test)]
     pub const JGE: u8 = 0x30;
     pub const JNE: u8 = 0x50;
     pub const JLT: u8 = 0xa0;
+    pub const JLE: u8 = 0xb0;
     pub const CALL: u8 = 0x80;
     pub const EXIT: u8 = 0x90;
 }
@@ -73,6 +71,8 @@ pub(crate) mod helper {
     pub const MAP_LOOKUP_ELEM: i32 = 1;
     /// `u64 bpf_ktime_get_ns(void)`: CLOCK_MONOTONIC in ns.
     pub const KTIME_GET_NS: i32 = 5;
+    /// `u32 bpf_get_prandom_u32(void)`: the kernel's per-CPU pseudo-random generator.
+    pub const GET_PRANDOM_U32: i32 = 7;
     /// `u64 bpf_get_current_pid_tgid(void)`: tgid << 32 | thread id.
     pub const GET_CURRENT_PID_TGID: i32 = 14;
     /// `long bpf_redirect(u32 ifindex, u64 flags)`: XDP_REDIRECT to that interface.
@@ -80,6 +80,8 @@ pub(crate) mod helper {
     /// `long bpf_redirect_map(map, u32 key, u64 flags)`: XDP_REDIRECT to the map's entry
     /// `key`, else the action in the low bits of `flags`.
     pub const REDIRECT_MAP: i32 = 51;
+    /// `long bpf_xdp_adjust_tail(xdp_md, int delta)`: grows or shrinks the frame at its end.
+    pub const XDP_ADJUST_TAIL: i32 = 65;
 }
 
 /// `src_reg` of a 16-byte `ld_imm64` whose immediate is a map fd, to be replaced by the

@@ -17,7 +17,8 @@ of the frames sent. It is attributed: frames the receiver's own socket or ring d
 receiver's, frames counted as sent that never left the sending interface are the sender's, and \
 the rest the path's (the DUT's). A trial whose loss is the receiver's, or where the sender \
 fell short of the asked rate by more than --rate-tolerance, is no DUT result: it is tried once \
-more, then the search is capped there and the table says what bounded it.";
+more, then the search is capped there and the table says what bounded it (under a receiver's cap \
+the highest pass below, confirmed at full length, is the result).";
 
 const NDR_HELP: &str = "Frame sizes are RFC 2544's: the Ethernet frame with its 4-byte FCS \
 (64 to 1518 for a 1500-byte MTU). upktgen's --pkt-size (pktgen's pkt_size) excludes the FCS: \

@@ -82,12 +82,13 @@ pub struct RxArgs {
     #[command(flatten)]
     pub live: LiveArgs,
 
-    /// Blocks in the receive ring.
-    #[arg(long, default_value_t = 16, value_name = "N")]
+    /// Blocks in the receive ring (a block is handed over when full or after 4 ms: at low
+    /// rates the ring holds N x 4 ms of traffic for a receiver that is not scheduled).
+    #[arg(long, default_value_t = 64, value_name = "N")]
     pub ring_blocks: usize,
 
     /// Bytes per ring block (a power of two, at least 4096).
-    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    #[arg(long, default_value_t = 1 << 18, value_name = "BYTES")]
     pub block_size: usize,
 
     #[command(flatten)]

@@ -8,9 +8,10 @@
 //! time from the earliest start to the latest end (wall clock, each host's own).
 //!
 //! Refused, naming the file: a file that is not JSON (truncated, malformed) or not a run
-//! or rx document; documents of different upktgen versions (or without one); the same
-//! document twice, or the same sender (host, device, namespace) starting at the same
-//! instant twice; runs that did not share one `--start-at` (some with one, others with
+//! or rx document; a document of another schema version (docs/schema; one without `schema`
+//! is version 0, read by its fields); documents of different upktgen versions (or without
+//! one); the same document twice, or the same sender (host, device, namespace) starting at
+//! the same instant twice; runs that did not share one `--start-at` (some with one, others with
 //! another or none); no run document at all; an ndr document (a search per host is not
 //! added up). Merged but flagged (a `Flagged:` line naming
 //! the file, and `flags` in JSON): runs none of which used `--start-at` (not started
@@ -152,7 +153,7 @@ enum Doc {
 pub fn run_cli(a: &MergeArgs) -> Result<()> {
     let m = merge(&read_docs(&a.files)?)?;
     if a.json {
-        crate::out::println(serde_json::to_string_pretty(&m)?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::MERGE, &m)?)?;
     } else {
         crate::out::print(m.text())?;
     }
@@ -176,12 +177,27 @@ pub fn read_docs(files: &[PathBuf]) -> Result<Vec<(PathBuf, Value)>> {
 fn classify(path: &Path, v: &Value) -> Result<Doc> {
     let name = path.display();
     let has = |k: &str| v.get(k).is_some();
-    if v.pointer("/header/upktgen_ndr").is_some() {
+    // Since schema version 1 a document names its kind; before (version 0), its fields tell.
+    let tagged = crate::schema::kind_of(&name.to_string(), v)?;
+    let (run, rx) = (
+        crate::schema::kind(crate::schema::RUN),
+        crate::schema::kind(crate::schema::RX),
+    );
+    if tagged.is_some_and(|k| k.starts_with("ndr")) || v.pointer("/header/upktgen_ndr").is_some() {
         bail!(
             "{name}: an ndr document: merge adds up runs (`run --json`) and receivers (`rx --json`); each host's NDR search stands on its own (compare searches with `upktgen compare`)"
         );
     }
-    let kind = if has("outcome") && has("reconciliation") {
+    let kind = if let Some(k) = tagged {
+        if k != run && k != rx {
+            bail!(
+                "{name}: {} document (\"{}\"): merge takes `upktgen run --json` and `upktgen rx --json` output",
+                crate::schema::a_kind(k),
+                crate::schema::tag_of(v)
+            );
+        }
+        k
+    } else if has("outcome") && has("reconciliation") {
         "run"
     } else if has("sink") && has("frames") && has("stopped_by") {
         "rx"

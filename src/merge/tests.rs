@@ -295,3 +295,39 @@ fn truncated_and_malformed_files_are_named() {
     assert!(e.contains("absent.json"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn schema_versions_are_checked_naming_the_file() {
+    use crate::schema;
+    // Version 1 (tagged) and version 0 (no `schema`, from before it) merge alike.
+    let mut a = run("a", 1000, AT, 1_000_000, 0);
+    a["schema"] = json!(schema::RUN);
+    let mut r = rx("r", 1000, 0);
+    r["schema"] = json!(schema::RX);
+    let m = merge(&docs(&[a.clone(), run("b", 1000, AT, 1_000_000, 0), r])).unwrap();
+    assert_eq!(m.senders.len(), 2);
+    assert_eq!(m.receivers.len(), 1);
+    // Another major version of a kind merge reads.
+    let mut b = run("b", 1000, AT, 1_000_000, 0);
+    b["schema"] = json!("upktgen.run/2");
+    let e = refused(&[a.clone(), b]);
+    assert!(
+        e.starts_with("h1.json: a run document of schema version 2 (\"upktgen.run/2\"), written by a newer upktgen"),
+        "{e}"
+    );
+    // The schema decides the kind, over the fields.
+    let mut s = run("b", 1000, AT, 1_000_000, 0);
+    s["schema"] = json!(schema::SWEEP);
+    let e = refused(&[a.clone(), s]);
+    assert!(
+        e.starts_with("h1.json: a sweep document (\"upktgen.sweep/1\"): merge takes"),
+        "{e}"
+    );
+    let e = refused(&[a.clone(), json!({"schema": schema::NDR_RESULTS})]);
+    assert!(e.starts_with("h1.json: an ndr document"), "{e}");
+    let e = refused(&[a, json!({"schema": "upktgen.nosuch/1"})]);
+    assert!(
+        e.starts_with("h1.json: schema \"upktgen.nosuch/1\": this upktgen"),
+        "{e}"
+    );
+}

@@ -256,8 +256,20 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
     let (_, first) = lines
         .next()
         .ok_or_else(|| anyhow!("{}: empty, not an ndr results file", path.display()))?;
-    let header: Header = serde_json::from_str(first)
-        .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
+    let line = |i: usize, l: &str, want: &'static str, what: &str| -> Result<serde_json::Value> {
+        let at = format!("{}:{}", path.display(), i + 1);
+        let v: serde_json::Value =
+            serde_json::from_str(l).with_context(|| format!("{at}: not {what}"))?;
+        crate::schema::expect(&at, &v, want, what)?;
+        Ok(v)
+    };
+    let header: Header = serde_json::from_value(line(
+        0,
+        first,
+        crate::schema::NDR_RESULTS,
+        "an ndr results file's header",
+    )?)
+    .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
     if header.upktgen_ndr != FORMAT {
         bail!(
             "{}: results format {} (this upktgen reads {FORMAT})",
@@ -267,8 +279,9 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
     }
     let mut trials = Vec::new();
     for (i, l) in lines {
-        let t: TrialRecord = serde_json::from_str(l)
-            .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
+        let t: TrialRecord =
+            serde_json::from_value(line(i, l, crate::schema::NDR_TRIAL, "a trial record")?)
+                .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
         if !header.sizes.contains(&t.size) {
             bail!(
                 "{}:{}: frame size {} is not one of the header's",
@@ -285,11 +298,13 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
 /// Whether `path` starts like an ndr results file.
 pub fn is_results_file(path: &Path) -> bool {
     use std::io::Read;
-    let mut buf = [0u8; 16];
+    let mut buf = [0u8; 40];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut buf))
         .unwrap_or(0);
+    // Since schema version 1 the header names its schema first; before, its format.
     buf[..n].starts_with(b"{\"upktgen_ndr\"")
+        || buf[..n].starts_with(b"{\"schema\":\"upktgen.ndr-results/")
 }
 
 /// The results file, rewritten whole after each trial through the sweep's atomic writer.
@@ -301,7 +316,7 @@ struct ResultsFile {
 
 impl ResultsFile {
     fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
-        let text = serde_json::to_string(header)? + "\n";
+        let text = crate::schema::to_line(crate::schema::NDR_RESULTS, header)? + "\n";
         let header_len = text.len();
         let mut f = ResultsFile {
             path,
@@ -316,7 +331,8 @@ impl ResultsFile {
     fn save(&mut self, trials: &[TrialRecord]) -> Result<()> {
         self.text.truncate(self.header_len);
         for t in trials {
-            self.text.push_str(&serde_json::to_string(t)?);
+            self.text
+                .push_str(&crate::schema::to_line(crate::schema::NDR_TRIAL, t)?);
             self.text.push('\n');
         }
         crate::outfile::write_text(&self.path, &self.text)
@@ -557,7 +573,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         trials,
     };
     if args.json {
-        crate::out::println(serde_json::to_string_pretty(&run)?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::NDR, &run)?)?;
     } else {
         crate::out::print(report::table(&run))?;
     }
@@ -633,18 +649,29 @@ mod tests {
     /// A token bucket of `r` pps (burst 100) behind a sender of 500 kpps, with jitter
     /// (`seed`) in what the sender achieves.
     fn limiter(r: f64, seed: u64) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
+        limiter_seen_by(r, seed, f64::INFINITY)
+    }
+
+    /// [`limiter`] seen through a receiver whose socket takes `rx_max` pps and drops the rest.
+    fn limiter_seen_by(
+        r: f64,
+        seed: u64,
+        rx_max: f64,
+    ) -> impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)> {
         let mut rng = crate::rng::Rng::from_state(seed);
         move |_, q| {
             let j = 1.0 + (rng.signed_unit() * 0.001);
             let achieved = q.rate.unwrap_or(500_000.0).min(500_000.0) * j;
             let sent = (achieved * q.duration_s) as u64;
             let passed = (sent as f64).min(r * q.duration_s + 100.0) as u64;
+            let receiver_lost = (((achieved - rx_max) * q.duration_s).max(0.0) as u64).min(passed);
             let obs = Obs {
                 requested: q.rate,
                 duration_s: q.duration_s,
                 achieved,
                 sent,
                 dut_lost: sent - passed,
+                receiver_lost,
                 ..Obs::default()
             };
             Some((obs, Figures::default(), q.duration_s + 1.0))
@@ -741,6 +768,34 @@ mod tests {
         let t = report::table(&run_of(h, whole, all));
         assert!(t.contains("   64     1 "), "{t}");
         assert!(t.contains("DUT"), "{t}");
+    }
+
+    #[test]
+    fn a_receiver_bound_result_says_so_in_the_table() {
+        // A 100 kpps limiter seen through a receiver whose socket takes 60 kpps: the receiver
+        // bounds every target, and the table names it, its cap and the drops there.
+        let h = header(vec![64], 1);
+        let stop = AtomicBool::new(false);
+        let sim = limiter_seen_by(100_000.0, 1, 60_000.0);
+        let (sizes, trials, _) = drive(&h, vec![], &stop, sim, |_| Ok(())).unwrap();
+        for t in &sizes[0].targets {
+            assert_eq!(t.bound, search::Bound::Receiver, "{t:?}");
+            assert!(t.rate.unwrap() <= 60_000.0, "{t:?}");
+        }
+        let t = report::table(&run_of(h, sizes, trials));
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("64 "))
+            .unwrap();
+        assert!(row.trim_end().ends_with("receiver"), "{t}");
+        assert!(
+            t.contains("NDR: bounded by the receiver: it kept up at"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the receiver's own socket dropped frames in 2 of"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -138,13 +138,18 @@ pub fn table(run: &NdrRun) -> String {
             if let Some(n) = &t.note {
                 notes.push(format!("{}: {n}", t.name));
             }
-            if t.bound != Bound::Dut && t.rate.is_some() {
-                notes.push(format!(
-                    "{}: bounded by the {} at {:.0} pps, not by the DUT (no DUT result above it)",
+            match (t.bound, t.rate) {
+                (Bound::Sender, Some(_)) => notes.push(format!(
+                    "{}: bounded by the sender at {:.0} pps, not by the DUT (no DUT result above it)",
                     t.name,
-                    t.bound.name(),
                     t.upper.unwrap_or(0.0)
-                ));
+                )),
+                (Bound::Receiver, Some(r)) => notes.push(format!(
+                    "{}: bounded by the receiver: it kept up at {r:.0} pps, not at {:.0} pps (no DUT result above {r:.0})",
+                    t.name,
+                    t.upper.unwrap_or(0.0)
+                )),
+                _ => {}
             }
             let at: Vec<&TrialRecord> = t
                 .trials_at_rate
@@ -410,7 +415,10 @@ pub fn index_html(run: &NdrRun, plots: &[(String, String, String)]) -> String {
 pub fn write_dir(dir: &Path, run: &NdrRun) -> Result<Vec<String>> {
     let put = |name: &str, text: &str| crate::outfile::write_text(&dir.join(name), text);
     let mut w = Vec::new();
-    put("ndr.json", &(serde_json::to_string_pretty(run)? + "\n"))?;
+    put(
+        "ndr.json",
+        &(crate::schema::to_pretty(crate::schema::NDR, run)? + "\n"),
+    )?;
     put("ndr.csv", &results_csv(run))?;
     put("trials.csv", &trials_csv(run))?;
     w.extend(["ndr.json", "ndr.csv", "trials.csv"].map(String::from));

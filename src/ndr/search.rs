@@ -22,6 +22,16 @@
 //! than `tolerance`) or whose loss is the receiver's own (its socket dropped) is no DUT
 //! result: it is tried once more, and if it happens again the target's search is capped
 //! there, and its result says the sender (or receiver) bounded it.
+//!
+//! The receiver's rule, in full: a receiver-bound trial (the DUT's share within the target,
+//! the receiver's own drops putting the total over) is neither a pass nor a failure. A rate
+//! with [`RECEIVER_AT_RATE`] (2) receiver-bound trials, of any length, caps the target there:
+//! passes at that rate no longer count (the receiver could not keep up there), and the
+//! search goes on only below it, to the highest full-length pass under the cap, which is the
+//! result ("bounded by the receiver"; its note gives the receiver's drops and the DUT's loss
+//! over the trials at the cap: their spread). A target with [`RECEIVER_TRIALS`] (6)
+//! receiver-bound trials in all stops where it is: the highest full-length pass under the
+//! lowest rate the receiver dropped at, or no result.
 
 use serde::{Deserialize, Serialize};
 
@@ -240,6 +250,10 @@ pub struct Search {
 
 /// Most trials at one rate (repeats of noisy or bounded trials).
 const MAX_AT_RATE: usize = 3;
+/// Receiver-bound trials at one rate that cap a target there.
+pub const RECEIVER_AT_RATE: usize = 2;
+/// Receiver-bound trials in one target's search after which it stops.
+pub const RECEIVER_TRIALS: usize = 6;
 /// Most trials in one search (a safeguard; a search needs a few dozen at most).
 pub const MAX_TRIALS: usize = 200;
 
@@ -332,7 +346,7 @@ impl Search {
                             self.at_rate(r, 0.0)
                                 .filter(|(_, o2)| verdict(o2, t.loss, tol) == v)
                                 .count()
-                                >= 2
+                                >= RECEIVER_AT_RATE
                         }
                     };
                     if v == Verdict::SenderBound {
@@ -392,27 +406,105 @@ impl Search {
                 }
             }
         }
+        // A pass at the sender's cap is the sender's best; at the receiver's cap, the
+        // receiver could not keep up: no pass there counts.
         let lo = passes
             .into_iter()
             .filter(|&(r, _)| match hi {
-                Some((h, Bound::Dut)) => r < h,
-                Some((h, _)) => r <= h + 1e-3,
+                Some((h, Bound::Sender)) => r <= h + 1e-3,
+                Some((h, _)) => r < h - 1e-3,
                 None => true,
             })
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         (lo, hi)
     }
 
-    /// The lowest rate tried.
+    /// Target `t`'s receiver-bound trials: (index, the rate the search places it at).
+    fn receiver_bound(&self, t: &Target) -> Vec<(usize, f64)> {
+        let tol = self.cfg.tolerance;
+        self.trials
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, o))| verdict(o, t.loss, tol) == Verdict::ReceiverBound)
+            .map(|(i, (q, o))| (i, q.rate.unwrap_or(o.achieved)))
+            .collect()
+    }
+
+    /// What the trials at `cap` say of the receiver: how many were its, their spread.
+    fn receiver_note(&self, t: &Target, cap: f64) -> String {
+        let tol = self.cfg.tolerance;
+        let at: Vec<&Obs> = self
+            .trials
+            .iter()
+            .filter(|(q, o)| same(q.rate.unwrap_or(o.achieved), cap))
+            .map(|(_, o)| o)
+            .collect();
+        let rb = at
+            .iter()
+            .filter(|o| verdict(o, t.loss, tol) == Verdict::ReceiverBound)
+            .count();
+        let span = |f: &dyn Fn(&Obs) -> f64| {
+            let v: Vec<f64> = at.iter().map(|o| f(o)).collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            if same(lo * 1e6, hi * 1e6) {
+                pct(hi)
+            } else {
+                format!("{} to {}", pct(lo), pct(hi))
+            }
+        };
+        format!(
+            "the receiver's own socket dropped frames in {rb} of {} trials at {cap:.0} pps \
+             (its drops {} of the frames sent, the DUT's loss {}): no DUT result there or above",
+            at.len(),
+            span(&|o: &Obs| ratio(o.receiver_lost, o.sent)),
+            span(&|o: &Obs| o.dut_loss_ratio()),
+        )
+    }
+
+    /// Target `t` stopped by the receiver: the highest full-length pass under the lowest rate
+    /// the receiver dropped at (or under a lower failure or cap, which then bounds it).
+    fn receiver_stop(&self, t: &Target) -> TargetResult {
+        let rb = self.receiver_bound(t);
+        let rb_low = rb.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+        let (cap, bound) = match self.bounds(t).1 {
+            Some((h, b)) if h <= rb_low => (h, b),
+            _ => (rb_low, Bound::Receiver),
+        };
+        let final_t = Target {
+            min_s: self.cfg.final_s,
+            ..t.clone()
+        };
+        let lo = self
+            .bounds(&final_t)
+            .0
+            .map(|l| l.0)
+            .filter(|&l| l < cap - 1e-3);
+        let mut r = self.result(t, lo, Some((cap, bound)));
+        r.note = Some(format!(
+            "stopped after {} receiver-bound trials ({}); {}",
+            rb.len(),
+            if lo.is_some() {
+                "the result is the highest full-length pass below them"
+            } else {
+                "no full-length trial passed below them"
+            },
+            self.receiver_note(t, rb_low)
+        ));
+        r
+    }
+
+    /// The lowest rate tried: a whole number of packets per second, as every asked rate is
+    /// (a fraction would never be reached, and the search would ask its rounding forever).
     pub fn min_rate(&self) -> f64 {
         if self.cfg.min_rate > 0.0 {
-            return self.cfg.min_rate;
+            return self.cfg.min_rate.ceil();
         }
         let first = self
             .trials
             .first()
             .map(|(q, o)| q.rate.unwrap_or(o.achieved));
-        (first.unwrap_or(0.0) * 0.01).max(1.0)
+        (first.unwrap_or(0.0) * 0.01).ceil().max(1.0)
     }
 
     fn width(&self, at: f64) -> f64 {
@@ -451,7 +543,24 @@ impl Search {
                 continue;
             }
             match self.step(k) {
-                Ok(req) => return Some(req),
+                Ok(req) => {
+                    // A request that has had its share of trials already would decide
+                    // nothing new: the search stops rather than ask it to MAX_TRIALS.
+                    if let Some(r) = req.rate
+                        && self
+                            .at_rate(r, req.duration_s)
+                            .filter(|(i, _)| self.trials[*i].0.duration_s <= req.duration_s + 1e-9)
+                            .count()
+                            >= MAX_AT_RATE
+                    {
+                        self.failed = Some(format!(
+                            "the search asked for {r:.0} pps for {} s once more after {MAX_AT_RATE} such trials, without deciding it; stopped (the results file holds every trial)",
+                            req.duration_s
+                        ));
+                        return None;
+                    }
+                    return Some(req);
+                }
                 Err(res) => self.targets[k].done = Some(res),
             }
         }
@@ -459,6 +568,10 @@ impl Search {
     }
 
     fn result(&self, t: &Target, rate: Option<f64>, hi: Option<(f64, Bound)>) -> TargetResult {
+        let note = match hi {
+            Some((cap, Bound::Receiver)) => Some(self.receiver_note(t, cap)),
+            _ => None,
+        };
         TargetResult {
             name: t.name.clone(),
             loss: t.loss,
@@ -475,13 +588,16 @@ impl Search {
                     .map(|(i, _)| i)
                     .collect()
             }),
-            note: None,
+            note,
         }
     }
 
     /// Target `k`'s next trial, or its result.
     fn step(&mut self, k: usize) -> Result<Request, TargetResult> {
         let t = self.targets[k].clone();
+        if self.receiver_bound(&t).len() >= RECEIVER_TRIALS {
+            return Err(self.receiver_stop(&t));
+        }
         let (lo, hi) = self.bounds(&t);
         let search = |rate: f64, s: &Search| -> Request {
             Request {
@@ -527,7 +643,12 @@ impl Search {
                 Ok(search(r, self))
             }
             Some((l, dur)) => {
-                if h - l <= w || hb != Bound::Dut && l >= h * (1.0 - self.cfg.tolerance) {
+                // Under a receiver's cap the search does not narrow towards it: the highest
+                // pass below is confirmed and is the result.
+                if h - l <= w
+                    || hb == Bound::Receiver
+                    || hb == Bound::Sender && l >= h * (1.0 - self.cfg.tolerance)
+                {
                     if dur + 1e-9 >= self.cfg.final_s {
                         return Err(self.result(&t, Some(l), hi));
                     }
@@ -606,16 +727,32 @@ impl Search {
             self.retry_or_fail(req, &obs);
             return;
         }
-        if n_here >= MAX_AT_RATE {
-            return;
-        }
-        // A full-length failure: short trials were optimistic; passes of them no longer count.
+        // A full-length failure, or a receiver that could not keep up at full length where it
+        // did in short trials (a cap): short trials were optimistic; passes of them no longer
+        // count.
         if req.duration_s >= self.cfg.final_s - 1e-9 {
-            for t in self.targets.iter_mut().filter(|t| t.done.is_none()) {
-                if verdict(&obs, t.loss, tol) == Verdict::Fail {
+            let receiver_bound_here = |t: &Target| {
+                self.at_rate(rate, 0.0)
+                    .filter(|(_, o)| verdict(o, t.loss, tol) == Verdict::ReceiverBound)
+                    .count()
+            };
+            let full: Vec<bool> = self
+                .targets
+                .iter()
+                .map(|t| match verdict(&obs, t.loss, tol) {
+                    Verdict::Fail => true,
+                    Verdict::ReceiverBound => receiver_bound_here(t) >= RECEIVER_AT_RATE,
+                    _ => false,
+                })
+                .collect();
+            for (t, f) in self.targets.iter_mut().zip(full) {
+                if f && t.done.is_none() {
                     t.min_s = self.cfg.final_s;
                 }
             }
+        }
+        if n_here >= MAX_AT_RATE {
+            return;
         }
         for t in &self.targets {
             if t.done.is_some() {
@@ -694,14 +831,16 @@ mod tests {
     use crate::rng::Rng;
 
     /// A simulated DUT: the sender's ceiling, a token bucket (rate, burst), a share dropped
-    /// at every rate, a receiver that drops above a rate, and noise (a spurious loss of one
-    /// packet with this probability per trial).
+    /// at every rate, a receiver that drops above a rate (what exceeds it beyond a ring of
+    /// `receiver_ring` frames), and noise (a spurious loss of one packet with this
+    /// probability per trial).
     #[derive(Clone)]
     struct Dut {
         sender_max: f64,
         bucket: Option<(f64, f64)>,
         share: f64,
         receiver_max: Option<f64>,
+        receiver_ring: f64,
         noise: f64,
     }
 
@@ -712,6 +851,7 @@ mod tests {
                 bucket: Some((r, burst)),
                 share: 0.0,
                 receiver_max: None,
+                receiver_ring: 0.0,
                 noise: 0.0,
             }
         }
@@ -728,9 +868,12 @@ mod tests {
                 dut_lost += 1;
             }
             let receiver_lost = match self.receiver_max {
-                Some(m) if achieved > m => ((achieved - m) * q.duration_s) as u64,
+                Some(m) if achieved > m => {
+                    ((achieved - m) * q.duration_s - self.receiver_ring).max(0.0) as u64
+                }
                 _ => 0,
-            };
+            }
+            .min(sent - dut_lost);
             Obs {
                 requested: q.rate,
                 duration_s: q.duration_s,
@@ -1025,5 +1168,161 @@ mod tests {
         assert_eq!(r.rate, Some(509_106.0));
         // The trial that reached it is the result's (its latency and CPU figures are shown).
         assert!(r.trials_at_rate.contains(&2), "{:?}", r.trials_at_rate);
+    }
+
+    /// The e2e tests' trials: 0.25 s searching, 0.5 s final, 2 %.
+    fn short_cfg() -> Config {
+        Config {
+            pdr: None,
+            precision: Precision::Relative(0.02),
+            min_rate: 500.0,
+            search_s: 0.25,
+            final_s: 0.5,
+            ..cfg()
+        }
+    }
+
+    /// The receiver-bound rule: a rate with two receiver-bound trials caps the target there;
+    /// passes at that rate no longer count; the result is the highest full-length pass below.
+    fn check_receiver_bound(s: &Search, dut: &Dut) -> TargetResult {
+        assert!(s.failed.is_none(), "{:?}: {:?}", s.failed, s.trials.len());
+        let r = s.results()[0].clone().unwrap();
+        assert_eq!(r.bound, Bound::Receiver, "{r:?}");
+        let cap = r.upper.unwrap();
+        let tol = s.config().tolerance;
+        let rb_at_cap = s
+            .trials
+            .iter()
+            .filter(|(q, o)| {
+                q.rate.is_some_and(|x| same(x, cap))
+                    && verdict(o, 0.0, tol) == Verdict::ReceiverBound
+            })
+            .count();
+        assert_eq!(rb_at_cap, 2, "{r:?}");
+        if let Some(rate) = r.rate {
+            assert!(rate < cap, "{r:?}");
+            // A full-length trial passed there, the receiver keeping up.
+            assert!(r.trials_at_rate.iter().any(|&i| {
+                let (q, o) = &s.trials[i];
+                q.duration_s == s.config().final_s && verdict(o, 0.0, tol) == Verdict::Pass
+            }));
+            // Not above what the DUT and the receiver pass at full length.
+            let m = dut.receiver_max.unwrap() + dut.receiver_ring / s.config().final_s;
+            assert!(rate <= m + 1.0, "{rate} above the receiver's {m}");
+        }
+        let note = r.note.clone().unwrap_or_default();
+        assert!(
+            note.contains(&format!(
+                "2 of {} trials at {cap:.0} pps",
+                r_trials_at(s, cap)
+            )),
+            "{note}"
+        );
+        r
+    }
+
+    fn r_trials_at(s: &Search, rate: f64) -> usize {
+        s.trials
+            .iter()
+            .filter(|(q, _)| q.rate.is_some_and(|x| same(x, rate)))
+            .count()
+    }
+
+    #[test]
+    fn a_receiver_that_keeps_up_only_in_short_trials_ends_the_search_receiver_bound() {
+        // A limiter of 3,000 pps (burst 100), and a receiver that takes 2,500 pps plus a ring
+        // of 100 frames: a 0.25 s trial at 2,862 pps fits in its ring, a 0.5 s one does not.
+        // Before the rule, the confirmation at such a rate was asked again and again (a
+        // receiver-bound trial neither passed nor failed it) up to the 200-trial cap.
+        for (c, ring) in [(2500.0, 100.0), (2000.0, 300.0), (2900.0, 20.0)] {
+            let dut = Dut {
+                receiver_max: Some(c),
+                receiver_ring: ring,
+                ..Dut::limiter(3000.0, 100.0)
+            };
+            let s = run(short_cfg(), &dut);
+            let r = check_receiver_bound(&s, &dut);
+            assert!(r.rate.is_some(), "{c}: {r:?}");
+            assert!(s.trials.len() <= 20, "{c}: {} trials", s.trials.len());
+        }
+    }
+
+    #[test]
+    fn a_receiver_that_drops_now_and_then_ends_every_search_in_few_trials() {
+        // A loaded machine: the far receiver drops a few frames in a share of the trials,
+        // whatever the rate. Each search ends: a DUT result within the precision of the
+        // truth, or receiver-bound (two receiver-bound trials at its cap), never the cap.
+        let truth = truth(3000.0, 100.0, 0.5);
+        let mut bounds = [0, 0];
+        for p in [0.2, 0.5, 0.8] {
+            for seed in 1..40 {
+                let mut s = Search::new(short_cfg());
+                let mut rng = Rng::from_state(seed);
+                let dut = Dut::limiter(3000.0, 100.0);
+                while let Some(q) = s.next_trial() {
+                    let mut o = dut.trial(&q, &mut rng);
+                    if (rng.next_u64() % 1000) as f64 / 1000.0 < p {
+                        o.receiver_lost = 30.min(o.sent - o.dut_lost);
+                    }
+                    s.record(q, o);
+                }
+                assert!(
+                    s.trials.len() <= 30,
+                    "p {p} seed {seed}: {}",
+                    s.trials.len()
+                );
+                assert!(s.failed.is_none(), "p {p} seed {seed}: {:?}", s.failed);
+                let r = s.results()[0].clone().unwrap();
+                match r.bound {
+                    Bound::Dut => {
+                        bounds[0] += 1;
+                        let got = r.rate.unwrap();
+                        assert!(got <= truth + 1.0 && got >= truth * 0.96, "{r:?}");
+                    }
+                    Bound::Receiver => {
+                        bounds[1] += 1;
+                        // Capped by two receiver-bound trials at a rate, or stopped after six.
+                        let n = r_trials_at(&s, r.upper.unwrap());
+                        let note = r.note.as_deref().unwrap_or("");
+                        let rb = s
+                            .trials
+                            .iter()
+                            .filter(|(_, o)| verdict(o, 0.0, 0.02) == Verdict::ReceiverBound)
+                            .count();
+                        assert!(
+                            note.contains(&format!("2 of {n} trials"))
+                                || rb == RECEIVER_TRIALS
+                                    && note.starts_with("stopped after 6 receiver-bound trials"),
+                            "{r:?}"
+                        );
+                        if let Some(got) = r.rate {
+                            assert!(got <= truth + 1.0, "{r:?}");
+                        }
+                    }
+                    Bound::Sender => panic!("{r:?}"),
+                }
+            }
+        }
+        // Both outcomes occur across the seeds (the test sees each rule at work).
+        assert!(bounds[0] > 0 && bounds[1] > 0, "{bounds:?}");
+    }
+
+    #[test]
+    fn a_dut_below_the_lowest_rate_ends_there() {
+        // The ceiling asked at a line rate of 14,880,952 pps: the lowest rate is 1 % of it,
+        // 148,809.52 pps, and a trial is asked at a whole 148,810. A 3,000 pps limiter loses at
+        // every rate: the search ends there instead of asking 148,810 to its 200-trial cap.
+        let c = Config {
+            max_rate: Some(14_880_952.0),
+            min_rate: 0.0,
+            pdr: None,
+            ..cfg()
+        };
+        let s = run(c, &Dut::limiter(3000.0, 100.0));
+        assert!(s.failed.is_none(), "{:?}", s.failed);
+        let r = s.results()[0].clone().unwrap();
+        assert_eq!(r.rate, None);
+        assert!(r.note.unwrap().contains("--min-rate"));
+        assert!(s.trials.len() < 10, "{}", s.trials.len());
     }
 }

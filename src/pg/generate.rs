@@ -64,7 +64,7 @@ fn allowed_dst_segments(lo: u32, hi: u32) -> (Vec<(u32, u32)>, u64) {
 }
 
 #[derive(Debug, Clone, Copy, Default)]
-struct FlowState {
+pub(crate) struct FlowState {
     daddr: u32,
     count: u32,
     seen: bool,
@@ -72,29 +72,32 @@ struct FlowState {
 
 /// The fields of the packet being built and the walk's state (pktgen's `cur_*`).
 #[derive(Debug, Clone)]
+///
+/// The walk's parameters are visible in the crate: the xdp_live backend compiles the same
+/// walk into its XDP program.
 pub struct Generator {
-    flags: u32,
+    pub(crate) flags: u32,
     rng: Rng,
     // constant
-    src_mac_base: [u8; 6],
-    dst_mac_base: [u8; 6],
-    src_mac_count: u32,
-    dst_mac_count: u32,
-    udp_src: (u16, u16),
-    udp_dst: (u16, u16),
-    saddr: (u32, u32),
-    daddr: (u32, u32),
-    dst_rnd: (Vec<(u32, u32)>, u64),
-    dst6_range: Option<(Ipv6Addr, Ipv6Addr)>,
-    size: (u32, u32),
-    imix_sizes: Vec<u32>,
-    imix_table: [u8; IMIX_PRECISION],
-    vlan_on: bool,
-    svlan_on: bool,
-    mpls_rnd_mask: Vec<bool>,
+    pub(crate) src_mac_base: [u8; 6],
+    pub(crate) dst_mac_base: [u8; 6],
+    pub(crate) src_mac_count: u32,
+    pub(crate) dst_mac_count: u32,
+    pub(crate) udp_src: (u16, u16),
+    pub(crate) udp_dst: (u16, u16),
+    pub(crate) saddr: (u32, u32),
+    pub(crate) daddr: (u32, u32),
+    pub(crate) dst_rnd: (Vec<(u32, u32)>, u64),
+    pub(crate) dst6_range: Option<(Ipv6Addr, Ipv6Addr)>,
+    pub(crate) size: (u32, u32),
+    pub(crate) imix_sizes: Vec<u32>,
+    pub(crate) imix_table: [u8; IMIX_PRECISION],
+    pub(crate) vlan_on: bool,
+    pub(crate) svlan_on: bool,
+    pub(crate) mpls_rnd_mask: Vec<bool>,
     queue_map: (u16, u16),
     tx_queues: u16,
-    flowlen: u32,
+    pub(crate) flowlen: u32,
     // current
     pub src_mac: [u8; 6],
     pub dst_mac: [u8; 6],
@@ -113,7 +116,7 @@ pub struct Generator {
     pub mpls: Vec<u32>,
     pub ip_id: u16,
     pub seq: u32,
-    flows: Vec<FlowState>,
+    pub(crate) flows: Vec<FlowState>,
     curfl: usize,
     /// Distinct flow destinations drawn (pktgen's `nflows`).
     pub nflows: u32,
@@ -242,7 +245,7 @@ impl Generator {
         })
     }
 
-    fn has(&self, f: Flag) -> bool {
+    pub(crate) fn has(&self, f: Flag) -> bool {
         self.flags & f.bit() != 0
     }
 

@@ -11,7 +11,7 @@
 //! keeps the kernel's semantics, quirks included (they are documented where they are kept).
 
 pub(crate) mod cli;
-pub(crate) mod generate;
+pub mod generate;
 pub(crate) mod show;
 
 use crate::wire::MacAddr;

@@ -70,7 +70,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish_run(&r.report);
     }
     if output.json {
-        crate::out::println(serde_json::to_string_pretty(&r.report)?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::RUN, &r.report)?)?;
     } else {
         crate::out::print(r.report.text(output.per_cpu))?;
     }

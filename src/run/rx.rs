@@ -82,7 +82,7 @@ pub fn run(a: &RxArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish_rx(&report);
     }
     if a.json {
-        crate::out::println(serde_json::to_string_pretty(&report)?)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::RX, &report)?)?;
     } else {
         crate::out::print(report.text(a.hist))?;
     }

@@ -227,7 +227,7 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
         }
     }
     let report = if a.json {
-        serde_json::to_string_pretty(&r.report).unwrap_or_default() + "\n"
+        crate::schema::to_pretty(crate::schema::RUN, &r.report).unwrap_or_default() + "\n"
     } else {
         r.report.text(false)
     };

@@ -325,7 +325,11 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
             pkt_size: frames.pkt_size(),
             frags: 0,
             errors,
-            imix_bytes: frames.imix_bytes(),
+            imix_bytes: if fills {
+                frames.imix_bytes()
+            } else {
+                backend.bytes_sent().or_else(|| frames.imix_bytes())
+            },
         },
         pacing_idle_ns,
         backend: bstats,

@@ -553,10 +553,13 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
                 verdict: seed::Verdict,
             }
             let v = seed::verdict(&rows);
-            return Ok(serde_json::to_string_pretty(&Out {
-                iterations: &rows,
-                verdict: v,
-            })? + "\n");
+            return Ok(crate::schema::to_pretty(
+                crate::schema::SIM_SEED,
+                &Out {
+                    iterations: &rows,
+                    verdict: v,
+                },
+            )? + "\n");
         }
         return Ok(seed::render(&rows));
     }
@@ -564,16 +567,26 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
     if !args.sweep.is_empty() {
         let rows = sweep(&base, &args.sweep)?;
         if args.json {
-            return Ok(serde_json::to_string_pretty(&rows)? + "\n");
+            #[derive(Serialize)]
+            struct Points<'a> {
+                points: &'a [SweepRow],
+            }
+            return Ok(crate::schema::to_pretty(
+                crate::schema::SIM_SWEEP,
+                &Points { points: &rows },
+            )? + "\n");
         }
         return Ok(render_sweep(&rows));
     }
     let outcome = simulate(&base)?;
     if args.json {
-        return Ok(serde_json::to_string_pretty(&Run {
-            model: base,
-            outcome,
-        })? + "\n");
+        return Ok(crate::schema::to_pretty(
+            crate::schema::SIM,
+            &Run {
+                model: base,
+                outcome,
+            },
+        )? + "\n");
     }
     Ok(render_run(&base, &outcome))
 }

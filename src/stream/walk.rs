@@ -25,6 +25,11 @@ impl PgFrames {
             cpu,
         }
     }
+
+    /// The frames' constant layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
 }
 
 impl FrameSource for PgFrames {

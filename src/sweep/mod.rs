@@ -254,7 +254,21 @@ enum Doc {
 fn load(path: &Path) -> Result<Doc> {
     let v: serde_json::Value =
         crate::input::read_json(path, crate::input::MAX_JSON, "a JSON document")?;
-    if v.get("runs").is_some() && v.get("spec").is_some() {
+    let name = path.display().to_string();
+    let kind = crate::schema::kind_of(&name, &v)?;
+    let (sweep, run, sim) = (
+        crate::schema::kind(crate::schema::SWEEP),
+        crate::schema::kind(crate::schema::RUN),
+        crate::schema::kind(crate::schema::SIM),
+    );
+    if let Some(k) = kind.filter(|k| ![sweep, run, sim].contains(k)) {
+        bail!(
+            "{name}: {} document (\"{}\"): compare takes a sweep's runs.json, `run --json` or `sim --json` documents (or an array of them), or ndr results files",
+            crate::schema::a_kind(k),
+            crate::schema::tag_of(&v)
+        );
+    }
+    if kind == Some(sweep) || kind.is_none() && v.get("runs").is_some() && v.get("spec").is_some() {
         let f: RunsFile = serde_json::from_value(v)
             .with_context(|| format!("{}: not a sweep's runs.json", path.display()))?;
         output::validate(&f)
@@ -274,6 +288,14 @@ fn load(path: &Path) -> Result<Doc> {
         serde_json::Value::Array(items) => {
             let mut ms = Vec::new();
             for (i, x) in items.iter().enumerate() {
+                let el = format!("{name} (element {i})");
+                if let Some(k) = crate::schema::kind_of(&el, x)?.filter(|k| ![run, sim].contains(k))
+                {
+                    bail!(
+                        "{el}: {} document: an array's elements must be runs (upktgen run/sim --json)",
+                        crate::schema::a_kind(k)
+                    );
+                }
                 ms.push(one(x).ok_or_else(|| {
                     anyhow!(
                         "{}: element {i} is not a run's JSON (upktgen run/sim --json)",

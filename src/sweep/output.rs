@@ -30,6 +30,7 @@ pub const FORMAT: u32 = 1;
 /// runs.json borrowed (same fields, same order as [`RunsFile`]), to write it without copying.
 #[derive(Serialize)]
 struct RunsView<'a> {
+    schema: &'static str,
     format: u32,
     spec: &'a Spec,
     points: &'a [Point],
@@ -51,6 +52,7 @@ fn runs_json_text(
     runs: &[RunRecord],
 ) -> Result<String> {
     let v = RunsView {
+        schema: crate::schema::SWEEP,
         format: FORMAT,
         spec,
         points,
@@ -706,7 +708,12 @@ pub fn write_dir(dir: &Path, what: &str, f: &RunsFile, write_runs: bool) -> Resu
 
 /// Reads runs.json, checked with [`validate`].
 pub fn read_runs(path: &Path) -> Result<RunsFile> {
-    let f: RunsFile = crate::input::read_json(path, crate::input::MAX_JSON, "a sweep's runs.json")?;
+    let v: serde_json::Value =
+        crate::input::read_json(path, crate::input::MAX_JSON, "a sweep's runs.json")?;
+    let name = path.display().to_string();
+    crate::schema::expect(&name, &v, crate::schema::SWEEP, "a sweep's runs.json")?;
+    let f: RunsFile = serde_json::from_value(v)
+        .map_err(|e| anyhow::anyhow!("{name}: not a sweep's runs.json: {e}"))?;
     validate(&f).map_err(|e| anyhow::anyhow!("{}: inconsistent runs.json: {e}", path.display()))?;
     Ok(f)
 }

@@ -167,7 +167,8 @@ impl ValueMap {
     pub fn create(name: &str, value_size: usize) -> io::Result<ValueMap> {
         const BPF_MAP_CREATE: libc::c_int = 0;
         const BPF_MAP_TYPE_ARRAY: u32 = 2;
-        if value_size == 0 || value_size > 4096 {
+        // Up to 1 MiB: xdp_live's flow map holds 8 bytes for each of up to 65536 flows.
+        if value_size == 0 || value_size > 1 << 20 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "map value size out of range",

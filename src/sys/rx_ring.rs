@@ -44,8 +44,12 @@ pub struct RxRingConfig {
 impl Default for RxRingConfig {
     fn default() -> Self {
         RxRingConfig {
-            block_size: 1 << 20,
-            blocks: 16,
+            // 16 MiB in 64 blocks of 256 KiB: a block is handed over when full or after
+            // retire_ms, whichever comes first, so at low rates the ring holds blocks × retire_ms
+            // of traffic for a reader that is not scheduled (256 ms here; 16 blocks of 1 MiB
+            // held 64 ms, and a far receiver starved that long by a loaded machine dropped).
+            block_size: 1 << 18,
+            blocks: 64,
             retire_ms: 4,
             all_frames: false,
         }

@@ -16,13 +16,42 @@ pub const B_DATA: &str = "dat-b";
 pub const A_MAC: &str = "02:00:00:98:00:01";
 pub const B_MAC: &str = "02:00:00:98:00:02";
 
-fn run(args: &[&str]) {
+/// Runs a command that must succeed (set-up steps).
+pub fn run(args: &[&str]) {
     let o = Command::new(args[0]).args(&args[1..]).output().unwrap();
     assert!(
         o.status.success(),
         "{args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// An ed25519 key pair without passphrase, `dir/name` and `dir/name.pub`.
+pub fn keygen(dir: &Path, name: &str) {
+    run(&[
+        "ssh-keygen",
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-C",
+        name,
+        "-f",
+        dir.join(name).to_str().unwrap(),
+    ]);
+}
+
+/// An sshd configuration for a test host: listening on `ip`:22 only, key logins for root
+/// with `dir/authorized_keys`, no PAM, no passwords, SFTP (ansible copies with it).
+pub fn sshd_config(ip: &str, host_key: &Path, dir: &Path) -> String {
+    format!(
+        "ListenAddress {ip}:22\nHostKey {k}\nAuthorizedKeysFile {d}/authorized_keys\n\
+         PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+         UsePAM no\nStrictModes no\nLogLevel ERROR\nSubsystem sftp internal-sftp\n",
+        k = host_key.display(),
+        d = dir.display()
+    )
 }
 
 /// Two namespaces: `a` (the controller and sender) and `b` (the far end).
@@ -139,18 +168,7 @@ impl TwoHosts {
     pub fn start_sshd(&mut self) -> PathBuf {
         let d = &self.dir;
         for k in ["host_key", "client_key", "other_key"] {
-            run(&[
-                "ssh-keygen",
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-C",
-                k,
-                "-f",
-                d.join(k).to_str().unwrap(),
-            ]);
+            keygen(d, k);
         }
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
         let host_pub = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
@@ -159,13 +177,8 @@ impl TwoHosts {
             format!("{} {host_pub}", self.b_mgmt_ip),
         )
         .unwrap();
-        let cfg = format!(
-            "ListenAddress {ip}:22\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
-             PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\nLogLevel ERROR\n",
-            ip = self.b_mgmt_ip,
-            d = d.display()
-        );
+        let cfg = sshd_config(&self.b_mgmt_ip, &d.join("host_key"), d)
+            + &format!("PidFile {}/sshd.pid\n", d.display());
         std::fs::write(d.join("sshd_config"), cfg).unwrap();
         let client = |key: &str| {
             format!(
@@ -212,6 +225,14 @@ impl TwoHosts {
         d.join("ssh_config")
     }
 
+    /// Stops the far host's sshd (it becomes unreachable: connections are refused).
+    pub fn stop_sshd(&mut self) {
+        if let Some(mut c) = self.sshd.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
     /// `upktgen run --dev dat-a ... EXTRA` inside `a`, aimed at `b`'s data address at
     /// 50,000 pps.
     pub fn run_a_to_b(&self, count: u64, extra: &[&str]) -> std::process::Output {
@@ -252,6 +273,13 @@ impl TwoHosts {
             .args(args)
             .output()
             .unwrap()
+    }
+
+    /// Moves b's data interface into `a` (up, no address): both ends of the data link in one
+    /// namespace, for `--dev dat-a --rx-dev dat-b` (two ports of one host joined by a cable).
+    pub fn b_data_into_a(&self) {
+        run(&["ip", "-n", &self.b, "link", "set", B_DATA, "netns", &self.a]);
+        run(&["ip", "-n", &self.a, "link", "set", B_DATA, "up"]);
     }
 
     pub fn ns_path(ns: &str) -> PathBuf {

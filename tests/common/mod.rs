@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
+pub mod fleet;
 pub mod hosts;
 pub mod nft;
 
@@ -238,4 +239,85 @@ pub fn dev_run(lab: &upktgen::lab::Lab, extra: &[&str]) -> std::process::Output 
     }
     a.extend_from_slice(extra);
     in_ns(&lab.tx_ns, &a)
+}
+
+/// What arrived at veth-rx of `lab` while `args` ran in its sending namespace (an
+/// AF_PACKET ETH_P_ALL ring, up to `want` frames or 5 s), the frames `keep` accepts, with
+/// the VLAN tag veth-rx moved into metadata put back in place (its VID: the PCP and DEI
+/// bits are not in the metadata).
+pub fn capture_frames(
+    lab: &upktgen::lab::Lab,
+    args: &[&str],
+    want: usize,
+    keep: impl Fn(&[u8]) -> bool,
+) -> (Output, Vec<Vec<u8>>) {
+    use std::time::{Duration, Instant};
+    use upktgen::sys::{self, netns, rx_ring::RxRing, rx_ring::RxRingConfig};
+    let mut ring = netns::in_netns(&lab.rx_path(), || {
+        RxRing::open(
+            sys::if_nametoindex(upktgen::lab::RX_IF)?,
+            RxRingConfig {
+                all_frames: true,
+                ..RxRingConfig::default()
+            },
+        )
+    })
+    .unwrap();
+    // The ring is read while the sender runs: its blocks are handed over every 4 ms even when
+    // nearly empty, so the 16 of them hold only 64 ms of a slow or stretched run (a sender
+    // started late by a loaded machine), and a reader that waited for the sender's end lost
+    // the rest.
+    let child = Command::new("ip")
+        .args(["netns", "exec", &lab.tx_ns, env!("CARGO_BIN_EXE_upktgen")])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sender = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let mut got = Vec::new();
+    let mut ended: Option<Instant> = None;
+    loop {
+        if ended.is_none() && sender.is_finished() {
+            ended = Some(Instant::now());
+        }
+        if ended.is_some_and(|t| got.len() >= want || t.elapsed() > Duration::from_secs(5)) {
+            break;
+        }
+        ring.wait(50).unwrap();
+        while ring
+            .next_block(|f, m| {
+                let mut data = f.to_vec();
+                if let Some(vid) = m.vlan {
+                    let tag = [0x81, 0x00, (vid >> 8) as u8, vid as u8];
+                    data.splice(12..12, tag);
+                }
+                if keep(&data) {
+                    got.push(data)
+                }
+            })
+            .is_some()
+        {}
+    }
+    (sender.join().unwrap(), got)
+}
+
+/// Waits (at most 20 s) until an XDP program is on `dev` in `ns`: a receiver using AF_XDP
+/// is ready.
+pub fn wait_for_xdp(ns: &str, dev: &str) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let o = Command::new("ip")
+            .args(["-n", ns, "link", "show", "dev", dev])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&o.stdout).contains("prog/xdp") {
+            return;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "no XDP program on {dev}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

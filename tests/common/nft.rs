@@ -72,3 +72,15 @@ pub fn counter(ns: &str, family: &str, name: &str) -> u64 {
 pub fn dropped(ns: &str) -> u64 {
     counter(ns, "netdev", "upktgen_test")
 }
+
+/// The netdev table `upktgen_test` with `limit rate over RATE/second burst BURST packets
+/// counter drop` on `dev`'s ingress: a device of known capacity (a token bucket), what it
+/// dropped read by [`dropped`].
+pub fn limit_ingress(ns: &str, dev: &str, rate: u32, burst: u32) {
+    apply(
+        ns,
+        &format!(
+            "table netdev upktgen_test {{\n chain ingress {{\n  type filter hook ingress device \"{dev}\" priority 0; policy accept;\n  limit rate over {rate}/second burst {burst} packets counter drop\n }}\n}}\n"
+        ),
+    );
+}

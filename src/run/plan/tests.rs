@@ -351,8 +351,21 @@ fn xdp_live_refusals() {
         refused(&v)
     };
     assert!(x(&["--burst", "4"]).contains("--burst: xdp_live has no burst"));
+    // The program walks the whole pktgen walk now (issue 16): random source addresses are
+    // planned; only the one-frame plain mode refuses them.
+    plan(&[
+        "--backend",
+        "xdp_live",
+        "--flag",
+        "IPSRC_RND",
+        "--src-min",
+        "10.0.0.1",
+        "--src-max",
+        "10.0.0.9",
+    ]);
     assert!(
         x(&[
+            "--xdp-live-plain",
             "--flag",
             "IPSRC_RND",
             "--src-min",
@@ -360,7 +373,7 @@ fn xdp_live_refusals() {
             "--src-max",
             "10.0.0.9"
         ])
-        .contains("xdp_live's program writes the fields of a plain IPv4/UDP stream")
+        .contains("--xdp-live-plain sends one identical frame")
     );
     assert!(x(&["--batch", "257"]).contains("--batch 257"));
     assert!(x(&["--pkt-size", "4000"]).contains("--pkt-size 4000"));
@@ -1004,7 +1017,7 @@ fn netif_receive_is_refused_where_it_cannot_be() {
     );
     // What xdp_live refuses, it refuses here too, saying the mode needs it.
     assert_refused(
-        &["--xmit-mode", "netif_receive", "--vlan-id", "5"],
+        &["--xmit-mode", "netif_receive", "--ring", "64"],
         "--xmit-mode netif_receive needs xdp_live, which refuses",
     );
     // A script's start runs one mode for every device.

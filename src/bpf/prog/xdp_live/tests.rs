@@ -2,39 +2,74 @@
 //! independent parser reads, and against the userspace frame writer.
 
 use super::*;
+use crate::wire::udp4::{OFF_IP_CSUM, OFF_IP_ID, OFF_SEQ, OFF_UDP_CSUM, OFF_UDP_SPORT};
 use crate::wire::{FrameSpec, PacketFields, PktgenHdr, Udp4Template};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use std::net::Ipv4Addr;
 
-const PKT_BASE: u64 = 0x1000_0000;
-const MAP_BASE: u64 = 0x2000_0000;
-const CTX_BASE: u64 = 0x3000_0000;
-const REDIRECT_TARGET: u32 = 7;
-const STATE_FD: i32 = 42;
+pub(crate) const PKT_BASE: u64 = 0x1000_0000;
+pub(crate) const MAP_BASE: u64 = 0x2000_0000;
+pub(crate) const CTX_BASE: u64 = 0x3000_0000;
+pub(crate) const FLOWS_BASE: u64 = 0x4000_0000;
+pub(crate) const STACK_TOP: u64 = 0x5000_0000;
+pub(crate) const FLOWS_FD: i32 = 43;
+pub(crate) const REDIRECT_TARGET: u32 = 7;
+pub(crate) const STATE_FD: i32 = 42;
 
 /// What the interpreter's helpers saw and returned.
 #[derive(Default)]
-struct World {
+pub(crate) struct World {
     /// CLOCK_MONOTONIC the next bpf_ktime_get_ns returns.
-    mono_ns: u64,
-    clock_reads: u32,
-    redirects: Vec<u32>,
-    tid: u64,
+    pub(crate) mono_ns: u64,
+    pub(crate) clock_reads: u32,
+    pub(crate) redirects: Vec<u32>,
+    pub(crate) tid: u64,
+    /// The frame's length after bpf_xdp_adjust_tail (None: the page's).
+    pub(crate) len: Option<usize>,
+    /// The flow map's value.
+    pub(crate) flows: Vec<u8>,
+    pub(crate) stack: Vec<u8>,
+    /// State of bpf_get_prandom_u32's stand-in (xorshift64; 0 seeds it).
+    pub(crate) rng: u64,
 }
 
-struct Vm<'a> {
-    pkt: &'a mut [u8],
-    map: &'a mut [u8],
-    ctx: [u64; 5],
-    world: &'a mut World,
+impl World {
+    fn prandom(&mut self) -> u64 {
+        if self.rng == 0 {
+            self.rng = 0x9e37_79b9_7f4a_7c15;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng >> 32
+    }
+}
+
+pub(crate) struct Vm<'a> {
+    pub(crate) pkt: &'a mut [u8],
+    pub(crate) map: &'a mut [u8],
+    pub(crate) ctx: [u64; 5],
+    pub(crate) world: &'a mut World,
 }
 
 impl Vm<'_> {
+    fn pkt_len(&self) -> usize {
+        self.world.len.unwrap_or(self.pkt.len())
+    }
+
     fn region(&mut self, addr: u64, len: usize) -> &mut [u8] {
-        let (base, mem): (u64, &mut [u8]) = if (MAP_BASE..MAP_BASE + 0x1000).contains(&addr) {
+        if self.world.stack.is_empty() {
+            self.world.stack = vec![0; 512];
+        }
+        let pkt_len = self.pkt_len();
+        let (base, mem): (u64, &mut [u8]) = if (MAP_BASE..MAP_BASE + 0x10_0000).contains(&addr) {
             (MAP_BASE, self.map)
+        } else if (FLOWS_BASE..FLOWS_BASE + 0x10_0000).contains(&addr) {
+            (FLOWS_BASE, &mut self.world.flows[..])
+        } else if (STACK_TOP - 512..STACK_TOP).contains(&addr) {
+            (STACK_TOP - 512, &mut self.world.stack[..])
         } else if (PKT_BASE..PKT_BASE + 0x1000).contains(&addr) {
-            (PKT_BASE, self.pkt)
+            (PKT_BASE, &mut self.pkt[..pkt_len])
         } else {
             panic!("access to {addr:#x} outside the packet and the map");
         };
@@ -52,7 +87,7 @@ impl Vm<'_> {
             // xdp_md (data, data_end as u32) or raw tracepoint arguments (u64).
             let o = (addr - CTX_BASE) as usize;
             return match size {
-                4 => [PKT_BASE, PKT_BASE + self.pkt.len() as u64][o / 4],
+                4 => [PKT_BASE, PKT_BASE + self.pkt_len() as u64][o / 4],
                 8 => self.ctx[o / 8],
                 _ => panic!("ctx load of {size} bytes"),
             };
@@ -79,9 +114,10 @@ impl Vm<'_> {
     }
 
     /// Runs `prog` with r1 = ctx and returns r0.
-    fn run(&mut self, prog: &[Insn]) -> u64 {
+    pub(crate) fn run(&mut self, prog: &[Insn]) -> u64 {
         let mut r = [0u64; 11];
         r[1] = CTX_BASE;
+        r[10] = STACK_TOP;
         let mut pc = 0usize;
         for _ in 0..10_000 {
             let i = prog[pc];
@@ -149,6 +185,7 @@ impl Vm<'_> {
                     pc += 1;
                     r[dst] = match i.src() {
                         0 => lo | hi << 32,
+                        PSEUDO if i.imm == FLOWS_FD => FLOWS_BASE + hi,
                         PSEUDO => MAP_BASE + hi,
                         s => panic!("ld_imm64 src {s}"),
                     };
@@ -169,6 +206,18 @@ impl Vm<'_> {
                                     XDP_REDIRECT as u64
                                 }
                                 helper::GET_CURRENT_PID_TGID => self.world.tid,
+                                helper::GET_PRANDOM_U32 => self.world.prandom(),
+                                helper::XDP_ADJUST_TAIL => {
+                                    assert_eq!(r[1], CTX_BASE, "adjust_tail's ctx");
+                                    let delta = r[2] as i32;
+                                    let len = self.pkt_len() as i64 + i64::from(delta);
+                                    assert!(
+                                        (14..=self.pkt.len() as i64).contains(&len),
+                                        "adjust_tail to {len}"
+                                    );
+                                    self.world.len = Some(len as usize);
+                                    0
+                                }
                                 h => panic!("helper {h} not modelled"),
                             };
                             // r1..r5 are clobbered by calls.
@@ -190,6 +239,7 @@ impl Vm<'_> {
                                 op::JGT => a > b,
                                 op::JGE => a >= b,
                                 op::JLT => a < b,
+                                op::JLE => a <= b,
                                 x => panic!("jump op {x:#x} not in the subset"),
                             };
                             if take {
@@ -247,20 +297,7 @@ fn prepared(t: &Udp4Template, sport: PortWalk, dport: PortWalk) -> Vec<u8> {
 }
 
 fn spec(frame: &[u8], timestamps: bool, csum: bool, sport: PortWalk, dport: PortWalk) -> Spec {
-    let (ip_base, udp_base) = bases(frame, sport.varies(), dport.varies());
-    Spec {
-        ifindex: REDIRECT_TARGET,
-        verdict: Verdict::Redirect,
-        plain: false,
-        timestamps,
-        clock_every: 4,
-        udp_csum: csum,
-        sport,
-        dport,
-        ip_base,
-        udp_base,
-        restore: restore_stores(frame, sport.varies(), dport.varies(), csum),
-    }
+    Spec::udp4(REDIRECT_TARGET, frame, timestamps, 4, csum, sport, dport)
 }
 
 /// Runs the program `n` times on recycled pages (a page keeps what the previous run
@@ -424,7 +461,14 @@ fn pages_changed_in_place_by_the_path_are_written_back() {
 fn the_write_back_covers_every_constant_byte_and_nothing_written() {
     let t = template(60, true);
     let frame = prepared(&t, PortWalk::new(1000, 1003), PortWalk::new(9, 9));
-    let r = restore_stores(&frame, true, false, true);
+    let r = spec(
+        &frame,
+        true,
+        true,
+        PortWalk::new(1000, 1003),
+        PortWalk::new(9, 9),
+    )
+    .restore;
     let mut covered = [0u8; OFF_SEQ];
     for &(off, n, _) in &r {
         for b in &mut covered[off as usize..off as usize + n as usize] {
@@ -518,11 +562,10 @@ fn pass_verdict_writes_the_same_frame_and_redirects_nothing() {
     for plain in [false, true] {
         let t = template(60, true);
         let frame = prepared(&t, sport, dport);
-        let mut redirect = spec(&frame, true, true, sport, dport);
+        // Plain mode walks no port.
+        let walked = if plain { PortWalk::new(9, 9) } else { sport };
+        let mut redirect = spec(&frame, true, true, walked, dport);
         redirect.plain = plain;
-        if plain {
-            redirect.sport = PortWalk::new(9, 9);
-        }
         let pass = Spec {
             verdict: Verdict::Pass,
             ..redirect.clone()
