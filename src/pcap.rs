@@ -230,21 +230,35 @@ pub fn parse(b: &[u8]) -> Result<Pcap, PcapError> {
 /// loop over them), and by [`read_file`].
 pub const MAX_REPLAY: u64 = 256 << 20;
 
+/// A pcap file that could not be read: the file, then why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {error}", path.display())]
+pub struct FileError {
+    pub path: std::path::PathBuf,
+    pub error: PcapError,
+}
+
+impl FileError {
+    fn new(path: &Path, error: PcapError) -> Self {
+        FileError {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
 /// Opens `path` as a stream capped at [`MAX_REPLAY`] and reads its file header; errors
 /// start with the file's name.
-pub fn open(path: &Path) -> Result<Reader<impl Read>, String> {
-    let name = path.display();
+pub fn open(path: &Path) -> Result<Reader<impl Read>, FileError> {
     let r = crate::input::open(path, MAX_REPLAY, "a pcap file to replay")
-        .map_err(|e| format!("{name}: {e}"))?;
-    Reader::new(r).map_err(|e| format!("{name}: {e}"))
+        .map_err(|e| FileError::new(path, PcapError::Io(e.to_string())))?;
+    Reader::new(r).map_err(|e| FileError::new(path, e))
 }
 
 /// Reads and parses a file (as a stream, at most [`MAX_REPLAY`] bytes); errors start with
 /// the file's name.
-pub fn read_file(path: &Path) -> Result<Pcap, String> {
-    open(path)?
-        .into_pcap()
-        .map_err(|e| format!("{}: {e}", path.display()))
+pub fn read_file(path: &Path) -> Result<Pcap, FileError> {
+    open(path)?.into_pcap().map_err(|e| FileError::new(path, e))
 }
 
 /// Writes a nanosecond, little-endian, Ethernet pcap file.
@@ -503,7 +517,9 @@ mod tests {
             e.contains("pcapng is not supported") && e.contains("editcap -F pcap"),
             "{e}"
         );
-        let e = read_file(Path::new("/nonexistent/x.pcap")).unwrap_err();
+        let e = read_file(Path::new("/nonexistent/x.pcap"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/nonexistent/x.pcap: "), "{e}");
     }
 

@@ -29,21 +29,70 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
-fn num(s: &str, what: &str, lo: i64, hi: i64) -> Result<i64, String> {
+/// What is wrong with an RFC 3339 date.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DateError {
+    #[error("expected YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM)")]
+    Shape,
+    /// `what`: the field (`year`, `offset hours`, ...).
+    #[error("{what} {text:?} is not a number")]
+    NotNumber { what: &'static str, text: String },
+    #[error("{what} {v} is out of range ({lo} to {hi})")]
+    OutOfRange {
+        what: &'static str,
+        v: i64,
+        lo: i64,
+        hi: i64,
+    },
+    #[error("a '.' without fraction digits")]
+    NoFraction,
+    #[error("bad fraction")]
+    BadFraction,
+    #[error("no time zone: end with Z or an offset such as +01:00")]
+    NoZone,
+    #[error("{0:?} is not a time zone (Z or +HH:MM)")]
+    BadZone(String),
+    #[error("before 1970")]
+    Before1970,
+}
+
+/// A `--start-at` value that names no instant a run may start at (`text`: the value).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartAtError {
+    #[error(transparent)]
+    Duration(#[from] crate::units::DurationError),
+    #[error("{0:?}: too large for nanoseconds since the epoch")]
+    TooLarge(String),
+    #[error(
+        "{text:?}: {error} (TIME is RFC 3339, nanoseconds since the epoch, or +DURATION such as +5s)"
+    )]
+    Date { text: String, error: DateError },
+    #[error("{text:?} is {secs:.3} s in the past")]
+    Past { text: String, secs: f64 },
+    #[error(
+        "{text:?} is {secs:.0} s ahead: at most {max} s (a start further away is likely a mistake)",
+        max = MAX_AHEAD.as_secs()
+    )]
+    Ahead { text: String, secs: f64 },
+}
+
+fn num(s: &str, what: &'static str, lo: i64, hi: i64) -> Result<i64, DateError> {
+    let not_number = || DateError::NotNumber {
+        what,
+        text: s.to_string(),
+    };
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{what} {s:?} is not a number"));
+        return Err(not_number());
     }
-    let v: i64 = s
-        .parse()
-        .map_err(|_| format!("{what} {s:?} is not a number"))?;
+    let v: i64 = s.parse().map_err(|_| not_number())?;
     if v < lo || v > hi {
-        return Err(format!("{what} {v} is out of range ({lo} to {hi})"));
+        return Err(DateError::OutOfRange { what, v, lo, hi });
     }
     Ok(v)
 }
 
 /// Parses RFC 3339 into nanoseconds since the epoch.
-pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
+pub fn parse_rfc3339(s: &str) -> Result<u64, DateError> {
     let b = s.as_bytes();
     if b.len() < 19
         || b[4] != b'-'
@@ -52,7 +101,7 @@ pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
         || b[13] != b':'
         || b[16] != b':'
     {
-        return Err("expected YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM)".into());
+        return Err(DateError::Shape);
     }
     let y = num(&s[0..4], "year", 1970, 9999)?;
     let mo = num(&s[5..7], "month", 1, 12)?;
@@ -66,7 +115,7 @@ pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
     if let Some(f) = rest.strip_prefix('.') {
         let n = f.bytes().take_while(u8::is_ascii_digit).count();
         if n == 0 {
-            return Err("a '.' without fraction digits".into());
+            return Err(DateError::NoFraction);
         }
         let digits = &f[..n];
         let nine: String = digits
@@ -74,7 +123,7 @@ pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
             .chain(std::iter::repeat('0'))
             .take(9)
             .collect();
-        frac_ns = nine.parse().map_err(|_| "bad fraction")?;
+        frac_ns = nine.parse().map_err(|_| DateError::BadFraction)?;
         rest = &f[n..];
     }
     let offset_s: i64 = match rest {
@@ -85,43 +134,43 @@ pub fn parse_rfc3339(s: &str) -> Result<u64, String> {
             let v = oh * 3600 + om * 60;
             if o.starts_with('-') { -v } else { v }
         }
-        "" => return Err("no time zone: end with Z or an offset such as +01:00".into()),
-        o => return Err(format!("{o:?} is not a time zone (Z or +HH:MM)")),
+        "" => return Err(DateError::NoZone),
+        o => return Err(DateError::BadZone(o.to_string())),
     };
     let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec - offset_s;
     if secs < 0 {
-        return Err("before 1970".into());
+        return Err(DateError::Before1970);
     }
     Ok(secs as u64 * 1_000_000_000 + frac_ns as u64)
 }
 
 /// Parses `--start-at` against `now_ns` (CLOCK_REALTIME) and checks that the instant is
 /// neither past nor more than [`MAX_AHEAD`] away.
-pub fn parse(s: &str, now_ns: u64) -> Result<u64, String> {
+pub fn parse(s: &str, now_ns: u64) -> Result<u64, StartAtError> {
     let s = s.trim();
     let at = if let Some(rel) = s.strip_prefix('+') {
         let d = crate::units::parse_duration(rel)?;
         now_ns.saturating_add(d.as_nanos().min(u128::from(u64::MAX)) as u64)
     } else if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         s.parse::<u64>()
-            .map_err(|_| format!("{s:?}: too large for nanoseconds since the epoch"))?
+            .map_err(|_| StartAtError::TooLarge(s.to_string()))?
     } else {
-        parse_rfc3339(s).map_err(|e| {
-            format!("{s:?}: {e} (TIME is RFC 3339, nanoseconds since the epoch, or +DURATION such as +5s)")
+        parse_rfc3339(s).map_err(|error| StartAtError::Date {
+            text: s.to_string(),
+            error,
         })?
     };
     if at + (PAST_TOLERANCE.as_nanos() as u64) < now_ns {
-        return Err(format!(
-            "{s:?} is {:.3} s in the past",
-            (now_ns - at) as f64 / 1e9
-        ));
+        return Err(StartAtError::Past {
+            text: s.to_string(),
+            secs: (now_ns - at) as f64 / 1e9,
+        });
     }
     if at - now_ns.min(at) > MAX_AHEAD.as_nanos() as u64 {
-        return Err(format!(
-            "{s:?} is {:.0} s ahead: at most {} s (a start further away is likely a mistake)",
-            (at - now_ns) as f64 / 1e9,
-            MAX_AHEAD.as_secs()
-        ));
+        return Err(StartAtError::Ahead {
+            text: s.to_string(),
+            secs: (at - now_ns) as f64 / 1e9,
+        });
     }
     Ok(at)
 }
@@ -200,7 +249,7 @@ mod tests {
             ("yesterday", "expected"),
             ("2026-12-01T1a:00:00Z", "hour"),
         ] {
-            let e = parse_rfc3339(s).unwrap_err();
+            let e = parse_rfc3339(s).unwrap_err().to_string();
             assert!(e.contains(what), "{s}: {e}");
         }
     }
@@ -209,18 +258,23 @@ mod tests {
     fn relative_epoch_and_limits() {
         assert_eq!(parse("+5s", NOW), Ok(NOW + 5_000_000_000));
         assert_eq!(parse(&(NOW + 7).to_string(), NOW), Ok(NOW + 7));
-        let e = parse(&(NOW - 2_000_000_000).to_string(), NOW).unwrap_err();
+        let e = parse(&(NOW - 2_000_000_000).to_string(), NOW)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("2.000 s in the past"), "{e}");
-        let e = parse("+2h", NOW).unwrap_err();
+        let e = parse("+2h", NOW).unwrap_err().to_string();
         assert!(e.contains("at most 3600 s"), "{e}");
         assert!(parse("+0s", NOW).is_err());
         assert!(parse("+", NOW).is_err());
         assert!(
             parse("99999999999999999999999", NOW)
                 .unwrap_err()
+                .to_string()
                 .contains("too large")
         );
-        let e = parse("2026-12-01T10:00:00Z junk", NOW).unwrap_err();
+        let e = parse("2026-12-01T10:00:00Z junk", NOW)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("time zone"), "{e}");
     }
 }

@@ -18,7 +18,6 @@
 //! This type is pure bookkeeping (no syscalls): ring backends and the simulator drive it.
 
 use serde::Serialize;
-use std::fmt;
 
 /// Ring size and thresholds, validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,34 +53,36 @@ impl RingConfig {
 }
 
 /// A ring configuration the kernel's helpers would not accept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RingConfigError(pub String);
-
-impl fmt::Display for RingConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RingConfigError {
+    #[error("--ring: must be at least 1 descriptor")]
+    Empty,
+    #[error("--stop-thresh {stop}: must be between 1 and the ring size ({size})")]
+    Stop { stop: u32, size: u32 },
+    #[error(
+        "--start-thresh {start}: must be between --stop-thresh ({stop}) and the ring size ({size})"
+    )]
+    Start { start: u32, stop: u32, size: u32 },
 }
-
-impl std::error::Error for RingConfigError {}
 
 impl RingConfig {
     /// Checks `1 <= stop_thresh <= start_thresh <= size`.
     pub fn new(size: u32, stop_thresh: u32, start_thresh: u32) -> Result<Self, RingConfigError> {
         if size == 0 {
-            return Err(RingConfigError(
-                "--ring: must be at least 1 descriptor".into(),
-            ));
+            return Err(RingConfigError::Empty);
         }
         if stop_thresh == 0 || stop_thresh > size {
-            return Err(RingConfigError(format!(
-                "--stop-thresh {stop_thresh}: must be between 1 and the ring size ({size})"
-            )));
+            return Err(RingConfigError::Stop {
+                stop: stop_thresh,
+                size,
+            });
         }
         if start_thresh < stop_thresh || start_thresh > size {
-            return Err(RingConfigError(format!(
-                "--start-thresh {start_thresh}: must be between --stop-thresh ({stop_thresh}) and the ring size ({size})"
-            )));
+            return Err(RingConfigError::Start {
+                start: start_thresh,
+                stop: stop_thresh,
+                size,
+            });
         }
         Ok(RingConfig {
             size,
@@ -223,7 +224,7 @@ mod tests {
         assert!(
             RingConfig::new(8, 2, 1)
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("--start-thresh 1")
         );
         assert!(RingConfig::new(8, 1, 9).is_err());

@@ -3,9 +3,18 @@
 
 use std::time::Duration;
 
+/// A text that is not a duration an option takes (the text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("'{0}' is not a duration (examples: 10, 2.5s, 500ms, 3m)")]
+    NotDuration(String),
+    #[error("'{0}': the duration must be positive and finite")]
+    OutOfRange(String),
+}
+
 /// Parses a duration: `10` (seconds), `2.5s`, `500ms`, `100us`, `3m`, `1h`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("'{s}' is not a duration (examples: 10, 2.5s, 500ms, 3m)");
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
+    let bad = || DurationError::NotDuration(s.to_string());
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -23,7 +32,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     let secs = v * scale;
     if !secs.is_finite() || secs <= 0.0 || secs > 1e9 {
-        return Err(format!("'{s}': the duration must be positive and finite"));
+        return Err(DurationError::OutOfRange(s.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }

@@ -41,11 +41,22 @@ pub struct Peer {
     agent: String,
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Result<Vec<u8>, String>>,
+    lines: mpsc::Receiver<Result<Vec<u8>, Gone>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: u64,
     /// What the agent said of itself.
     pub hello: HelloReply,
+}
+
+/// Why no more answers come from the far end.
+#[derive(Debug, thiserror::Error)]
+enum Gone {
+    #[error("the far end closed the channel")]
+    Closed,
+    #[error("the far end sent a line longer than {0} bytes")]
+    TooLong(usize),
+    #[error("reading from the far end: {0}")]
+    Io(std::io::Error),
 }
 
 /// A method that failed at the far end, with its JSON-RPC code.
@@ -99,11 +110,9 @@ impl Peer {
                 loop {
                     let m = match proto::read_line(&mut r, proto::MAX_RESPONSE, &mut buf) {
                         Ok(true) => Ok(std::mem::take(&mut buf)),
-                        Ok(false) => Err("the far end closed the channel".to_string()),
-                        Err(LineError::TooLong(n)) => {
-                            Err(format!("the far end sent a line longer than {n} bytes"))
-                        }
-                        Err(LineError::Io(e)) => Err(format!("reading from the far end: {e}")),
+                        Ok(false) => Err(Gone::Closed),
+                        Err(LineError::TooLong(n)) => Err(Gone::TooLong(n)),
+                        Err(LineError::Io(e)) => Err(Gone::Io(e)),
                     };
                     let last = m.is_err();
                     if tx.send(m).is_err() || last {
@@ -202,7 +211,7 @@ impl Peer {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match self.lines.recv_timeout(left) {
                 Ok(Ok(l)) => l,
-                Ok(Err(why)) => return Err(self.gone(&why)),
+                Ok(Err(why)) => return Err(self.gone(&why.to_string())),
                 Err(mpsc::RecvTimeoutError::Timeout) => bail!(
                     "peer {}: no answer to {method} within {} s",
                     self.uri,

@@ -3,10 +3,10 @@
 //! `ssh://[user@]host[:port]`). See docs/agent.md.
 
 pub mod client;
-pub mod clock;
-pub mod far;
+pub(crate) mod clock;
+pub(crate) mod far;
 pub mod proto;
-pub mod transport;
+pub(crate) mod transport;
 
 /// At most the first 120 characters of `s`, for messages that quote what the other end sent.
 pub(crate) fn short(s: &str) -> String {

@@ -24,21 +24,18 @@ pub enum PeerUri {
 }
 
 /// A peer address that cannot be used, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadUri(pub String);
-
-impl fmt::Display for BadUri {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{uri:?}: {why} (expected local, netns:NAME or ssh://[user@]host[:port])")]
+pub struct BadUri {
+    pub uri: String,
+    pub why: &'static str,
 }
 
-impl std::error::Error for BadUri {}
-
-fn bad(uri: &str, why: &str) -> BadUri {
-    BadUri(format!(
-        "{uri:?}: {why} (expected local, netns:NAME or ssh://[user@]host[:port])"
-    ))
+fn bad(uri: &str, why: &'static str) -> BadUri {
+    BadUri {
+        uri: uri.to_string(),
+        why,
+    }
 }
 
 /// A name that is safe as one argument: not empty, no whitespace or control characters,
@@ -287,7 +284,10 @@ mod tests {
             "ssh://[fd00::1]x",
         ] {
             let e = s.parse::<PeerUri>().unwrap_err();
-            assert!(e.0.contains("expected local, netns:NAME"), "{s}: {e}");
+            assert!(
+                e.to_string().contains("expected local, netns:NAME"),
+                "{s}: {e}"
+            );
         }
     }
 

@@ -14,8 +14,8 @@
 
 pub mod af_packet;
 pub mod af_xdp;
-pub mod pcap;
-pub mod ring;
+pub(crate) mod pcap;
+pub(crate) mod ring;
 pub mod tx_ring;
 pub mod xdp_live;
 
@@ -81,10 +81,7 @@ impl BackendKind {
     pub fn injecting(self) -> Result<BackendKind, Refusal> {
         match self {
             BackendKind::XdpLive | BackendKind::Auto => Ok(BackendKind::XdpLive),
-            k => Err(Refusal(format!(
-                "--xmit-mode netif_receive: --backend {} transmits on the device; only xdp_live injects into its receive path (BPF_PROG_RUN live frames passed with XDP_PASS): use --backend xdp_live or auto",
-                k.name()
-            ))),
+            k => Err(Refusal::NotInjecting(k)),
         }
     }
 
@@ -110,21 +107,38 @@ impl BackendKind {
 }
 
 /// An option a backend cannot honour, or a value it refuses: the message names the option.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub String);
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refusal {}
-
-impl From<String> for Refusal {
-    fn from(s: String) -> Self {
-        Refusal(s)
-    }
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("auto is resolved into its candidates first")]
+    Auto,
+    #[error("--xdp-live-plain applies to --backend xdp_live")]
+    XdpLivePlain,
+    #[error(
+        "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
+        .0.name()
+    )]
+    Sndbuf(BackendKind),
+    #[error("--qdisc-bypass applies to af_packet and tx_ring, not to {}", .0.name())]
+    QdiscBypass(BackendKind),
+    #[error("--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one")]
+    QdiscTwice,
+    #[error(
+        "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp), not to {}",
+        .0.name()
+    )]
+    Ring(BackendKind),
+    #[error("--ring {size}: {} needs a power of two from 1 to 65536", .kind.name())]
+    RingSize { size: u32, kind: BackendKind },
+    #[error(transparent)]
+    RingConfig(#[from] crate::txq::RingConfigError),
+    #[error(
+        "--xmit-mode netif_receive: --backend {} transmits on the device; only xdp_live injects into its receive path (BPF_PROG_RUN live frames passed with XDP_PASS): use --backend xdp_live or auto",
+        .0.name()
+    )]
+    NotInjecting(BackendKind),
+    /// xdp_live's refusals, in its own words (its file words them as text for now).
+    #[error("{0}")]
+    XdpLive(String),
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the
@@ -214,7 +228,7 @@ impl BackendPlan {
             BackendKind::AfXdp => BackendPlan::AfXdp(af_xdp::AfXdp::plan(o, pg, slot)?),
             BackendKind::XdpLive => BackendPlan::XdpLive(xdp_live::XdpLive::plan(o, pg, slot)?),
             BackendKind::Auto => {
-                return Err(Refusal("auto is resolved into its candidates first".into()));
+                return Err(Refusal::Auto);
             }
         })
     }
@@ -277,9 +291,7 @@ impl BackendPlan {
 /// Refuses `--xdp-live-plain` for a backend other than xdp_live.
 pub(crate) fn refuse_xdp_live_plain(o: &TxOptions) -> Result<(), Refusal> {
     if o.xdp_live_plain {
-        return Err(Refusal(
-            "--xdp-live-plain applies to --backend xdp_live".into(),
-        ));
+        return Err(Refusal::XdpLivePlain);
     }
     Ok(())
 }
@@ -287,10 +299,7 @@ pub(crate) fn refuse_xdp_live_plain(o: &TxOptions) -> Result<(), Refusal> {
 /// Refuses `--sndbuf` for a backend whose queue is not the socket send buffer.
 pub(crate) fn refuse_sndbuf(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
     if o.sndbuf.is_some() {
-        return Err(Refusal(format!(
-            "--sndbuf applies to af_packet (whose queue is the socket send buffer), not to {}",
-            kind.name()
-        )));
+        return Err(Refusal::Sndbuf(kind));
     }
     Ok(())
 }
@@ -298,10 +307,7 @@ pub(crate) fn refuse_sndbuf(o: &TxOptions, kind: BackendKind) -> Result<(), Refu
 /// Refuses `--qdisc-bypass` for a backend without a qdisc on its path.
 pub(crate) fn refuse_qdisc_bypass(o: &TxOptions, kind: BackendKind) -> Result<(), Refusal> {
     if o.qdisc_bypass.is_some() {
-        return Err(Refusal(format!(
-            "--qdisc-bypass applies to af_packet and tx_ring, not to {}",
-            kind.name()
-        )));
+        return Err(Refusal::QdiscBypass(kind));
     }
     Ok(())
 }
@@ -310,10 +316,7 @@ pub(crate) fn refuse_qdisc_bypass(o: &TxOptions, kind: BackendKind) -> Result<()
 /// (start_xmit bypasses), else `default`; both given is refused.
 pub(crate) fn qdisc_bypass(o: &TxOptions, pg: &DevConfig, default: bool) -> Result<bool, Refusal> {
     if o.qdisc_bypass.is_some() && pg.xmit_mode.is_some() {
-        return Err(Refusal(
-            "--qdisc-bypass and --xmit-mode both choose whether frames pass the qdisc: give one"
-                .into(),
-        ));
+        return Err(Refusal::QdiscTwice);
     }
     Ok(o.qdisc_bypass
         .or(pg.xmit_mode.map(|m| m == crate::pg::XmitMode::StartXmit))
@@ -378,10 +381,10 @@ pub struct BackendStats {
     /// Bytes (af_packet) or frames (ring backends) still not completed when the final
     /// drain gave up; 0 normally.
     pub undrained: u64,
-    /// xdp_live: its frames by cause (redirected by the program, accepted or refused by the
-    /// driver).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub xdp_live: Option<xdp_live::XdpLiveCounters>,
+    /// Counters a backend keeps beyond these (xdp_live: its frames by cause), each set in
+    /// the JSON under its backend's name.
+    #[serde(flatten)]
+    pub own: OwnCounters,
 }
 
 impl std::ops::AddAssign<&BackendStats> for BackendStats {
@@ -392,9 +395,108 @@ impl std::ops::AddAssign<&BackendStats> for BackendStats {
         self.kicks += b.kicks;
         self.late_errors += b.late_errors;
         self.undrained += b.undrained;
-        if let Some(x) = &b.xdp_live {
-            *self.xdp_live.get_or_insert_with(Default::default) += *x;
+        self.own += &b.own;
+    }
+}
+
+/// How one of a backend's own counters adds up over senders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    Sum,
+    /// The latest non-zero value (an error code).
+    LastNonZero,
+}
+
+/// One of a backend's own counters: its name in reports, its value, how it adds up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    pub name: &'static str,
+    pub value: i64,
+    pub merge: Merge,
+}
+
+impl Counter {
+    /// A count, summed over senders.
+    pub fn sum(name: &'static str, value: u64) -> Counter {
+        Counter {
+            name,
+            value: i64::try_from(value).unwrap_or(i64::MAX),
+            merge: Merge::Sum,
         }
+    }
+
+    /// A code (an errno), the latest non-zero one kept.
+    pub fn last_non_zero(name: &'static str, value: i64) -> Counter {
+        Counter {
+            name,
+            value,
+            merge: Merge::LastNonZero,
+        }
+    }
+
+    fn add(&mut self, o: &Counter) {
+        match self.merge {
+            Merge::Sum => self.value = self.value.saturating_add(o.value),
+            Merge::LastNonZero if o.value != 0 => self.value = o.value,
+            Merge::LastNonZero => {}
+        }
+    }
+}
+
+/// The counters backends keep beyond [`BackendStats`]' shared ones, as (backend name, its
+/// counters in order); they add up by name (`+=`) and serialise as one JSON object per
+/// backend (`"xdp_live": {"redirected": 3, ...}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnCounters(pub Vec<(&'static str, Vec<Counter>)>);
+
+impl OwnCounters {
+    /// One backend's counters.
+    pub fn of(backend: &'static str, counters: Vec<Counter>) -> OwnCounters {
+        OwnCounters(vec![(backend, counters)])
+    }
+
+    /// The value of `backend`'s counter `name`, if it keeps one.
+    pub fn get(&self, backend: &str, name: &str) -> Option<i64> {
+        let (_, cs) = self.0.iter().find(|(b, _)| *b == backend)?;
+        cs.iter().find(|c| c.name == name).map(|c| c.value)
+    }
+}
+
+impl std::ops::AddAssign<&OwnCounters> for OwnCounters {
+    fn add_assign(&mut self, o: &OwnCounters) {
+        for (backend, counters) in &o.0 {
+            let Some((_, mine)) = self.0.iter_mut().find(|(b, _)| b == backend) else {
+                self.0.push((backend, counters.clone()));
+                continue;
+            };
+            for c in counters {
+                match mine.iter_mut().find(|m| m.name == c.name) {
+                    Some(m) => m.add(c),
+                    None => mine.push(*c),
+                }
+            }
+        }
+    }
+}
+
+impl Serialize for OwnCounters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Set<'a>(&'a [Counter]);
+        impl Serialize for Set<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for c in self.0 {
+                    m.serialize_entry(c.name, &c.value)?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (backend, counters) in &self.0 {
+            m.serialize_entry(backend, &Set(counters))?;
+        }
+        m.end()
     }
 }
 
@@ -447,4 +549,43 @@ pub trait TxBackend {
     fn drain(&mut self, timeout: Duration) -> io::Result<()>;
 
     fn stats(&self) -> BackendStats;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xdp(redirected: u64, last_err: i64) -> BackendStats {
+        BackendStats {
+            kicks: 1,
+            own: OwnCounters::of(
+                "xdp_live",
+                vec![
+                    Counter::sum("redirected", redirected),
+                    Counter::last_non_zero("last_err", last_err),
+                ],
+            ),
+            ..BackendStats::default()
+        }
+    }
+
+    #[test]
+    fn own_counters_add_by_name_and_serialise_under_the_backend() {
+        let mut s = BackendStats::default();
+        s += &xdp(3, -6);
+        s += &xdp(4, 0);
+        assert_eq!(s.kicks, 2);
+        assert_eq!(s.own.get("xdp_live", "redirected"), Some(7));
+        // The latest non-zero error is kept.
+        assert_eq!(s.own.get("xdp_live", "last_err"), Some(-6));
+        // After the shared counters, in the order the backend gives them.
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(
+            text.ends_with(r#","kicks":2,"late_errors":0,"undrained":0,"xdp_live":{"redirected":7,"last_err":-6}}"#),
+            "{text}"
+        );
+        // A backend without counters of its own adds no key.
+        let plain = serde_json::to_string(&BackendStats::default()).unwrap();
+        assert!(plain.ends_with(r#","undrained":0}"#), "{plain}");
+    }
 }

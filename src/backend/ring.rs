@@ -23,10 +23,7 @@ impl RingOptions {
     /// For a backend without a ring of its own: none of the options may be given.
     pub fn refuse(&self, kind: BackendKind) -> Result<(), Refusal> {
         if self.given() {
-            return Err(Refusal(format!(
-                "--ring/--stop-thresh/--start-thresh apply to the ring backends (tx_ring, af_xdp), not to {}",
-                kind.name()
-            )));
+            return Err(Refusal::Ring(kind));
         }
         Ok(())
     }
@@ -37,14 +34,11 @@ impl RingOptions {
     pub fn resolve(&self, kind: BackendKind, default_size: u32) -> Result<RingConfig, Refusal> {
         let size = self.size.unwrap_or(default_size);
         if !size.is_power_of_two() || size > 1 << 16 {
-            return Err(Refusal(format!(
-                "--ring {size}: {} needs a power of two from 1 to 65536",
-                kind.name()
-            )));
+            return Err(Refusal::RingSize { size, kind });
         }
         let stop = self.stop_thresh.unwrap_or(1);
         let start = self.start_thresh.unwrap_or((size / 2).max(stop));
-        RingConfig::new(size, stop, start).map_err(|e| Refusal(e.0))
+        Ok(RingConfig::new(size, stop, start)?)
     }
 }
 

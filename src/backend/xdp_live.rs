@@ -147,12 +147,12 @@ impl super::Backend for XdpLive {
         _: super::SenderSlot,
     ) -> Result<XdpLiveConfig, super::Refusal> {
         if o.replay {
-            return Err(super::Refusal(
+            return Err(super::Refusal::XdpLive(
                 "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames".into(),
             ));
         }
         let not_here = |opt: &str, what: &str| {
-            Err(super::Refusal(format!(
+            Err(super::Refusal::XdpLive(format!(
                 "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
             )))
         };
@@ -166,7 +166,7 @@ impl super::Backend for XdpLive {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
         if o.xdp_live_plain && !crate::stream::fast_path_fits(pg) {
-            return Err(super::Refusal(
+            return Err(super::Refusal::XdpLive(
                 "--xdp-live-plain sends one identical frame: only a plain IPv4/UDP stream of one size with fixed addresses and ports (drop --xdp-live-plain to have the program walk the fields)".into(),
             ));
         }
@@ -189,7 +189,7 @@ impl super::Backend for XdpLive {
             udp_src: (pg.udp_src_min, pg.udp_src_max),
             udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
         };
-        check_config(&c, pg.max_frame_len())?;
+        check_config(&c, pg.max_frame_len()).map_err(super::Refusal::XdpLive)?;
         Ok(c)
     }
 
@@ -409,7 +409,7 @@ pub fn first_frame(t: &crate::wire::Udp4Template, s: &crate::stream::Stream) -> 
 }
 
 /// Frames the program refused or the driver did not accept, by cause; they add up over
-/// senders (`+=`, the last error being the latest non-zero one).
+/// senders as the backend's own counters in [`BackendStats`] (the last error: the latest non-zero one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct XdpLiveCounters {
     /// Frames the XDP program ran on (each returned XDP_REDIRECT; with netif_receive,
@@ -428,16 +428,21 @@ pub struct XdpLiveCounters {
     pub bytes: u64,
 }
 
-impl std::ops::AddAssign for XdpLiveCounters {
-    fn add_assign(&mut self, x: XdpLiveCounters) {
-        self.redirected += x.redirected;
-        self.driver_sent += x.driver_sent;
-        self.driver_drops += x.driver_drops;
-        self.driver_calls += x.driver_calls;
-        self.bytes += x.bytes;
-        if x.last_err != 0 {
-            self.last_err = x.last_err;
-        }
+impl XdpLiveCounters {
+    /// As the backend's own counters in [`BackendStats`].
+    fn own(&self) -> super::OwnCounters {
+        use super::Counter;
+        super::OwnCounters::of(
+            "xdp_live",
+            vec![
+                Counter::sum("redirected", self.redirected),
+                Counter::sum("driver_sent", self.driver_sent),
+                Counter::sum("driver_drops", self.driver_drops),
+                Counter::sum("driver_calls", self.driver_calls),
+                Counter::last_non_zero("last_err", i64::from(self.last_err)),
+                Counter::sum("bytes", self.bytes),
+            ],
+        )
     }
 }
 
@@ -886,7 +891,7 @@ impl TxBackend for XdpLive {
 
     fn stats(&self) -> BackendStats {
         BackendStats {
-            xdp_live: Some(self.totals),
+            own: self.totals.own(),
             ..self.stats.clone()
         }
     }

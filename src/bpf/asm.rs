@@ -16,7 +16,7 @@ pub struct Insn {
 }
 
 /// Opcode fields of eBPF instructions (Documentation/bpf/standardization/instruction-set.rst).
-pub mod op {
+pub(crate) mod op {
     // Classes.
     pub const LD: u8 = 0x00;
     pub const LDX: u8 = 0x01;
@@ -46,6 +46,7 @@ pub mod op {
     pub const AND: u8 = 0x50;
     pub const LSH: u8 = 0x60;
     pub const RSH: u8 = 0x70;
+    #[cfg(test)]
     pub const MOD: u8 = 0x90;
     pub const XOR: u8 = 0xa0;
     pub const MOV: u8 = 0xb0;
@@ -65,7 +66,7 @@ pub mod op {
 }
 
 /// Helper functions the programs call (`enum bpf_func_id`).
-pub mod helper {
+pub(crate) mod helper {
     /// `void *bpf_map_lookup_elem(map, key)`.
     pub const MAP_LOOKUP_ELEM: i32 = 1;
     /// `u64 bpf_ktime_get_ns(void)`: CLOCK_MONOTONIC in ns.
@@ -268,18 +269,29 @@ impl Asm {
     }
 
     /// Resolves the jumps. Fails on an unplaced label or a jump out of range.
-    pub fn finish(mut self) -> Result<Vec<Insn>, String> {
+    pub fn finish(mut self) -> Result<Vec<Insn>, AsmError> {
         for &(at, l) in &self.fixups {
-            let target = self.labels[l.0].ok_or_else(|| format!("label {} not placed", l.0))?;
+            let target = self.labels[l.0].ok_or(AsmError::NotPlaced(l.0))?;
             if target >= self.insns.len() {
-                return Err(format!("label {} placed past the last instruction", l.0));
+                return Err(AsmError::PastTheEnd(l.0));
             }
             let off = target as i64 - at as i64 - 1;
-            self.insns[at].off =
-                i16::try_from(off).map_err(|_| format!("jump from {at} to {target} too far"))?;
+            self.insns[at].off = i16::try_from(off).map_err(|_| AsmError::TooFar { at, target })?;
         }
         Ok(self.insns)
     }
+}
+
+/// A program whose jumps cannot be resolved (a mistake in the program's code).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AsmError {
+    #[error("label {0} not placed")]
+    NotPlaced(usize),
+    #[error("label {0} placed past the last instruction")]
+    PastTheEnd(usize),
+    /// From instruction `at` to `target`: beyond an i16 offset.
+    #[error("jump from {at} to {target} too far")]
+    TooFar { at: usize, target: usize },
 }
 
 #[cfg(test)]
@@ -367,6 +379,6 @@ mod tests {
         let mut a = Asm::new();
         let l = a.label();
         a.jmp_imm(op::JEQ, 0, 0, l);
-        assert!(a.finish().unwrap_err().contains("not placed"));
+        assert!(a.finish().unwrap_err().to_string().contains("not placed"));
     }
 }

@@ -7,5 +7,5 @@
 //! ```
 //! Pure logic, tested without privileges; [`crate::sys::bpf`] loads and attaches.
 
-pub mod asm;
+pub(crate) mod asm;
 pub mod prog;

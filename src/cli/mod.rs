@@ -8,12 +8,12 @@
 //!   `sim` keeps its own beside its code ([`crate::sim::SimArgs`]), which does not import
 //!   this module.
 
-pub mod manual;
-pub mod ndr;
-pub mod run;
-pub mod rx;
-pub mod script;
-pub mod sweep;
+pub(crate) mod manual;
+pub(crate) mod ndr;
+pub(crate) mod run;
+pub(crate) mod rx;
+pub(crate) mod script;
+pub(crate) mod sweep;
 
 pub use run::{LiveArgs, RingArgs, RunArgs, TxArgs};
 pub use script::ScriptArgs;

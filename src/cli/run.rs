@@ -97,7 +97,7 @@ pub struct FarArgs {
     /// `local`. The report then reconciles both ends: sent, the far interface's rx_packets,
     /// the far socket and sink, loss per flow, latency (one-way across hosts only with the
     /// clock offset's bound). Needs --dev and --peer-dev.
-    #[arg(long, value_name = "URI", value_parser = parse_peer, requires = "peer_dev", group = "receiver")]
+    #[arg(long, value_name = "URI", requires = "peer_dev", group = "receiver")]
     pub peer: Option<crate::agent::transport::PeerUri>,
 
     /// The far end's receiving interface.
@@ -135,10 +135,6 @@ pub struct FarArgs {
     /// --lab dut: run FILE with sh inside the DUT namespace (after every --dut-setup).
     #[arg(long, value_name = "FILE")]
     pub dut_setup_file: Vec<PathBuf>,
-}
-
-fn parse_peer(s: &str) -> Result<crate::agent::transport::PeerUri, String> {
-    s.parse().map_err(|e: crate::agent::transport::BadUri| e.0)
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

@@ -16,7 +16,7 @@ use crate::sample::dut::{DutSample, qdisc_drops};
 use crate::sample::{NetDevSnapshot, SnmpSnapshot};
 use crate::sys::netns;
 use crate::wire::MacAddr;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::process::Command;
@@ -248,8 +248,7 @@ impl Lab {
             ingress: net.iface(DUT_IN_IF)?,
             egress: net.iface(DUT_OUT_IF)?,
             snmp,
-            egress_qdisc_drops: qdisc_drops(&String::from_utf8_lossy(&out.stdout))
-                .map_err(|e| anyhow!(e))?,
+            egress_qdisc_drops: qdisc_drops(&String::from_utf8_lossy(&out.stdout))?,
         }))
     }
 }

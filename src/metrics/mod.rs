@@ -160,23 +160,30 @@ impl MetricsArgs {
     }
 }
 
+/// A `--metrics-listen` value that is no address to listen on (the value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListenError {
+    #[error("'{0}' is not ADDR:PORT (examples: 9100, 127.0.0.1:9100, [::1]:9100, 0.0.0.0:9100)")]
+    NotAddress(String),
+    #[error("'{0}': give a port from 1 to 65535")]
+    PortZero(String),
+}
+
 /// `--metrics-listen`: `ADDR:PORT`, `[V6]:PORT`, or a bare `PORT` (127.0.0.1).
-pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+pub fn parse_listen(s: &str) -> Result<SocketAddr, ListenError> {
     let s = s.trim();
     if let Ok(port) = s.parse::<u16>() {
         return nonzero(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port), s);
     }
     match s.parse::<SocketAddr>() {
         Ok(a) => nonzero(a, s),
-        Err(_) => Err(format!(
-            "'{s}' is not ADDR:PORT (examples: 9100, 127.0.0.1:9100, [::1]:9100, 0.0.0.0:9100)"
-        )),
+        Err(_) => Err(ListenError::NotAddress(s.to_string())),
     }
 }
 
-fn nonzero(a: SocketAddr, s: &str) -> Result<SocketAddr, String> {
+fn nonzero(a: SocketAddr, s: &str) -> Result<SocketAddr, ListenError> {
     if a.port() == 0 {
-        Err(format!("'{s}': give a port from 1 to 65535"))
+        Err(ListenError::PortZero(s.to_string()))
     } else {
         Ok(a)
     }

@@ -103,11 +103,22 @@ fn f(v: &Value, path: &[&str]) -> Option<f64> {
     x.as_f64()
 }
 
+/// Why a run's report cannot be read as a trial's figures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    #[error("no outcome.result.sent")]
+    NoSent,
+    #[error(
+        "the run's report has no receiver figures (rx_analysis): ndr needs a receiver that counts sequence numbers (--rx-analyze)"
+    )]
+    NoReceiver,
+}
+
 /// Reads a run's JSON: the achieved rate, and the loss (sequence holes and the tail after the
 /// last received) split into the receiver's own drops (its socket or ring), the sender's
 /// (counted as sent, never transmitted) and the rest, the path's: the DUT's.
-pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), String> {
-    let sent = u(v, &["outcome", "result", "sent"]).ok_or("no outcome.result.sent")?;
+pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
+    let sent = u(v, &["outcome", "result", "sent"]).ok_or(ReportError::NoSent)?;
     let elapsed = u(v, &["outcome", "result", "elapsed_ns"]).unwrap_or(0);
     let achieved = f(v, &["outcome", "pacing", "achieved_pps"]).unwrap_or(if elapsed == 0 {
         0.0
@@ -118,9 +129,7 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), String> {
         .get("rx_analysis")
         .and_then(|r| r.get("path"))
         .filter(|p| !p.is_null())
-        .ok_or(
-            "the run's report has no receiver figures (rx_analysis): ndr needs a receiver that counts sequence numbers (--rx-analyze)",
-        )?;
+        .ok_or(ReportError::NoReceiver)?;
     let seq_lost = u(path, &["seq_lost"]).unwrap_or(0);
     let tail_lost = u(path, &["tail_lost"]).unwrap_or(0);
     let ring_drops =
@@ -212,7 +221,7 @@ pub fn run(
     };
     match classify(q, &v) {
         Ok((o, fig)) => Some((o, fig, end.seconds)),
-        Err(e) => failed(e, end.seconds),
+        Err(e) => failed(e.to_string(), end.seconds),
     }
 }
 
@@ -290,7 +299,7 @@ mod tests {
     fn a_report_without_a_receiver_is_an_error_that_says_why() {
         let mut v = report(10, 0, 0, 0, 0);
         v["rx_analysis"] = Value::Null;
-        let e = classify(&q(Some(1.0)), &v).unwrap_err();
+        let e = classify(&q(Some(1.0)), &v).unwrap_err().to_string();
         assert!(e.contains("rx_analysis"), "{e}");
     }
 }

@@ -276,7 +276,7 @@ mod tests {
         for p in PARAMS {
             let mut d = DevConfig::new("x");
             let answer = d.set(p.name, "");
-            let text = answer.unwrap_or_else(|e| e);
+            let text = crate::pg::result_line(&answer);
             assert!(!text.contains("No such parameter"), "{}: {text}", p.name);
         }
     }

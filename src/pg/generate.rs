@@ -22,7 +22,9 @@
 //!   sequential or QUEUE_MAP_RND, then modulo the device's TX queues;
 //! - the IPv4 id starts at 0 and the sequence number at 1, both +1 per packet.
 
-use super::{DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, imix_distribution};
+use super::{
+    DevConfig, Flag, IMIX_PRECISION, MPLS_STACK_BOTTOM, NO_VLAN, StartError, imix_distribution,
+};
 use crate::wire::ethernet::{self, ethertype};
 use crate::wire::{MacAddr, PKTGEN_TTL, ip_protocol, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -154,7 +156,7 @@ pub fn link_local_from_mac(m: MacAddr) -> Ipv6Addr {
 
 impl Generator {
     /// Starts a walk (the kernel's setup_inject): current values at the ranges' minimums.
-    pub fn new(c: &DevConfig, dev: &DeviceInfo, seed: u64) -> Result<Self, String> {
+    pub fn new(c: &DevConfig, dev: &DeviceInfo, seed: u64) -> Result<Self, StartError> {
         c.check_start()?;
         let src_mac_base = if c.src_mac == MacAddr::default() {
             dev.mac.0
@@ -170,7 +172,7 @@ impl Generator {
         let (daddr_min, daddr_max) = (v4(&c.dst_min), v4(&c.dst_max));
         let v6 = c.has(Flag::Ipv6);
         if !v6 && c.dst_min.is_empty() {
-            return Err("no destination address: give dst (or dst_min), or dst6 for IPv6".into());
+            return Err(StartError::NoDestination);
         }
         let dst_rnd = if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max {
             allowed_dst_segments(daddr_min, daddr_max - 1)
@@ -179,11 +181,10 @@ impl Generator {
         };
         if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max && dst_rnd.1 == 0 {
             {
-                return Err(format!(
-                    "IPDST_RND over {}..{} (max excluded): every address in it is one random destinations skip (0/8, 127/8, 224/4, broadcast)",
-                    Ipv4Addr::from(daddr_min),
-                    Ipv4Addr::from(daddr_max)
-                ));
+                return Err(StartError::NoRandomDestination {
+                    min: Ipv4Addr::from(daddr_min),
+                    max: Ipv4Addr::from(daddr_max),
+                });
             }
         }
         let dst6_range = (!c.dst6_min.is_unspecified()).then_some((c.dst6_min, c.dst6_max));
@@ -616,5 +617,4 @@ impl Generator {
 }
 
 #[cfg(test)]
-#[path = "generate_tests.rs"]
 mod tests;

@@ -10,9 +10,9 @@
 //! that does not parse becomes 0.0.0.0) upktgen answers `ERROR: ...` instead; everything else
 //! keeps the kernel's semantics, quirks included (they are documented where they are kept).
 
-pub mod cli;
+pub(crate) mod cli;
 pub mod generate;
-pub mod show;
+pub(crate) mod show;
 
 use crate::wire::MacAddr;
 use std::fmt::Write as _;
@@ -245,63 +245,144 @@ impl Default for DevConfig {
     }
 }
 
-/// The answer to a command: `Ok("OK: count=10")` or `Err("ERROR: ...")`.
-pub type Answer = Result<String, String>;
+/// The answer to a command: `Ok("OK: count=10")` or the reason it was refused.
+pub type Answer = Result<String, CommandError>;
 
-fn err(msg: impl std::fmt::Display) -> String {
-    format!("ERROR: {msg}")
+/// The text the kernel puts in the Result line for an answer: `OK: ...` or `ERROR: ...`.
+pub fn result_line<E: std::fmt::Display>(a: &Result<String, E>) -> String {
+    match a {
+        Ok(s) => s.clone(),
+        Err(e) => format!("ERROR: {e}"),
+    }
+}
+
+/// Why a command of pktgen's device language was refused (the Result line's text after
+/// `ERROR: `): the parameter and what is wrong with its value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("empty command")]
+    Empty,
+    #[error("No such parameter \"{0}\"")]
+    NoSuchParameter(String),
+    #[error("Flag -:{0}:- unknown; available flags (prepend ! to un-set a flag): {flags}, FLOW_RND", flags = FLAG_NAMES.join(", "))]
+    UnknownFlag(String),
+    #[error("xmit_mode -:{0}:- unknown; available modes: start_xmit, queue_xmit, netif_receive")]
+    UnknownXmitMode(String),
+    #[error("{0}: a number is needed")]
+    NumberNeeded(String),
+    #[error("{name}: '{value}' is not a non-negative whole number")]
+    NotANumber { name: String, value: String },
+    /// `shown`: the value, cut at 60 characters.
+    #[error("{name}: '{shown}' is more than one value; {name} takes one")]
+    MoreThanOneValue { name: String, shown: String },
+    #[error("{name}: {n} is above the largest value, {max}")]
+    AboveMax { name: String, n: u64, max: u64 },
+    #[error("{name} must be 0-{max}")]
+    OutOfRange { name: String, max: u64 },
+    #[error("{name}: '{value}' is not an IPv4 address")]
+    NotIpv4 { name: String, value: String },
+    #[error("{name}: '{value}' is not an IPv6 address")]
+    NotIpv6 { name: String, value: String },
+    #[error("{0}: {1}")]
+    NotMac(String, crate::wire::BadMac),
+    #[error("{0} must be 00-ff")]
+    NotHexByte(String),
+    /// A tag's priority or CFI before the tag: `name` needs `first` set.
+    #[error("{name}: set {first} first")]
+    TagFirst { name: String, first: &'static str },
+    #[error("imix_weights: at most {MAX_IMIX_ENTRIES} entries")]
+    ImixTooMany,
+    #[error("imix_weights: '{0}' is not size,weight")]
+    ImixNotPair(String),
+    #[error("imix_weights: '{0}': a weight must be at least 1")]
+    ImixZeroWeight(String),
+    #[error("mpls: '{0}' is not a 32-bit hex label entry (e.g. 0001000a)")]
+    MplsNotHex(String),
+    #[error("mpls: at most {MAX_MPLS_LABELS} labels")]
+    MplsTooMany,
+    /// A setting refused as such (a combination, a feature upktgen does not have): why.
+    #[error("{0}")]
+    Refused(&'static str),
+}
+
+/// A combination of settings that cannot run together, found as the run starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    #[error("queue_map_min {min} is above queue_map_max {max}")]
+    QueueMap { min: u16, max: u16 },
+    /// Settings that only make sense together: what to give.
+    #[error("{0}")]
+    Together(&'static str),
+    #[error("no destination address: give dst (or dst_min), or dst6 for IPv6")]
+    NoDestination,
+    #[error(
+        "IPDST_RND over {min}..{max} (max excluded): every address in it is one random destinations skip (0/8, 127/8, 224/4, broadcast)"
+    )]
+    NoRandomDestination {
+        min: std::net::Ipv4Addr,
+        max: std::net::Ipv4Addr,
+    },
 }
 
 /// Parses an unsigned decimal number, naming the parameter when it is not one.
-fn num(name: &str, v: &str) -> Result<u64, String> {
+fn num(name: &str, v: &str) -> Result<u64, CommandError> {
     if v.is_empty() {
-        return Err(err(format!("{name}: a number is needed")));
+        return Err(CommandError::NumberNeeded(name.to_string()));
     }
-    v.parse::<u64>()
-        .map_err(|_| err(format!("{name}: '{v}' is not a non-negative whole number")))
+    v.parse::<u64>().map_err(|_| CommandError::NotANumber {
+        name: name.to_string(),
+        value: v.to_string(),
+    })
 }
 
 /// The value of a parameter that takes one value: `v` (already trimmed: blanks around a
 /// value separate it, as in the kernel) must be a single word, so that
 /// `--count "10 --dev eth1"` is refused instead of being taken as 10.
-fn one_word<'a>(name: &str, v: &'a str) -> Result<&'a str, String> {
+fn one_word<'a>(name: &str, v: &'a str) -> Result<&'a str, CommandError> {
     if v.contains(char::is_whitespace) {
         let shown: String = v.chars().take(60).collect();
         let more = if shown.len() < v.len() { "..." } else { "" };
-        return Err(err(format!(
-            "{name}: '{shown}{more}' is more than one value; {name} takes one"
-        )));
+        return Err(CommandError::MoreThanOneValue {
+            name: name.to_string(),
+            shown: format!("{shown}{more}"),
+        });
     }
     Ok(v)
 }
 
-fn num_max(name: &str, v: &str, max: u64) -> Result<u64, String> {
+fn num_max(name: &str, v: &str, max: u64) -> Result<u64, CommandError> {
     let n = num(name, v)?;
     if n > max {
-        return Err(err(format!(
-            "{name}: {n} is above the largest value, {max}"
-        )));
+        return Err(CommandError::AboveMax {
+            name: name.to_string(),
+            n,
+            max,
+        });
     }
     Ok(n)
 }
 
-fn ipv4(name: &str, v: &str) -> Result<Ipv4Addr, String> {
-    v.parse()
-        .map_err(|_| err(format!("{name}: '{v}' is not an IPv4 address")))
+fn ipv4(name: &str, v: &str) -> Result<Ipv4Addr, CommandError> {
+    v.parse().map_err(|_| CommandError::NotIpv4 {
+        name: name.to_string(),
+        value: v.to_string(),
+    })
 }
 
-fn ipv6(name: &str, v: &str) -> Result<Ipv6Addr, String> {
-    v.parse()
-        .map_err(|_| err(format!("{name}: '{v}' is not an IPv6 address")))
+fn ipv6(name: &str, v: &str) -> Result<Ipv6Addr, CommandError> {
+    v.parse().map_err(|_| CommandError::NotIpv6 {
+        name: name.to_string(),
+        value: v.to_string(),
+    })
 }
 
 /// Two hex digits, as the kernel's `tos`/`traffic_class` take them.
-fn hex_byte(name: &str, v: &str) -> Result<u8, String> {
+fn hex_byte(name: &str, v: &str) -> Result<u8, CommandError> {
     let v2 = v.strip_prefix("0x").unwrap_or(v);
     if v2.len() != 2 {
-        return Err(err(format!("{name} must be 00-ff")));
+        return Err(CommandError::NotHexByte(name.to_string()));
     }
-    u8::from_str_radix(v2, 16).map_err(|_| err(format!("{name} must be 00-ff")))
+    u8::from_str_radix(v2, 16).map_err(|_| CommandError::NotHexByte(name.to_string()))
 }
 
 impl DevConfig {
@@ -387,7 +468,7 @@ impl DevConfig {
         let (name, rest) = line.split_at(name_end);
         let rest = rest.trim_start_matches(is_sep).trim_end_matches(is_sep);
         if name.is_empty() {
-            return Err(err("empty command"));
+            return Err(CommandError::Empty);
         }
         self.set(name, rest)
     }
@@ -412,7 +493,9 @@ impl DevConfig {
             }
             "imix_weights" => {
                 if self.clone_skb > 0 {
-                    return Err(err("imix_weights: not with clone_skb > 0"));
+                    return Err(CommandError::Refused(
+                        "imix_weights: not with clone_skb > 0",
+                    ));
                 }
                 self.imix = parse_imix(v)?;
                 let mut s = String::from("OK: imix_weights=");
@@ -445,7 +528,7 @@ impl DevConfig {
             "rate" => {
                 let n = num(name, w()?)?;
                 if n == 0 {
-                    return Err(err("rate: must be at least 1 (Mb/s)"));
+                    return Err(CommandError::Refused("rate: must be at least 1 (Mb/s)"));
                 }
                 // The kernel's rule: the gap that sends min_pkt_size-byte frames at n Mb/s.
                 self.delay = u64::from(self.min_pkt_size) * 8 * 1000 / n;
@@ -454,7 +537,9 @@ impl DevConfig {
             "ratep" => {
                 let n = num_max(name, w()?, 1_000_000_000)?;
                 if n == 0 {
-                    return Err(err("ratep: must be at least 1 (packets/s)"));
+                    return Err(CommandError::Refused(
+                        "ratep: must be at least 1 (packets/s)",
+                    ));
                 }
                 self.delay = 1_000_000_000 / n;
                 Ok(format!("OK: rate={n}"))
@@ -472,13 +557,15 @@ impl DevConfig {
             "clone_skb" => {
                 let n = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 if n > 0 && !self.imix.is_empty() {
-                    return Err(err("clone_skb: not with imix_weights"));
+                    return Err(CommandError::Refused("clone_skb: not with imix_weights"));
                 }
                 if n > 0 && !self.has(Flag::Shared) {
-                    return Err(err("clone_skb: needs the SHARED flag"));
+                    return Err(CommandError::Refused("clone_skb: needs the SHARED flag"));
                 }
                 if n > 0 && self.xmit_mode == Some(XmitMode::NetifReceive) {
-                    return Err(err("clone_skb: not with xmit_mode netif_receive"));
+                    return Err(CommandError::Refused(
+                        "clone_skb: not with xmit_mode netif_receive",
+                    ));
                 }
                 self.clone_skb = n;
                 if n > 0 {
@@ -505,7 +592,7 @@ impl DevConfig {
             "burst" => {
                 let n = num_max(name, w()?, 1 << 16)? as u32;
                 if n > 1 && !self.has(Flag::Shared) {
-                    return Err(err("burst: needs the SHARED flag"));
+                    return Err(CommandError::Refused("burst: needs the SHARED flag"));
                 }
                 self.burst = n.max(1);
                 Ok(format!("OK: burst={}", self.burst))
@@ -530,16 +617,14 @@ impl DevConfig {
                 }
                 "netif_receive" => {
                     if self.clone_skb > 0 {
-                        return Err(err(
+                        return Err(CommandError::Refused(
                             "xmit_mode netif_receive: not with clone_skb > 0 (set clone_skb 0 first)",
                         ));
                     }
                     self.xmit_mode = Some(XmitMode::NetifReceive);
                     Ok("OK: xmit_mode=netif_receive".into())
                 }
-                other => Err(err(format!(
-                    "xmit_mode -:{other}:- unknown; available modes: start_xmit, queue_xmit, netif_receive"
-                ))),
+                other => Err(CommandError::UnknownXmitMode(other.to_string())),
             },
             "flag" => self.flag(w()?),
             "dst_min" | "dst" | "dst_max" | "src_min" | "src" | "src_max" => {
@@ -573,7 +658,9 @@ impl DevConfig {
                 Ok(format!("OK: {name}={a}"))
             }
             "dst_mac" | "src_mac" => {
-                let m: MacAddr = w()?.parse().map_err(|e| err(format!("{name}: {e}")))?;
+                let m: MacAddr = w()?
+                    .parse()
+                    .map_err(|e| CommandError::NotMac(name.to_string(), e))?;
                 if name == "dst_mac" {
                     self.dst_mac = m;
                     Ok(format!("OK: dstmac {m}"))
@@ -639,7 +726,7 @@ impl DevConfig {
                     self.vlan_id = NO_VLAN;
                     self.svlan_id = NO_VLAN;
                     if n <= 4095 {
-                        Err(err(
+                        Err(CommandError::Refused(
                             "svlan_id: set vlan_id first (an SVLAN tag goes outside a VLAN tag); VLAN and SVLAN are now off, as in the kernel",
                         ))
                     } else {
@@ -666,15 +753,18 @@ impl DevConfig {
                         }
                         Ok(format!("OK: {name}={n}"))
                     }
-                    (Some(_), false) => Err(err(format!(
-                        "{name}: set {} first",
-                        if name.starts_with('s') {
+                    (Some(_), false) => Err(CommandError::TagFirst {
+                        name: name.to_string(),
+                        first: if name.starts_with('s') {
                             "svlan_id"
                         } else {
                             "vlan_id"
-                        }
-                    ))),
-                    (None, _) => Err(err(format!("{name} must be 0-{max}"))),
+                        },
+                    }),
+                    (None, _) => Err(CommandError::OutOfRange {
+                        name: name.to_string(),
+                        max,
+                    }),
                 }
             }
             "tos" => {
@@ -693,10 +783,10 @@ impl DevConfig {
                 );
                 Ok(format!("OK: skb_priority={}", self.skb_priority))
             }
-            "spi" => Err(err(
+            "spi" => Err(CommandError::Refused(
                 "spi: upktgen does not do IPsec (the kernel's xfrm transforms are not reachable from userspace)",
             )),
-            _ => Err(format!("ERROR: No such parameter \"{name}\"")),
+            _ => Err(CommandError::NoSuchParameter(name.to_string())),
         }
     }
 
@@ -712,21 +802,16 @@ impl DevConfig {
             match FLAG_NAMES.iter().position(|n| *n == name) {
                 Some(i) => (Flag::from_index(i), !off),
                 None => {
-                    return Err(format!(
-                        "ERROR: Flag -:{f}:- unknown; available flags (prepend ! to un-set a flag): {}, FLOW_RND",
-                        FLAG_NAMES.join(", ")
-                    ));
+                    return Err(CommandError::UnknownFlag(f.to_string()));
                 }
             }
         };
         match flag {
             Flag::Ipsec if on => {
-                return Err(err(
-                    "flag IPSEC: upktgen does not do IPsec (the kernel's xfrm transforms are not reachable from userspace)",
-                ));
+                return Err(CommandError::Refused("flag IPSEC: upktgen does not do IPsec (the kernel's xfrm transforms are not reachable from userspace)"));
             }
             Flag::Shared if !on && (self.clone_skb > 0 || self.burst > 1) => {
-                return Err(err("flag !SHARED: not while clone_skb or burst is set"));
+                return Err(CommandError::Refused("flag !SHARED: not while clone_skb or burst is set"));
             }
             Flag::Node if on => self.note(
                 "NODE",
@@ -767,44 +852,48 @@ impl DevConfig {
     }
 
     /// Checks combinations that only make sense together, as the run starts.
-    pub fn check_start(&self) -> Result<(), String> {
+    pub fn check_start(&self) -> Result<(), StartError> {
         let v6 = self.has(Flag::Ipv6);
         let any6 = [self.dst6, self.dst6_min, self.dst6_max, self.src6]
             .iter()
             .any(|a| !a.is_unspecified());
         if v6 && self.dst6.is_unspecified() && self.dst6_min.is_unspecified() {
-            return Err(
-                "IPV6 is set but no IPv6 destination: give dst6 (or dst6_min/dst6_max)".into(),
-            );
+            return Err(StartError::Together(
+                "IPV6 is set but no IPv6 destination: give dst6 (or dst6_min/dst6_max)",
+            ));
         }
         if !v6 && any6 {
-            return Err(
-                "IPv6 addresses are set but the IPV6 flag was cleared (flag !IPV6): give dst/dst_min for IPv4 or set the flag again".into(),
-            );
+            return Err(StartError::Together(
+                "IPv6 addresses are set but the IPV6 flag was cleared (flag !IPV6): give dst/dst_min for IPv4 or set the flag again",
+            ));
         }
         if v6 && !(self.dst_max.is_empty() && self.src_min.is_empty() && self.src_max.is_empty()) {
-            return Err(
-                "IPV6 is set: IPv4 ranges (dst_max, src_min, src_max) do not apply; use dst6_min/dst6_max".into(),
-            );
+            return Err(StartError::Together(
+                "IPV6 is set: IPv4 ranges (dst_max, src_min, src_max) do not apply; use dst6_min/dst6_max",
+            ));
         }
         if self.dst6_min.is_unspecified() != self.dst6_max.is_unspecified() {
-            return Err(
-                "dst6_min and dst6_max go together (the random walk masks between them)".into(),
-            );
+            return Err(StartError::Together(
+                "dst6_min and dst6_max go together (the random walk masks between them)",
+            ));
         }
         if !self.imix.is_empty() && self.min_pkt_size < self.max_pkt_size {
-            return Err("imix_weights and a min_pkt_size..max_pkt_size walk both set the frame size: give one".into());
+            return Err(StartError::Together(
+                "imix_weights and a min_pkt_size..max_pkt_size walk both set the frame size: give one",
+            ));
         }
         if self.flows > 0 && self.flowlen == 0 {
-            return Err("flows is set but flowlen is 0: give flowlen (packets per flow)".into());
+            return Err(StartError::Together(
+                "flows is set but flowlen is 0: give flowlen (packets per flow)",
+            ));
         }
         if self.queue_map_min > self.queue_map_max
             && (self.has(Flag::QueueMapRnd) || self.queue_map_max != 0)
         {
-            return Err(format!(
-                "queue_map_min {} is above queue_map_max {}",
-                self.queue_map_min, self.queue_map_max
-            ));
+            return Err(StartError::QueueMap {
+                min: self.queue_map_min,
+                max: self.queue_map_max,
+            });
         }
         Ok(())
     }
@@ -833,24 +922,20 @@ impl DevConfig {
 
 /// `imix_weights size,weight size,weight ...` (sizes below 42 are raised to 42, as in the
 /// kernel; a zero weight or more than 20 entries is an error).
-fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, String> {
+fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, CommandError> {
     let mut out = Vec::new();
     for item in v.split_whitespace() {
         if out.len() == MAX_IMIX_ENTRIES {
-            return Err(err(format!(
-                "imix_weights: at most {MAX_IMIX_ENTRIES} entries"
-            )));
+            return Err(CommandError::ImixTooMany);
         }
         let (s, w) = item
             .split_once(',')
-            .ok_or_else(|| err(format!("imix_weights: '{item}' is not size,weight")))?;
+            .ok_or_else(|| CommandError::ImixNotPair(item.to_string()))?;
         let size = num_max("imix_weights size", s, 65535)?.max(u64::from(MIN_PKT_SIZE_SETTING));
         // At most ten digits, as the kernel reads it: the sums stay far inside u64.
         let weight = num_max("imix_weights weight", w, MAX_TEN_DIGITS)?;
         if weight == 0 {
-            return Err(err(format!(
-                "imix_weights: '{item}': a weight must be at least 1"
-            )));
+            return Err(CommandError::ImixZeroWeight(item.to_string()));
         }
         out.push(ImixEntry {
             size: size as u32,
@@ -858,7 +943,7 @@ fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, String> {
         });
     }
     if out.is_empty() {
-        return Err(err(
+        return Err(CommandError::Refused(
             "imix_weights: give at least one size,weight pair (e.g. 64,7 576,4 1500,1)",
         ));
     }
@@ -867,7 +952,7 @@ fn parse_imix(v: &str) -> Result<Vec<ImixEntry>, String> {
 
 /// `mpls 0001000a,0002000a`: up to 16 hex label-stack entries; an empty value, `0` or
 /// anything that does not start with a hex digit clears the stack, as in the kernel.
-fn parse_mpls(v: &str) -> Result<Vec<u32>, String> {
+fn parse_mpls(v: &str) -> Result<Vec<u32>, CommandError> {
     let mut out = Vec::new();
     for item in v.split(',') {
         let item = item.trim();
@@ -876,16 +961,14 @@ fn parse_mpls(v: &str) -> Result<Vec<u32>, String> {
             return Ok(Vec::new());
         }
         if hex_len != item.len() || hex_len > 8 {
-            return Err(err(format!(
-                "mpls: '{item}' is not a 32-bit hex label entry (e.g. 0001000a)"
-            )));
+            return Err(CommandError::MplsNotHex(item.to_string()));
         }
         let n = u32::from_str_radix(item, 16).expect("checked hex digits");
         if n == 0 {
             return Ok(Vec::new());
         }
         if out.len() == MAX_MPLS_LABELS {
-            return Err(err(format!("mpls: at most {MAX_MPLS_LABELS} labels")));
+            return Err(CommandError::MplsTooMany);
         }
         out.push(n);
     }

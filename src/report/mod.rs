@@ -4,7 +4,7 @@
 //! ([`crate::sample::CpuShares`]).
 
 pub mod dut;
-pub mod receive;
-pub mod run;
+pub(crate) mod receive;
+pub(crate) mod run;
 
 pub use crate::host::{VERSION, hostname};

@@ -4,11 +4,11 @@
 //! ([`threads`]) with the system sampled around them, and the report is assembled.
 
 pub mod agent;
-pub mod device;
-pub mod pcap;
-pub mod plan;
+pub(crate) mod device;
+pub(crate) mod pcap;
+pub(crate) mod plan;
 pub mod rx;
-pub mod threads;
+pub(crate) mod threads;
 
 use crate::agent::far::{FarWatch, RemoteReceiver};
 use crate::caps::{self, Cap};

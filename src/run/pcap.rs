@@ -21,8 +21,7 @@ pub fn write(plan: &RunPlan, p: &PcapPlan, stop: &AtomicBool) -> Result<Exit> {
     let cfg = &s.cfg;
     let (info, mtu, dev) = Device::unprivileged(p.dev.as_deref(), cfg);
     check_frame_fits(cfg, mtu, &dev)?;
-    let mut frames = stream::for_config(cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)
-        .map_err(|e| anyhow!(e))?;
+    let mut frames = stream::for_config(cfg, &info, plan.seed, s.cpu.unwrap_or(0) as u16)?;
     let path = &p.path;
     for note in &cfg.notes {
         crate::errln!("upktgen: note: {note}");

@@ -13,7 +13,7 @@ use crate::lab::dut::{self, DutOptions, DutSetup};
 use crate::lab::{self, RxMode};
 use crate::live::LiveOptions;
 use crate::pg::generate::DeviceInfo;
-use crate::pg::{DevConfig, Flag};
+use crate::pg::{CommandError, DevConfig, Flag};
 use crate::rx::recv::RxBackend;
 use crate::stream::replay::{REPLAY_PARAMS, ReplayFrames, ReplayTiming};
 use crate::wire::MacAddr;
@@ -146,7 +146,7 @@ impl RunPlan {
         let far = far_plan(a)?;
         let dut = dut_options(a)?;
         let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
-        let mut cfg = dev_config(a, ifname, in_lab && dut.is_none()).map_err(|e| anyhow!(e))?;
+        let mut cfg = dev_config(a, ifname, in_lab && dut.is_none())?;
         if dut.is_some() {
             fill_dut_destination(&mut cfg);
         }
@@ -167,7 +167,7 @@ impl RunPlan {
                 );
             }
         }
-        cfg.check_start().map_err(|e| anyhow!(e))?;
+        cfg.check_start()?;
         let pcap = match &a.pcap {
             Some(path) => Some(pcap_plan(a, &cfg, path)?),
             None => None,
@@ -588,30 +588,47 @@ pub fn lab_sender() -> DeviceInfo {
     }
 }
 
+/// A pktgen parameter of the command line that the device language refused, named as an
+/// option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("--{0} and --{1} both set the packet rate: give one of them")]
+    TwoRates(&'static str, &'static str),
+    /// `name`: the parameter's (with `_`), `value` as given.
+    #[error("--{} {value}: {error}", .name.replace('_', "-"))]
+    Pktgen {
+        name: &'static str,
+        value: String,
+        error: CommandError,
+    },
+}
+
 /// The device configuration the options describe: pktgen's defaults but the seed's count,
 /// then every pktgen parameter in command-line order; in the lab, the destination defaults
 /// to the lab's receiving end.
-pub fn dev_config(a: &RunArgs, ifname: &str, lab: bool) -> Result<DevConfig, String> {
+pub fn dev_config(
+    a: &RunArgs,
+    ifname: &str,
+    lab: bool,
+) -> std::result::Result<DevConfig, OptionError> {
     let mut c = DevConfig::new(ifname);
     c.count = DEFAULT_COUNT;
-    let rates: Vec<&str> = ["delay", "rate", "ratep"]
+    let rates: Vec<&'static str> = ["delay", "rate", "ratep"]
         .into_iter()
         .filter(|n| a.pg.has(n))
         .collect();
     if rates.len() > 1 {
-        return Err(format!(
-            "--{} and --{} both set the packet rate: give one of them",
-            rates[0], rates[1]
-        ));
+        return Err(OptionError::TwoRates(rates[0], rates[1]));
     }
     // `rate` is Mb/s of min_pkt_size-byte frames, computed when it is applied (as in the
     // kernel); on the command line, where option order reads as irrelevant, it comes last
     // so that it uses the size given anywhere on the line.
     let (rates, rest): (Vec<_>, Vec<_>) = a.pg.items.iter().partition(|(n, _)| *n == "rate");
     for (name, value) in rest.into_iter().chain(rates) {
-        c.set(name, value).map_err(|e| {
-            let msg = e.strip_prefix("ERROR: ").unwrap_or(&e).to_string();
-            format!("--{} {value}: {msg}", name.replace('_', "-"))
+        c.set(name, value).map_err(|error| OptionError::Pktgen {
+            name,
+            value: value.clone(),
+            error,
         })?;
     }
     if lab {
@@ -622,7 +639,7 @@ pub fn dev_config(a: &RunArgs, ifname: &str, lab: bool) -> Result<DevConfig, Str
 
 /// The pktgen parameters of `run`'s options, checked as `run` checks them (for a sweep's
 /// points).
-pub fn check_pktgen_params(a: &RunArgs) -> Result<(), String> {
+pub fn check_pktgen_params(a: &RunArgs) -> std::result::Result<(), OptionError> {
     let ifname = a.dev.as_deref().unwrap_or(lab::TX_IF);
     dev_config(a, ifname, a.dev.is_none()).map(|_| ())
 }

@@ -25,7 +25,7 @@ pub fn config(a: &RxArgs) -> Result<RxConfig> {
         if a.live.interval.is_zero() {
             bail!("--interval: must be above 0");
         }
-        crate::rx::recv::candidates(a.rx_backend, a.all_frames).map_err(|e| anyhow!(e))?;
+        crate::rx::recv::candidates(a.rx_backend, a.all_frames)?;
         if !a.block_size.is_power_of_two() || a.block_size < 4096 {
             bail!(
                 "--block-size {}: needs a power of two of at least 4096",

@@ -66,13 +66,13 @@ fn open_gate(go: &Go, v: bool) {
 /// dropped without having reported (an error return, a panic) reports a failure, so the
 /// coordinator never waits for a thread that is gone.
 struct Gate {
-    ready: mpsc::Sender<std::result::Result<(), String>>,
+    ready: mpsc::Sender<Result<()>>,
     go: Go,
     reported: std::cell::Cell<bool>,
 }
 
 impl Gate {
-    fn report(&self, r: std::result::Result<(), String>) {
+    fn report(&self, r: Result<()>) {
         if !self.reported.replace(true) {
             let _ = self.ready.send(r);
         }
@@ -92,9 +92,9 @@ impl Gate {
 
 impl Drop for Gate {
     fn drop(&mut self) {
-        self.report(Err(
-            "a sender thread ended before its backend was ready".into()
-        ));
+        self.report(Err(anyhow!(
+            "a sender thread ended before its backend was ready"
+        )));
     }
 }
 
@@ -138,7 +138,7 @@ pub fn run_jobs(
                     send(job, &gate, &stop, start_at)
                 })();
                 if let Err(e) = &r {
-                    gate.report(Err(format!("{e:#}")));
+                    gate.report(Err(anyhow!("{e:#}")));
                     stop.store(true, Relaxed);
                 }
                 r
@@ -156,7 +156,7 @@ pub fn run_jobs(
         }
     }
     drop(tx);
-    let mut failed: Option<String> = None;
+    let mut failed: Option<anyhow::Error> = None;
     for _ in 0..n {
         match rx.recv() {
             Ok(Ok(())) => {}
@@ -185,7 +185,7 @@ pub fn run_jobs(
                 Some(s)
             }
             Err(e) => {
-                failed = Some(format!("sampling /proc before the start: {e:#}"));
+                failed = Some(anyhow!("sampling /proc before the start: {e:#}"));
                 open_gate(&go, false);
                 None
             }
@@ -202,7 +202,7 @@ pub fn run_jobs(
     let after = SystemSnapshot::take()?;
     // The sender that could not start says why; the others only that they were called off.
     if let Some(e) = failed {
-        bail!(e);
+        return Err(e);
     }
     if let Some(e) = first_err {
         return Err(e);

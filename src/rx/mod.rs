@@ -12,13 +12,13 @@
 //! and drives a backend; `cli` is `upktgen rx`. The lab runs a [`Receiver`] on its veth-rx
 //! (`crate::lab::receiver`) through the names re-exported here.
 
-pub mod af_packet;
-pub mod af_xdp;
-pub mod backend;
-pub mod background;
+pub(crate) mod af_packet;
+pub(crate) mod af_xdp;
+pub(crate) mod backend;
+pub(crate) mod background;
 pub mod frame;
 pub mod recv;
-pub mod report;
+pub(crate) mod report;
 pub mod sink;
 
 pub use af_xdp::DEFAULT_FRAMES as DEFAULT_XSK_FRAMES;

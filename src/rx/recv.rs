@@ -32,15 +32,21 @@ pub enum RxBackend {
     AfPacket,
 }
 
+/// A receive backend that cannot do what was asked of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unfit {
+    #[error(
+        "--all-frames: a tap of every protocol is an af_packet feature; the af_xdp receiver sees IPv4/UDP before tc and nftables ingress"
+    )]
+    AllFramesOnXdp,
+}
+
 /// The backends to try, in order, for `req` (pure: the selection rule). `all_frames` (a tap
 /// of every protocol) is an AF_PACKET feature.
-pub fn candidates(req: RxBackend, all_frames: bool) -> Result<Vec<RxKind>, String> {
+pub fn candidates(req: RxBackend, all_frames: bool) -> Result<Vec<RxKind>, Unfit> {
     match (req, all_frames) {
         (RxBackend::AfPacket, _) | (RxBackend::Auto, true) => Ok(vec![RxKind::AfPacket]),
-        (RxBackend::AfXdp, true) => Err(
-            "--all-frames: a tap of every protocol is an af_packet feature; the af_xdp receiver sees IPv4/UDP before tc and nftables ingress"
-                .into(),
-        ),
+        (RxBackend::AfXdp, true) => Err(Unfit::AllFramesOnXdp),
         (RxBackend::AfXdp, false) => Ok(vec![RxKind::AfXdp]),
         (RxBackend::Auto, false) => Ok(vec![RxKind::AfXdp, RxKind::AfPacket]),
     }
@@ -432,7 +438,7 @@ mod tests {
         assert_eq!(candidates(AfXdp, false), Ok(vec![RxKind::AfXdp]));
         assert_eq!(candidates(AfPacket, false), Ok(vec![RxKind::AfPacket]));
         assert_eq!(candidates(AfPacket, true), Ok(vec![RxKind::AfPacket]));
-        let e = candidates(AfXdp, true).unwrap_err();
+        let e = candidates(AfXdp, true).unwrap_err().to_string();
         assert!(e.contains("--all-frames") && e.contains("af_packet"), "{e}");
     }
 

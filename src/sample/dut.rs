@@ -13,11 +13,21 @@ pub struct DutSample {
     pub egress_qdisc_drops: u64,
 }
 
+/// Output of `tc -s -j qdisc` that is not the list of qdiscs it prints.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QdiscError {
+    /// With the JSON parser's message.
+    #[error("tc -s -j qdisc: not JSON: {0}")]
+    NotJson(String),
+    #[error("tc -s -j qdisc: not a list of qdiscs")]
+    NotList,
+}
+
 /// The sum of `drops` over the qdiscs of `tc -s -j qdisc show dev IF`'s JSON.
-pub fn qdisc_drops(tc_json: &str) -> Result<u64, String> {
+pub fn qdisc_drops(tc_json: &str) -> Result<u64, QdiscError> {
     let v: serde_json::Value =
-        serde_json::from_str(tc_json).map_err(|e| format!("tc -s -j qdisc: not JSON: {e}"))?;
-    let list = v.as_array().ok_or("tc -s -j qdisc: not a list of qdiscs")?;
+        serde_json::from_str(tc_json).map_err(|e| QdiscError::NotJson(e.to_string()))?;
+    let list = v.as_array().ok_or(QdiscError::NotList)?;
     Ok(list
         .iter()
         .filter_map(|q| q.get("drops").and_then(|d| d.as_u64()))

@@ -140,6 +140,7 @@ impl InterruptsDelta {
     }
 
     /// One row by name.
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&IrqRowDelta> {
         self.rows.iter().find(|r| r.name == name)
     }
@@ -176,6 +177,7 @@ impl InterruptsSnapshot {
     }
 
     /// Sum of every row's total.
+    #[cfg(test)]
     pub fn total(&self) -> u64 {
         self.rows
             .iter()
@@ -183,6 +185,7 @@ impl InterruptsSnapshot {
     }
 
     /// One row by name (`"24"`, `"LOC"`).
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&IrqRow> {
         self.rows.iter().find(|r| r.name == name)
     }

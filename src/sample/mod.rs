@@ -79,19 +79,19 @@
 //! run with [`InterruptsSnapshot::matches`]; after it, [`SystemDelta::irq_filter_matched`]
 //! says whether it selected anything.
 
-pub mod cpu;
-pub mod dut;
+pub(crate) mod cpu;
+pub(crate) mod dut;
 mod interrupts;
 mod net_dev;
 mod snmp;
 mod softirqs;
 mod stat;
 
-pub use interrupts::{InterruptsDelta, InterruptsSnapshot, IrqRow, IrqRowDelta};
+pub use interrupts::InterruptsSnapshot;
 pub use net_dev::{IfaceCounters, NetDevSnapshot};
 pub use snmp::SnmpSnapshot;
-pub use softirqs::{SoftirqRow, SoftirqRowDelta, SoftirqsDelta, SoftirqsSnapshot};
-pub use stat::{CpuTimes, StatDelta, StatSnapshot};
+pub use softirqs::SoftirqsSnapshot;
+pub use stat::{CpuTimes, StatSnapshot};
 
 use anyhow::Context;
 pub use cpu::CpuShares;
@@ -259,6 +259,7 @@ impl SystemSnapshot {
     }
 
     /// Parses the three files' contents (for tests and replays).
+    #[cfg(test)]
     pub fn parse(stat: &str, interrupts: &str, softirqs: &str) -> Result<Self, ParseError> {
         Ok(Self {
             stat: StatSnapshot::parse(stat)?,
@@ -268,6 +269,7 @@ impl SystemSnapshot {
     }
 
     /// Rows skipped as malformed, over the three files.
+    #[cfg(test)]
     pub fn skipped(&self) -> usize {
         self.stat.skipped + self.interrupts.skipped + self.softirqs.skipped
     }

@@ -208,6 +208,7 @@ impl NetDevSnapshot {
     }
 
     /// From `self` (earlier) to `later`, for interfaces in both samples.
+    #[cfg(test)]
     pub fn delta(&self, later: &NetDevSnapshot) -> BTreeMap<String, IfaceCounters> {
         later
             .ifaces

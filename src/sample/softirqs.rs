@@ -16,6 +16,7 @@ pub struct SoftirqRow {
 
 impl SoftirqRow {
     /// Sum over the CPUs.
+    #[cfg(test)]
     pub fn total(&self) -> u64 {
         self.per_cpu.iter().fold(0, |acc, n| acc.saturating_add(*n))
     }
@@ -101,6 +102,7 @@ impl SoftirqsSnapshot {
     }
 
     /// One vector by name (`"NET_RX"`).
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&SoftirqRow> {
         self.rows.iter().find(|r| r.name == name)
     }

@@ -120,9 +120,20 @@ pub struct StatDelta {
     pub per_cpu: Vec<(u32, CpuTimes)>,
 }
 
+/// What is wrong with a `cpu...` line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CpuLineError {
+    #[error("bad cpu label `cpu{0}`")]
+    Label(String),
+    #[error("non-numeric field")]
+    NotNumber,
+    #[error("{0} fields, expected at least 4")]
+    Fields(usize),
+}
+
 /// Parses `cpu...` lines: `None` if the label is not a cpu label at all, `Some(Err)` if it
 /// is but the line is malformed. The CPU number is `None` for the aggregate line.
-fn parse_cpu_line(line: &str) -> Option<Result<(Option<u32>, CpuTimes), String>> {
+fn parse_cpu_line(line: &str) -> Option<Result<(Option<u32>, CpuTimes), CpuLineError>> {
     let mut tokens = line.split_whitespace();
     let rest = tokens.next()?.strip_prefix("cpu")?;
     let cpu = if rest.is_empty() {
@@ -130,16 +141,16 @@ fn parse_cpu_line(line: &str) -> Option<Result<(Option<u32>, CpuTimes), String>>
     } else {
         match parse_u64(rest).and_then(|n| u32::try_from(n).ok()) {
             Some(n) => Some(n),
-            None => return Some(Err(format!("bad cpu label `cpu{rest}`"))),
+            None => return Some(Err(CpuLineError::Label(rest.to_string()))),
         }
     };
     let Some(fields) = tokens.map(parse_u64).collect::<Option<Vec<u64>>>() else {
-        return Some(Err("non-numeric field".to_string()));
+        return Some(Err(CpuLineError::NotNumber));
     };
     Some(
         CpuTimes::from_fields(&fields)
             .map(|t| (cpu, t))
-            .ok_or_else(|| format!("{} fields, expected at least 4", fields.len())),
+            .ok_or(CpuLineError::Fields(fields.len())),
     )
 }
 
@@ -194,6 +205,7 @@ impl StatSnapshot {
     }
 
     /// One CPU's times, if it was online.
+    #[cfg(test)]
     pub fn cpu(&self, n: u32) -> Option<&CpuTimes> {
         self.per_cpu.iter().find(|(c, _)| *c == n).map(|(_, t)| t)
     }

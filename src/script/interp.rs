@@ -3,8 +3,8 @@
 //! sends; `pgctrl start` is handed back to the caller as [`Effect::Start`].
 
 use super::parse::{Line, Target, check_dev_name};
-use crate::pg::DevConfig;
 use crate::pg::show::{Current, show};
+use crate::pg::{CommandError, DevConfig, result_line};
 use crate::wire::MacAddr;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,7 +15,7 @@ pub enum Effect {
     /// Nothing (a blank or comment line).
     Nothing,
     /// The answer the kernel would put in the target's Result line.
-    Answer(Result<String, String>),
+    Answer(Result<String, Refused>),
     /// The target's file does not exist (a device not added, a thread on no online CPU):
     /// where the kernel's `echo > FILE` fails to open the file.
     Missing(String),
@@ -23,6 +23,39 @@ pub enum Effect {
     Start,
     /// The target's text, as `cat /proc/net/pktgen/TARGET` prints it.
     Show(String),
+}
+
+/// Why a write was refused: the text after `ERROR: ` in the target's Result line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// A device's command.
+    #[error(transparent)]
+    Device(#[from] CommandError),
+    #[error("add_device: give a device name")]
+    NoDeviceName,
+    /// A name already added, not a device name, or an interface the check refused.
+    #[error("can not add device {0}")]
+    CannotAdd(String),
+    #[error("No such parameter \"{0}\"")]
+    NoSuchParameter(String),
+    #[error("start: no device added (kpktgend_N add_device DEV first)")]
+    NoDevice,
+    #[error("pgctrl: unknown command \"{0}\" (start, stop or reset)")]
+    UnknownPgctrl(String),
+}
+
+/// Why an interface may not be added to a thread: what the kernel logs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IfaceRefused {
+    /// With the way to the lab.
+    #[error(
+        "no such netdevice: \"{0}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
+    )]
+    NoSuchNetdevice(String),
+    #[error("not an ethernet device: \"{0}\"")]
+    NotEthernet(String),
+    #[error("device is down: \"{0}\" (bring it up with `ip link set {0} up`)")]
+    Down(String),
 }
 
 /// A device added to a thread.
@@ -55,14 +88,6 @@ pub struct Interp {
     note: Option<String>,
 }
 
-/// What the kernel logs when `add_device` names no interface of the namespace, with the way
-/// to the lab.
-pub fn no_such_netdevice(ifname: &str) -> String {
-    format!(
-        "no such netdevice: \"{ifname}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
-    )
-}
-
 /// The private lab's interface that a device name stands for with `--lab`: the lab's
 /// sending interface, the name's `@tag` kept (`eth0@1` -> `veth-tx@1`).
 pub fn lab_ifname(name: &str) -> String {
@@ -74,7 +99,7 @@ pub fn lab_ifname(name: &str) -> String {
 
 /// Whether an interface may be added to a thread: Err with the reason the kernel would log
 /// (`no such netdevice: "eth9"`, `device is down: "eth1"`, ...).
-pub type DevCheck = Box<dyn Fn(&str) -> Result<(), String>>;
+pub type DevCheck = Box<dyn Fn(&str) -> Result<(), IfaceRefused>>;
 
 impl Interp {
     /// `dev_exists` says whether an interface of that name exists (a name that does not is
@@ -90,7 +115,7 @@ impl Interp {
                 if dev_exists(d) {
                     Ok(())
                 } else {
-                    Err(no_such_netdevice(d))
+                    Err(IfaceRefused::NoSuchNetdevice(d.to_string()))
                 }
             }),
             dev_mac,
@@ -197,10 +222,7 @@ impl Interp {
                         return self.missing_thread(*n);
                     }
                     let a = self.thread(*n, cmd);
-                    let shown = match &a {
-                        Ok(s) | Err(s) => s.clone(),
-                    };
-                    self.thread_result.insert(*n, shown);
+                    self.thread_result.insert(*n, result_line(&a));
                     Effect::Answer(a)
                 }
                 Target::Dev(d) => match self.device_mut(d) {
@@ -209,10 +231,8 @@ impl Interp {
                     )),
                     Some(dev) => {
                         let a = dev.cfg.command(cmd);
-                        dev.result = match &a {
-                            Ok(s) | Err(s) => s.clone(),
-                        };
-                        Effect::Answer(a)
+                        dev.result = result_line(&a);
+                        Effect::Answer(a.map_err(Refused::from))
                     }
                 },
             },
@@ -223,9 +243,7 @@ impl Interp {
         match cmd.trim() {
             "start" => {
                 if self.devs.is_empty() {
-                    Effect::Answer(Err(
-                        "ERROR: start: no device added (kpktgend_N add_device DEV first)".into(),
-                    ))
+                    Effect::Answer(Err(Refused::NoDevice))
                 } else {
                     Effect::Start
                 }
@@ -236,31 +254,29 @@ impl Interp {
                 self.devs.clear();
                 Effect::Answer(Ok("OK: reset".into()))
             }
-            other => Effect::Answer(Err(format!(
-                "ERROR: pgctrl: unknown command \"{other}\" (start, stop or reset)"
-            ))),
+            other => Effect::Answer(Err(Refused::UnknownPgctrl(other.to_string()))),
         }
     }
 
-    fn thread(&mut self, n: usize, cmd: &str) -> Result<String, String> {
+    fn thread(&mut self, n: usize, cmd: &str) -> Result<String, Refused> {
         let mut w = cmd.split_whitespace();
         let name = w.next().unwrap_or("");
         match name {
             "add_device" => {
                 let dev = w.next().unwrap_or("");
                 if dev.is_empty() {
-                    return Err("ERROR: add_device: give a device name".into());
+                    return Err(Refused::NoDeviceName);
                 }
                 if self.devs.iter().any(|(d, _)| d == dev) || check_dev_name(dev).is_err() {
-                    return Err(format!("ERROR: can not add device {dev}"));
+                    return Err(Refused::CannotAdd(dev.to_string()));
                 }
                 // As the kernel: the interface (the name up to `@`) must exist in this
                 // network namespace (and be an Ethernet device that is up); the write
                 // fails and the kernel logs why.
                 let ifname = dev.split('@').next().unwrap_or("");
                 if let Err(why) = (self.dev_check)(ifname) {
-                    self.note = Some(why);
-                    return Err(format!("ERROR: can not add device {dev}"));
+                    self.note = Some(why.to_string());
+                    return Err(Refused::CannotAdd(dev.to_string()));
                 }
                 self.devs.push((
                     dev.to_string(),
@@ -280,7 +296,7 @@ impl Interp {
             "max_before_softirq" => {
                 Ok("OK: Note! max_before_softirq is obsolete and does nothing".into())
             }
-            _ => Err(format!("ERROR: No such parameter \"{name}\"")),
+            _ => Err(Refused::NoSuchParameter(name.to_string())),
         }
     }
 

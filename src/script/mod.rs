@@ -2,8 +2,8 @@
 //! does) read from a file, and `upktgen functions-sh`: a replacement for the kernel's
 //! samples/pktgen/functions.sh that drives it.
 
-pub mod interp;
-pub mod parse;
+pub(crate) mod interp;
+pub(crate) mod parse;
 
 #[cfg(test)]
 mod tests;
@@ -17,7 +17,7 @@ use crate::run::plan::{RunPlan, SenderSpec};
 use crate::text::clip;
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
-use interp::{Effect, Interp};
+use interp::{Effect, IfaceRefused, Interp};
 use parse::{Line, Target};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,8 +57,9 @@ fn interp_for(a: &ScriptArgs) -> Interp {
 /// is an Ethernet device, and is up. The interface index answers for the calling process's
 /// namespace; sysfs may show another namespace's interfaces, so its type and flags are
 /// taken only when it shows the same index (else a start's probe checks them).
-fn check_iface(d: &str) -> Result<(), String> {
-    let index = crate::sys::if_nametoindex(d).map_err(|_| interp::no_such_netdevice(d))?;
+fn check_iface(d: &str) -> Result<(), IfaceRefused> {
+    let index =
+        crate::sys::if_nametoindex(d).map_err(|_| IfaceRefused::NoSuchNetdevice(d.to_string()))?;
     let sys = |f: &str| {
         std::fs::read_to_string(format!("/sys/class/net/{d}/{f}"))
             .ok()
@@ -69,13 +70,11 @@ fn check_iface(d: &str) -> Result<(), String> {
     }
     // ARPHRD_ETHER
     if sys("type").is_some_and(|t| t != "1") {
-        return Err(format!("not an ethernet device: \"{d}\""));
+        return Err(IfaceRefused::NotEthernet(d.to_string()));
     }
     let flags = sys("flags").and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok());
     if flags.is_some_and(|f| f & libc::IFF_UP as u32 == 0) {
-        return Err(format!(
-            "device is down: \"{d}\" (bring it up with `ip link set {d} up`)"
-        ));
+        return Err(IfaceRefused::Down(d.to_string()));
     }
     Ok(())
 }
@@ -83,20 +82,20 @@ fn check_iface(d: &str) -> Result<(), String> {
 /// The senders of a start: every added device, thread by thread, pinned to its thread's
 /// CPU; in the lab each stands for the lab's sending interface (its @tag kept) and gets
 /// the lab's receiver as destination where it has none.
-pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>, String> {
+pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>> {
     let mut out = Vec::new();
     for (name, d) in it.devices() {
         d.cfg
             .check_start()
-            .map_err(|e| format!("ERROR: start: {name}: {e}"))?;
+            .map_err(|e| anyhow!("ERROR: start: {name}: {e}"))?;
         let mut cfg = d.cfg.clone();
         if lab {
             cfg.ifname = interp::lab_ifname(name);
             crate::run::plan::fill_lab_destination(&mut cfg);
         } else if cfg.dst_mac == MacAddr::default() {
-            return Err(format!(
+            bail!(
                 "ERROR: start: {name}: dst_mac is 00:00:00:00:00:00, which every receiver drops: set dst_mac"
-            ));
+            );
         }
         out.push((
             name.to_string(),
@@ -107,7 +106,7 @@ pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>, 
         ));
     }
     if out.is_empty() {
-        return Err("ERROR: start: no device added (kpktgend_N add_device DEV first)".into());
+        bail!("ERROR: {}", interp::Refused::NoDevice);
     }
     Ok(out)
 }
@@ -117,15 +116,15 @@ pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>, 
 /// lab can give a queue, the start's plan (the backend's options, as a start refuses
 /// them), each frame against the device's MTU, and the walk each
 /// configuration describes. [`CHECK_CANNOT`] lists what only a start checks.
-fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<(), String> {
+fn check_start(a: &ScriptArgs, specs: &[(String, SenderSpec)]) -> Result<()> {
     // The start's plan: the backend's options, and the target's.
     RunPlan::from_script(a, specs.iter().map(|(_, s)| s.clone()).collect())
-        .map_err(|e| format!("ERROR: start: {e:#}"))?;
+        .map_err(|e| anyhow!("ERROR: start: {e:#}"))?;
     if a.lab {
-        lab::check_queues(specs.len()).map_err(|e| format!("ERROR: start: {e:#}"))?;
+        lab::check_queues(specs.len()).map_err(|e| anyhow!("ERROR: start: {e:#}"))?;
     }
     for (i, (name, s)) in specs.iter().enumerate() {
-        let fail = |e: &dyn std::fmt::Display| format!("ERROR: start: {name}: {e}");
+        let fail = |e: &dyn std::fmt::Display| anyhow!("ERROR: start: {name}: {e}");
         let dev = s.cfg.device();
         let (mtu, info) = if !a.lab {
             let mtu = std::fs::read_to_string(format!("/sys/class/net/{dev}/mtu"))
@@ -169,7 +168,7 @@ enum Started {
 fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
     let specs = match start_specs(it, a.lab) {
         Ok(s) => s,
-        Err(e) => return Started::Failed(e),
+        Err(e) => return Started::Failed(e.to_string()),
     };
     if a.check {
         return match check_start(a, &specs) {
@@ -179,7 +178,7 @@ fn start(a: &ScriptArgs, it: &mut Interp, stop: &Arc<AtomicBool>) -> Started {
                 }
                 Started::Ok(String::new())
             }
-            Err(e) => Started::Failed(e),
+            Err(e) => Started::Failed(e.to_string()),
         };
     }
     if stop.load(Ordering::Relaxed) {
@@ -329,7 +328,7 @@ fn run_lines(
         let parsed = match parse::parse_line(text) {
             Ok(p) => p,
             Err(e) => {
-                crate::errln!("{}ERROR: {}", label(text.trim()), clip(&e, 160));
+                crate::errln!("{}ERROR: {}", label(text.trim()), clip(&e.to_string(), 160));
                 t.failed.push(*no);
                 if a.strict {
                     return Ok(());
@@ -354,8 +353,8 @@ fn run_lines(
                 }
                 true
             }
-            Effect::Answer(Err(s)) => {
-                let s = clip(&s, 160);
+            Effect::Answer(Err(e)) => {
+                let s = clip(&format!("ERROR: {e}"), 160);
                 if session {
                     crate::errln!("Result: {s}");
                 } else {

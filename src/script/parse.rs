@@ -41,41 +41,70 @@ pub enum Line {
     Show(Target),
 }
 
+/// Why a line of a script cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// A device name pktgen's add_device would not take.
+    #[error("'{0}': no interface name before '@'")]
+    NoIfname(String),
+    #[error("'{0}': an interface name has at most {MAX_IFNAME} bytes")]
+    LongIfname(String),
+    #[error("'{0}': a device name (with its @tag) has at most {MAX_DEV_NAME} bytes")]
+    LongDevName(String),
+    #[error("'{0}' is not an interface name")]
+    NotIfname(String),
+    #[error("'{}': {c:?} cannot appear in a device name", .name.escape_debug())]
+    BadChar { name: String, c: char },
+    #[error("'{0}': no such thread number")]
+    NoSuchThread(String),
+    #[error("'{0}': a thread is kpktgend_N with N a CPU number")]
+    NotThread(String),
+    #[error(
+        "'{0}': not a pktgen file (targets are pgctrl, kpktgend_N or a device, optionally as {PROC_DIR}NAME)"
+    )]
+    NotPktgenFile(String),
+    #[error("unterminated {0} quote")]
+    Unterminated(char),
+    #[error("echo: '>' without a file")]
+    EchoNoFile,
+    #[error("echo: unexpected '{0}' after the file")]
+    EchoExtra(String),
+    #[error("echo: no '> /proc/net/pktgen/TARGET'")]
+    EchoNoTarget,
+    #[error("{0}: give one target (pgctrl, kpktgend_N or a device)")]
+    ShowTargets(String),
+    #[error("{0}: no command")]
+    NoCommand(String),
+}
+
 /// Checks a device name as pktgen's add_device takes it: `IFNAME` or `IFNAME@TAG`, where
 /// IFNAME is a valid Linux interface name.
-pub fn check_dev_name(name: &str) -> Result<(), String> {
+pub fn check_dev_name(name: &str) -> Result<(), LineError> {
     let base = name.split('@').next().unwrap_or("");
+    let name_s = || name.to_string();
     if base.is_empty() {
-        return Err(format!("'{name}': no interface name before '@'"));
+        return Err(LineError::NoIfname(name_s()));
     }
     if base.len() > MAX_IFNAME {
-        return Err(format!(
-            "'{name}': an interface name has at most {MAX_IFNAME} bytes"
-        ));
+        return Err(LineError::LongIfname(name_s()));
     }
     if name.len() > MAX_DEV_NAME {
-        return Err(format!(
-            "'{name}': a device name (with its @tag) has at most {MAX_DEV_NAME} bytes"
-        ));
+        return Err(LineError::LongDevName(name_s()));
     }
     if base == "." || base == ".." {
-        return Err(format!("'{name}' is not an interface name"));
+        return Err(LineError::NotIfname(name_s()));
     }
     if let Some(c) = name
         .chars()
         .find(|c| *c == '/' || *c == ':' || c.is_whitespace() || c.is_control())
     {
-        return Err(format!(
-            "'{}': {:?} cannot appear in a device name",
-            name.escape_debug(),
-            c
-        ));
+        return Err(LineError::BadChar { name: name_s(), c });
     }
     Ok(())
 }
 
 /// `pgctrl`, `kpktgend_N`, a device name, each optionally spelled with /proc/net/pktgen/.
-pub fn parse_target(word: &str) -> Result<Target, String> {
+pub fn parse_target(word: &str) -> Result<Target, LineError> {
     let w = word.strip_prefix(PROC_DIR).unwrap_or(word);
     if w == "pgctrl" {
         return Ok(Target::Pgctrl);
@@ -85,14 +114,12 @@ pub fn parse_target(word: &str) -> Result<Target, String> {
             return n
                 .parse()
                 .map(Target::Thread)
-                .map_err(|_| format!("'{w}': no such thread number"));
+                .map_err(|_| LineError::NoSuchThread(w.to_string()));
         }
-        return Err(format!("'{w}': a thread is kpktgend_N with N a CPU number"));
+        return Err(LineError::NotThread(w.to_string()));
     }
     if w.starts_with('/') {
-        return Err(format!(
-            "'{word}': not a pktgen file (targets are pgctrl, kpktgend_N or a device, optionally as {PROC_DIR}NAME)"
-        ));
+        return Err(LineError::NotPktgenFile(word.to_string()));
     }
     check_dev_name(w)?;
     Ok(Target::Dev(w.to_string()))
@@ -100,7 +127,7 @@ pub fn parse_target(word: &str) -> Result<Target, String> {
 
 /// Splits a line into words as a shell would for these purposes: blanks separate, single
 /// and double quotes group (and are removed), `#` at the start of a word begins a comment.
-pub fn words(line: &str) -> Result<Vec<String>, String> {
+pub fn words(line: &str) -> Result<Vec<String>, LineError> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -125,7 +152,7 @@ pub fn words(line: &str) -> Result<Vec<String>, String> {
                     cur.push(d);
                 }
                 if !closed {
-                    return Err(format!("unterminated {c} quote"));
+                    return Err(LineError::Unterminated(c));
                 }
             }
             c => {
@@ -141,7 +168,7 @@ pub fn words(line: &str) -> Result<Vec<String>, String> {
 }
 
 /// Parses one line.
-pub fn parse_line(line: &str) -> Result<Line, String> {
+pub fn parse_line(line: &str) -> Result<Line, LineError> {
     let w = words(line)?;
     let Some(first) = w.first() else {
         return Ok(Line::Empty);
@@ -157,7 +184,7 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
             }
             while let Some(s) = it.next() {
                 if s == ">" || s == ">>" {
-                    let t = it.next().ok_or("echo: '>' without a file")?;
+                    let t = it.next().ok_or(LineError::EchoNoFile)?;
                     target = Some(t);
                     break;
                 }
@@ -168,9 +195,9 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
                 cmd.push(s);
             }
             if let Some(extra) = it.next() {
-                return Err(format!("echo: unexpected '{extra}' after the file"));
+                return Err(LineError::EchoExtra(extra.to_string()));
             }
-            let t = target.ok_or("echo: no '> /proc/net/pktgen/TARGET'")?;
+            let t = target.ok_or(LineError::EchoNoTarget)?;
             Ok(Line::Write {
                 target: parse_target(t)?,
                 cmd: nonempty(cmd.join(" "), t)?,
@@ -178,9 +205,7 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
         }
         "show" | "cat" => match &w[1..] {
             [t] => Ok(Line::Show(parse_target(t)?)),
-            _ => Err(format!(
-                "{first}: give one target (pgctrl, kpktgend_N or a device)"
-            )),
+            _ => Err(LineError::ShowTargets(first.to_string())),
         },
         t => {
             let target = parse_target(t)?;
@@ -192,9 +217,9 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
     }
 }
 
-fn nonempty(cmd: String, target: &str) -> Result<String, String> {
+fn nonempty(cmd: String, target: &str) -> Result<String, LineError> {
     if cmd.trim().is_empty() {
-        Err(format!("{target}: no command"))
+        Err(LineError::NoCommand(target.to_string()))
     } else {
         Ok(cmd)
     }

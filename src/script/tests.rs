@@ -64,9 +64,15 @@ fn lines_comments_and_quoting() {
     assert!(
         parse_line("eth0 \"count 10")
             .unwrap_err()
+            .to_string()
             .contains("unterminated")
     );
-    assert!(parse_line("eth0").unwrap_err().contains("no command"));
+    assert!(
+        parse_line("eth0")
+            .unwrap_err()
+            .to_string()
+            .contains("no command")
+    );
     assert!(parse_line("eth0 ''").is_err());
     assert_eq!(words("a 'b c'd e").unwrap(), ["a", "b cd", "e"]);
 }
@@ -90,7 +96,12 @@ fn echo_and_cat_spellings() {
         parse_line("show kpktgend_0"),
         Ok(Line::Show(Target::Thread(0)))
     );
-    assert!(parse_line("echo count 10").unwrap_err().contains("no '>"));
+    assert!(
+        parse_line("echo count 10")
+            .unwrap_err()
+            .to_string()
+            .contains("no '>")
+    );
     assert!(parse_line("echo count 10 > eth0 junk").is_err());
     assert!(parse_line("echo > eth0").is_err());
     assert!(parse_line("show").is_err());
@@ -113,7 +124,7 @@ fn ok(e: Effect) -> String {
 
 fn error(e: Effect) -> String {
     match e {
-        Effect::Answer(Err(s)) => s,
+        Effect::Answer(Err(e)) => format!("ERROR: {e}"),
         other => panic!("not an ERROR answer: {other:?}"),
     }
 }
@@ -256,10 +267,15 @@ fn start_specs_pin_threads_and_map_to_the_lab() {
     assert_eq!(s[0].1.cfg.dst_mac, crate::lab::RX_MAC);
     assert_eq!(s[1].1.cfg.dst_min, "198.18.0.42");
     // Real devices need a destination MAC.
-    assert!(start_specs(&it, !LAB).unwrap_err().contains("dst_mac"));
+    assert!(
+        start_specs(&it, !LAB)
+            .unwrap_err()
+            .to_string()
+            .contains("dst_mac")
+    );
     // Combinations are checked at start, naming the device.
     ok(it.apply(&w("eth0@0", "flows 10")));
-    let e = start_specs(&it, LAB).unwrap_err();
+    let e = start_specs(&it, LAB).unwrap_err().to_string();
     assert!(
         e.starts_with("ERROR: start: eth0@0: ") && e.contains("flowlen"),
         "{e}"

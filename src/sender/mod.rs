@@ -15,7 +15,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-pub mod result;
+pub(crate) mod result;
 
 pub use result::PktgenResult;
 

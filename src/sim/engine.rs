@@ -380,10 +380,11 @@ impl<'m> Sim<'m> {
                 .min(self.bg_next)
                 .min(self.coalesce_at);
             if seg_end == NEVER && ext == NEVER {
-                return Err(ModelError(format!(
-                    "internal: the simulation stalled at {} ps with {} of {} packets sent (please report with the flags used)",
-                    self.t, self.sent, self.m.count
-                )));
+                return Err(ModelError::Stalled {
+                    t: self.t,
+                    sent: self.sent,
+                    count: self.m.count,
+                });
             }
             if seg_end <= ext {
                 self.advance(seg_end - self.t);
@@ -784,7 +785,7 @@ impl<'m> Sim<'m> {
 /// Runs the model to the end of its packet count.
 pub fn simulate(m: &Model) -> Result<Outcome, ModelError> {
     m.validate()?;
-    let ring = m.ring.config().map_err(|e| ModelError(e.0))?;
+    let ring = m.ring.config()?;
     let mut sim = Sim::new(m, ring);
     sim.run()?;
     sim.drain_wire();

@@ -19,8 +19,8 @@
 //! See docs/sim.md for the model, the source or fit of every constant, and how well it
 //! reproduces the seed.
 
-pub mod engine;
-pub mod model;
+pub(crate) mod engine;
+pub(crate) mod model;
 pub mod seed;
 
 pub use engine::{Outcome, simulate, wake_latency_min_s};
@@ -179,11 +179,16 @@ pub struct SimArgs {
     pub seed: Option<u64>,
 }
 
-fn parse_completion(s: &str) -> Result<Completion, String> {
+/// A completion mode that is neither of the two (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: expected irq or napi")]
+pub struct BadCompletion(String);
+
+fn parse_completion(s: &str) -> Result<Completion, BadCompletion> {
     match s {
         "irq" => Ok(Completion::Irq),
         "napi" => Ok(Completion::Napi),
-        _ => Err(format!("{s:?}: expected irq or napi")),
+        _ => Err(BadCompletion(s.to_string())),
     }
 }
 
@@ -412,7 +417,7 @@ pub fn sweep(base: &Model, specs: &[String]) -> Result<Vec<SweepRow>> {
                 point,
                 model: m,
                 outcome: None,
-                skipped: Some(e.0),
+                skipped: Some(e.to_string()),
             });
             continue;
         }
@@ -527,7 +532,7 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
     if args.preset == Some(Preset::Seed) {
         let mut probe = base.clone();
         probe.ring.start_thresh = 16.min(probe.ring.size).max(probe.ring.stop_thresh);
-        probe.validate().map_err(|e| anyhow!(e))?;
+        probe.validate()?;
         if base.ring.size < 16 {
             bail!(
                 "--ring {}: the seed's second set wakes at 16 free descriptors, so the ring needs at least 16",
@@ -540,7 +545,7 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
                 base.ring.stop_thresh
             );
         }
-        let rows = seed::reproduce(&base).map_err(|e| anyhow!(e))?;
+        let rows = seed::reproduce(&base)?;
         if args.json {
             #[derive(Serialize)]
             struct Out<'a> {
@@ -558,7 +563,7 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
         }
         return Ok(seed::render(&rows));
     }
-    base.validate().map_err(|e| anyhow!(e))?;
+    base.validate()?;
     if !args.sweep.is_empty() {
         let rows = sweep(&base, &args.sweep)?;
         if args.json {
@@ -573,7 +578,7 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
         }
         return Ok(render_sweep(&rows));
     }
-    let outcome = simulate(&base).map_err(|e| anyhow!(e))?;
+    let outcome = simulate(&base)?;
     if args.json {
         return Ok(crate::schema::to_pretty(
             crate::schema::SIM,

@@ -104,9 +104,59 @@ pub struct Model {
     pub seed: u64,
 }
 
-/// A parameter the model cannot run with; the message names the flag.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelError(pub String);
+/// A parameter the model cannot run with (the message names the flag), or a run that could
+/// not go on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error(
+        "--count 0: pktgen's \"run forever\" cannot be simulated; give a packet count of at least 1"
+    )]
+    CountZero,
+    #[error("--pkt-size {0}: must be between 1 and 65535 bytes")]
+    PktSize(u32),
+    #[error(transparent)]
+    Ring(#[from] RingConfigError),
+    #[error("--ring {0}: at most 1048576 descriptors")]
+    RingTooLarge(u32),
+    #[error("--fifo-frames {0}: at most 1048576 frames")]
+    FifoTooLarge(u32),
+    #[error(
+        "--coalesce-frames {0}: needs --coalesce-usecs above 0, or the last completions would never interrupt"
+    )]
+    CoalesceNoTimer(u32),
+    #[error("--coalesce-frames 0: must be at least 1 (1 = interrupt per descriptor)")]
+    CoalesceZero,
+    /// The flag and its value.
+    #[error("{0} {1}: must be a positive number")]
+    NotPositive(&'static str, f64),
+    #[error("--link-mbps {0}: at most 10000000 (10 Pbit/s)")]
+    LinkTooFast(f64),
+    #[error("--clock-mhz {0}: must be between 1 and 1000000")]
+    Clock(f64),
+    #[error("{0} {1}: must be a finite number >= 0")]
+    Negative(&'static str, f64),
+    #[error("{0} {1}: unreasonably large (at most 1e9)")]
+    TooLarge(&'static str, f64),
+    #[error("--xmit-cycles / --xmit-io-ns: sending a packet must cost some time (both are 0)")]
+    FreeXmit,
+    #[error("--spin-cycles 0: one turn of pktgen's loop must take some time")]
+    SpinZero,
+    #[error("--idle-window-cycles {window}: must not exceed --spin-cycles ({spin})")]
+    IdleWindow { window: f64, spin: f64 },
+    #[error("--bg-share {0}: must be below 0.5 (a fraction of the CPU, e.g. 0.003 for 0.3 %)")]
+    BgShare(f64),
+    #[error("--bg-slice-us 0: must be positive when --bg-share is above 0")]
+    BgSlice,
+    #[error("--jitter {0}: must be between 0 and 0.9")]
+    Jitter(f64),
+    #[error("--count {0}: the run would last over 1e7 simulated seconds; send fewer packets")]
+    TooLong(u64),
+    /// At `t` ps, `sent` of `count` packets.
+    #[error(
+        "internal: the simulation stalled at {t} ps with {sent} of {count} packets sent (please report with the flags used)"
+    )]
+    Stalled { t: u64, sent: u64, count: u64 },
+}
 
 /// The simulated ring's size and thresholds as set (a sweep changes them one by one);
 /// [`RingSpec::config`] validates them into the [`RingConfig`] the queue takes.
@@ -122,14 +172,6 @@ impl RingSpec {
         RingConfig::new(self.size, self.stop_thresh, self.start_thresh)
     }
 }
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ModelError {}
 
 /// The seed's three clocks (MHz), as the seed reports them.
 pub const SEED_CLOCKS_MHZ: [f64; 3] = [1052.476, 1397.657, 1575.819];
@@ -202,45 +244,26 @@ impl Model {
 
     /// Checks every parameter; the error names the flag to fix.
     pub fn validate(&self) -> Result<(), ModelError> {
-        let err = |m: String| Err(ModelError(m));
+        let err = Err;
         if self.count == 0 {
-            return err(
-                "--count 0: pktgen's \"run forever\" cannot be simulated; give a packet count of at least 1"
-                    .into(),
-            );
+            return err(ModelError::CountZero);
         }
         if self.pkt_size == 0 || self.pkt_size > 65_535 {
-            return err(format!(
-                "--pkt-size {}: must be between 1 and 65535 bytes",
-                self.pkt_size
-            ));
+            return err(ModelError::PktSize(self.pkt_size));
         }
         // Ring thresholds: the same rule as the real backends (1 <= stop <= start <= size).
-        if let Err(e) = self.ring.config() {
-            return err(e.0);
-        }
+        self.ring.config()?;
         if self.ring.size > 1 << 20 {
-            return err(format!(
-                "--ring {}: at most 1048576 descriptors",
-                self.ring.size
-            ));
+            return err(ModelError::RingTooLarge(self.ring.size));
         }
         if self.fifo_frames > 1 << 20 {
-            return err(format!(
-                "--fifo-frames {}: at most 1048576 frames",
-                self.fifo_frames
-            ));
+            return err(ModelError::FifoTooLarge(self.fifo_frames));
         }
         if self.coalesce_frames > 1 && self.coalesce_usecs <= 0.0 {
-            return err(format!(
-                "--coalesce-frames {}: needs --coalesce-usecs above 0, or the last completions would never interrupt",
-                self.coalesce_frames
-            ));
+            return err(ModelError::CoalesceNoTimer(self.coalesce_frames));
         }
         if self.coalesce_frames == 0 {
-            return err(
-                "--coalesce-frames 0: must be at least 1 (1 = interrupt per descriptor)".into(),
-            );
+            return err(ModelError::CoalesceZero);
         }
         let positive: [(&str, f64); 2] = [
             ("--link-mbps", self.link_mbps),
@@ -248,20 +271,14 @@ impl Model {
         ];
         for (name, v) in positive {
             if !v.is_finite() || v <= 0.0 {
-                return err(format!("{name} {v}: must be a positive number"));
+                return err(ModelError::NotPositive(name, v));
             }
         }
         if self.link_mbps > 10_000_000.0 {
-            return err(format!(
-                "--link-mbps {}: at most 10000000 (10 Pbit/s)",
-                self.link_mbps
-            ));
+            return err(ModelError::LinkTooFast(self.link_mbps));
         }
         if self.clock_mhz < 1.0 || self.clock_mhz > 1_000_000.0 {
-            return err(format!(
-                "--clock-mhz {}: must be between 1 and 1000000",
-                self.clock_mhz
-            ));
+            return err(ModelError::Clock(self.clock_mhz));
         }
         let non_negative: [(&str, f64); 14] = [
             ("--dma-ns", self.dma_ns),
@@ -281,50 +298,38 @@ impl Model {
         ];
         for (name, v) in non_negative {
             if !v.is_finite() || v < 0.0 {
-                return err(format!("{name} {v}: must be a finite number >= 0"));
+                return err(ModelError::Negative(name, v));
             }
             // Each cost must fit the simulator's picosecond clock many times over.
             if v > 1e9 {
-                return err(format!("{name} {v}: unreasonably large (at most 1e9)"));
+                return err(ModelError::TooLarge(name, v));
             }
         }
         if self.xmit_cycles + self.xmit_io_ns <= 0.0 {
-            return err(
-                "--xmit-cycles / --xmit-io-ns: sending a packet must cost some time (both are 0)"
-                    .into(),
-            );
+            return err(ModelError::FreeXmit);
         }
         if self.spin_cycles <= 0.0 {
-            return err("--spin-cycles 0: one turn of pktgen's loop must take some time".into());
+            return err(ModelError::SpinZero);
         }
         if self.idle_window_cycles > self.spin_cycles {
-            return err(format!(
-                "--idle-window-cycles {}: must not exceed --spin-cycles ({})",
-                self.idle_window_cycles, self.spin_cycles
-            ));
+            return err(ModelError::IdleWindow {
+                window: self.idle_window_cycles,
+                spin: self.spin_cycles,
+            });
         }
         if self.bg_share >= 0.5 {
-            return err(format!(
-                "--bg-share {}: must be below 0.5 (a fraction of the CPU, e.g. 0.003 for 0.3 %)",
-                self.bg_share
-            ));
+            return err(ModelError::BgShare(self.bg_share));
         }
         if self.bg_share > 0.0 && self.bg_slice_us <= 0.0 {
-            return err("--bg-slice-us 0: must be positive when --bg-share is above 0".into());
+            return err(ModelError::BgSlice);
         }
         if !self.jitter.is_finite() || !(0.0..=0.9).contains(&self.jitter) {
-            return err(format!(
-                "--jitter {}: must be between 0 and 0.9",
-                self.jitter
-            ));
+            return err(ModelError::Jitter(self.jitter));
         }
         // The simulated run must fit the picosecond clock (u64: about 213 days).
         let min_run_s = self.count as f64 * self.wire_time_s();
         if min_run_s > 1.0e7 {
-            return err(format!(
-                "--count {}: the run would last over 1e7 simulated seconds; send fewer packets",
-                self.count
-            ));
+            return err(ModelError::TooLong(self.count));
         }
         Ok(())
     }
@@ -359,7 +364,7 @@ mod tests {
 
     fn rejects(m: Model, flag: &str) {
         let e = m.validate().unwrap_err();
-        assert!(e.0.contains(flag), "{e} should name {flag}");
+        assert!(e.to_string().contains(flag), "{e} should name {flag}");
     }
 
     #[test]

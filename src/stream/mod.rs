@@ -8,18 +8,17 @@
 //! file's frames. [`for_config`] picks the fast one whenever it produces the same frames as
 //! the walk. Every source is a [`FrameSource`]; [`Frames`] is the one chosen for a run.
 
-pub mod fast;
-pub mod replay;
-pub mod walk;
+pub(crate) mod fast;
+pub(crate) mod replay;
+pub(crate) mod walk;
 
 pub use fast::{FastFrames, PortRange, Stream, fast_path_fits, timeval};
-pub use replay::ReplayFrames;
+pub use replay::{ReplayError, ReplayFrames};
 pub use walk::PgFrames;
 
-use crate::pg::DevConfig;
-use crate::pg::Flag;
 use crate::pg::generate::{DeviceInfo, Generator, Layout};
-use crate::wire::{FrameSpec, MacAddr, Udp4Template};
+use crate::pg::{DevConfig, Flag, StartError};
+use crate::wire::{FrameSizeError, FrameSpec, MacAddr, Udp4Template};
 
 /// A stream of frames for the sender.
 pub trait FrameSource: Send {
@@ -97,8 +96,22 @@ impl FrameSource for Frames {
     }
 }
 
+/// Why a configuration's frames cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FramesError {
+    #[error(transparent)]
+    Start(#[from] StartError),
+    #[error(transparent)]
+    Size(#[from] FrameSizeError),
+}
+
 /// The frame source for a configuration on a device; `seed` drives the random draws.
-pub fn for_config(c: &DevConfig, dev: &DeviceInfo, seed: u64, cpu: u16) -> Result<Frames, String> {
+pub fn for_config(
+    c: &DevConfig,
+    dev: &DeviceInfo,
+    seed: u64,
+    cpu: u16,
+) -> Result<Frames, FramesError> {
     // Built first in any case: it checks the configuration and resolves the defaults.
     let walk = Generator::new(c, dev, seed)?;
     if fast_path_fits(c) {

@@ -64,6 +64,26 @@ fn vlan_tags(f: &[u8]) -> usize {
     }
 }
 
+/// Why a pcap file's frames cannot be replayed, or not as asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplayError {
+    /// Record `n` (1-based) keeps `kept` of the frame's `len` bytes.
+    #[error(
+        "record {n} holds {kept} of the frame's {len} bytes (captured with a snap length): replaying it would send a different frame"
+    )]
+    Cut { n: usize, kept: usize, len: u32 },
+    #[error("record {n} is {len} bytes, shorter than an Ethernet header (14)")]
+    Short { n: usize, len: usize },
+    #[error("no frames in the file")]
+    Empty,
+    #[error("--replay-speed {0}: must be a number above 0")]
+    BadSpeed(f64),
+    #[error(
+        "--replay-timing file: a file of one frame has no gaps to follow; pace it with --ratep or --delay"
+    )]
+    NoGaps,
+}
+
 /// [`ReplayFrames`] built record by record, each checked as it comes.
 #[derive(Default)]
 struct Builder {
@@ -75,20 +95,20 @@ struct Builder {
 }
 
 impl Builder {
-    fn push(&mut self, r: &Record) -> Result<(), String> {
+    fn push(&mut self, r: &Record) -> Result<(), ReplayError> {
         let n = self.spans.len() + 1;
         if r.is_cut() {
-            return Err(format!(
-                "record {n} holds {} of the frame's {} bytes (captured with a snap length): replaying it would send a different frame",
-                r.data.len(),
-                r.orig_len
-            ));
+            return Err(ReplayError::Cut {
+                n,
+                kept: r.data.len(),
+                len: r.orig_len,
+            });
         }
         if r.data.len() < crate::wire::ETH_HLEN {
-            return Err(format!(
-                "record {n} is {} bytes, shorter than an Ethernet header (14)",
-                r.data.len()
-            ));
+            return Err(ReplayError::Short {
+                n,
+                len: r.data.len(),
+            });
         }
         self.spans.push((self.data.len(), r.data.len()));
         self.data.extend_from_slice(&r.data);
@@ -98,9 +118,9 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self) -> Result<ReplayFrames, String> {
+    fn finish(self) -> Result<ReplayFrames, ReplayError> {
         if self.spans.is_empty() {
-            return Err("no frames in the file".into());
+            return Err(ReplayError::Empty);
         }
         let max_len = self.spans.iter().map(|s| s.1).max().unwrap_or(0);
         let varying = self.spans.iter().any(|s| s.1 != self.spans[0].1);
@@ -121,7 +141,7 @@ impl Builder {
 impl ReplayFrames {
     /// The frames of `records`; refuses an empty file, frames cut by the capture's snap
     /// length and frames shorter than an Ethernet header, naming the record (1-based).
-    pub fn new(records: &[Record]) -> Result<Self, String> {
+    pub fn new(records: &[Record]) -> Result<Self, ReplayError> {
         let mut b = Builder::default();
         for r in records {
             b.push(r)?;
@@ -133,13 +153,13 @@ impl ReplayFrames {
     /// the start of its pass, and a pass lasts the file's span plus its mean gap (so the
     /// loop back to the first frame is one ordinary gap). A record stamped earlier than the
     /// one before it is due with it.
-    pub fn follow_file_timing(&mut self, speed: f64) -> Result<(), String> {
+    pub fn follow_file_timing(&mut self, speed: f64) -> Result<(), ReplayError> {
         if !(speed.is_finite() && speed > 0.0) {
-            return Err(format!("--replay-speed {speed}: must be a number above 0"));
+            return Err(ReplayError::BadSpeed(speed));
         }
         let n = self.times.len();
         if n < 2 {
-            return Err("--replay-timing file: a file of one frame has no gaps to follow; pace it with --ratep or --delay".into());
+            return Err(ReplayError::NoGaps);
         }
         let span = self.times[n - 1];
         let scale = |t: u64| (t as f64 / speed).round().min(u64::MAX as f64) as u64;
@@ -152,7 +172,7 @@ impl ReplayFrames {
     /// The file is read as a stream (at most [`pcap::MAX_REPLAY`] bytes), each record
     /// checked as it comes.
     pub fn load(path: &Path) -> Result<Self> {
-        let mut r = pcap::open(path).map_err(|e| anyhow!(e))?;
+        let mut r = pcap::open(path)?;
         let mut b = Builder::default();
         while let Some(rec) = r
             .next_record()
@@ -292,18 +312,29 @@ mod tests {
 
     #[test]
     fn bad_files_name_the_record() {
-        assert!(ReplayFrames::new(&[]).unwrap_err().contains("no frames"));
+        assert!(
+            ReplayFrames::new(&[])
+                .unwrap_err()
+                .to_string()
+                .contains("no frames")
+        );
         let cut = Record {
             ts_ns: 0,
             orig_len: 1514,
             data: vec![0; 96],
         };
-        let e = ReplayFrames::new(&[rec(vec![0; 60]), cut]).err().unwrap();
+        let e = ReplayFrames::new(&[rec(vec![0; 60]), cut])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.starts_with("record 2 holds 96 of the frame's 1514 bytes"),
             "{e}"
         );
-        let e = ReplayFrames::new(&[rec(vec![0; 13])]).err().unwrap();
+        let e = ReplayFrames::new(&[rec(vec![0; 13])])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("record 1 is 13 bytes"), "{e}");
     }
 
@@ -363,6 +394,7 @@ mod tests {
         assert!(
             one.follow_file_timing(1.0)
                 .unwrap_err()
+                .to_string()
                 .contains("one frame")
         );
     }

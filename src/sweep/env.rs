@@ -6,9 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-/// Where the kernel exposes the CPUs.
-pub use crate::cli::sweep::SYSFS_CPU;
-
 /// cpufreq of every CPU under a sysfs root (a parameter, so tests use a fake tree).
 #[derive(Debug)]
 pub struct CpuFreq {
@@ -183,6 +180,7 @@ impl Load {
         Ok(Load { stop, threads })
     }
 
+    #[cfg(test)]
     pub fn threads(&self) -> usize {
         self.threads.len()
     }

@@ -71,15 +71,16 @@ impl Val {
     /// string with a blank in it would read as several ("10 --dev eth0"), and a control
     /// character as none. `name` is the parameter's, for the message (worded as the pktgen
     /// parser words it).
-    pub fn one_word(&self, name: &str) -> std::result::Result<(), String> {
+    pub fn one_word(&self, name: &str) -> std::result::Result<(), ValueError> {
         match self {
-            Val::Str(s) if s.chars().any(char::is_whitespace) => Err(format!(
-                "{name}: '{s}' is more than one value; {name} takes one (options go in [base] or \
-                 in a dimension of their own)"
-            )),
-            Val::Str(s) if s.chars().any(char::is_control) => Err(format!(
-                "{name}: {s:?} holds a control character; a value is one printable word"
-            )),
+            Val::Str(s) if s.chars().any(char::is_whitespace) => Err(ValueError::Words {
+                name: name.to_string(),
+                value: s.clone(),
+            }),
+            Val::Str(s) if s.chars().any(char::is_control) => Err(ValueError::Control {
+                name: name.to_string(),
+                value: s.clone(),
+            }),
             Val::List(v) => v.iter().try_for_each(|x| x.one_word(name)),
             _ => Ok(()),
         }
@@ -95,7 +96,7 @@ impl Val {
         }
     }
 
-    fn from_toml(v: &toml::Value) -> std::result::Result<Val, String> {
+    fn from_toml(v: &toml::Value) -> std::result::Result<Val, ValueError> {
         Ok(match v {
             toml::Value::Boolean(b) => Val::Bool(*b),
             toml::Value::Integer(i) => Val::Int(*i),
@@ -104,17 +105,50 @@ impl Val {
             toml::Value::Array(a) => Val::List(
                 a.iter()
                     .map(|x| match x {
-                        toml::Value::Array(_) | toml::Value::Table(_) => {
-                            Err("nested lists and tables are not parameter values".to_string())
-                        }
+                        toml::Value::Array(_) | toml::Value::Table(_) => Err(ValueError::Nested),
                         x => Val::from_toml(x),
                     })
                     .collect::<std::result::Result<_, _>>()?,
             ),
-            toml::Value::Datetime(_) => return Err("a date is not a parameter value".into()),
-            toml::Value::Table(_) => return Err("a table is not a parameter value".into()),
+            toml::Value::Datetime(_) => return Err(ValueError::Date),
+            toml::Value::Table(_) => return Err(ValueError::Table),
         })
     }
+}
+
+/// A value of a sweep file that is not a parameter value, or a parameter that cannot take
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error(
+        "{name}: '{value}' is more than one value; {name} takes one (options go in [base] or in a dimension of their own)"
+    )]
+    Words { name: String, value: String },
+    #[error("{name}: {value:?} holds a control character; a value is one printable word")]
+    Control { name: String, value: String },
+    #[error("nested lists and tables are not parameter values")]
+    Nested,
+    #[error("a date is not a parameter value")]
+    Date,
+    #[error("a table is not a parameter value")]
+    Table,
+    #[error("{0}: a switch; write {0} = true or false")]
+    NotSwitch(String),
+    #[error("{0:?}: only for command = \"run\" (the model has its own clock: clock_mhz)")]
+    RunOnly(String),
+    #[error("{0:?}: set by the sweep itself; remove it")]
+    Reserved(String),
+    #[error("unknown parameter {name:?} for `upktgen {command}`; known: {}", .known.join(", "))]
+    Unknown {
+        name: String,
+        command: &'static str,
+        known: Vec<String>,
+    },
+    /// `value`: the value as the file writes it.
+    #[error("load = {value}: a number of busy threads, 0 to {max}")]
+    Load { value: String, max: i64 },
+    #[error("cpu_mhz = {0}: a clock in MHz above 0")]
+    CpuMhz(String),
 }
 
 /// One varied parameter.
@@ -214,6 +248,7 @@ struct RawCompare {
 pub const DEFAULT_REPETITIONS: u32 = 3;
 
 /// 1-based line of byte `offset` in `src`.
+#[cfg(test)]
 pub fn line_of(src: &str, offset: usize) -> usize {
     src.as_bytes()[..offset.min(src.len())]
         .iter()

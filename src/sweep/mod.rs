@@ -11,13 +11,13 @@
 //!
 //! See docs/sweep.md.
 
-pub mod compare;
-pub mod env;
-pub mod exec;
-pub mod file;
-pub mod metrics;
-pub mod output;
-pub mod points;
+pub(crate) mod compare;
+pub(crate) mod env;
+pub(crate) mod exec;
+pub(crate) mod file;
+pub(crate) mod metrics;
+pub(crate) mod output;
+pub(crate) mod points;
 
 pub use crate::cli::sweep::{CompareArgs, SweepArgs};
 use crate::exit::Exit;

@@ -718,44 +718,71 @@ pub fn read_runs(path: &Path) -> Result<RunsFile> {
     Ok(f)
 }
 
+/// How a runs.json read back does not hold together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Inconsistent {
+    #[error("dimension {name:?} has {values} values but {labels} labels")]
+    Labels {
+        name: String,
+        values: usize,
+        labels: usize,
+    },
+    /// Point `n` (1-based) says it is at `says` (1-based).
+    #[error("point {n} says its index is {says}")]
+    Index { n: usize, says: usize },
+    #[error("point {n} ({label}) has values for [{}], the dimensions are [{}]", .have.join(", "), .dims.join(", "))]
+    Values {
+        n: usize,
+        label: String,
+        have: Vec<String>,
+        dims: Vec<String>,
+    },
+    #[error("run {iteration} is of point {point}, there are {points} points")]
+    Run {
+        iteration: usize,
+        point: usize,
+        points: usize,
+    },
+}
+
 /// Checks that a runs.json read back holds together as a sweep writes it (the tables, plots
 /// and comparisons index by it): every dimension has one label per value, every point is at
 /// its own index with one value per dimension, every run names a point.
-pub fn validate(f: &RunsFile) -> std::result::Result<(), String> {
+pub fn validate(f: &RunsFile) -> std::result::Result<(), Inconsistent> {
     for d in &f.spec.dimensions {
         if d.labels.len() != d.values.len() {
-            return Err(format!(
-                "dimension {:?} has {} values but {} labels",
-                d.name,
-                d.values.len(),
-                d.labels.len()
-            ));
+            return Err(Inconsistent::Labels {
+                name: d.name.clone(),
+                values: d.values.len(),
+                labels: d.labels.len(),
+            });
         }
     }
     let names: Vec<&str> = f.spec.dimensions.iter().map(|d| d.name.as_str()).collect();
     for (i, p) in f.points.iter().enumerate() {
         if p.index != i {
-            return Err(format!("point {} says its index is {}", i + 1, p.index + 1));
+            return Err(Inconsistent::Index {
+                n: i + 1,
+                says: p.index + 1,
+            });
         }
         let have: Vec<&str> = p.values.iter().map(|(n, _)| n.as_str()).collect();
         if have != names {
-            return Err(format!(
-                "point {} ({}) has values for [{}], the dimensions are [{}]",
-                i + 1,
-                p.label,
-                have.join(", "),
-                names.join(", ")
-            ));
+            return Err(Inconsistent::Values {
+                n: i + 1,
+                label: p.label.clone(),
+                have: have.iter().map(|s| s.to_string()).collect(),
+                dims: names.iter().map(|s| s.to_string()).collect(),
+            });
         }
     }
     for r in &f.runs {
         if r.point >= f.points.len() {
-            return Err(format!(
-                "run {} is of point {}, there are {} points",
-                r.iteration,
-                r.point + 1,
-                f.points.len()
-            ));
+            return Err(Inconsistent::Run {
+                iteration: r.iteration,
+                point: r.point + 1,
+                points: f.points.len(),
+            });
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! each turned into the argument list of one `upktgen run` / `upktgen sim` and parsed by the
 //! real command-line definitions before anything runs.
 
-use super::file::{Command, Spec, Val};
+use super::file::{Command, Spec, Val, ValueError};
 use crate::cli::Cli;
 use anyhow::{Result, bail};
 use clap::{ArgAction, CommandFactory};
@@ -61,6 +61,7 @@ pub const MAX_RUNS: usize = 100_000;
 
 /// Total points of `spec` (the product of the dimensions' sizes; 1 without dimensions), or
 /// `None` when that product overflows.
+#[cfg(test)]
 pub fn count(spec: &Spec) -> Option<usize> {
     let sizes: Vec<usize> = spec.dimensions.iter().map(|d| d.values.len()).collect();
     count_of(&sizes)
@@ -121,13 +122,13 @@ fn param_args(
     def: &clap::Command,
     name: &str,
     v: &Val,
-) -> std::result::Result<Vec<String>, String> {
+) -> std::result::Result<Vec<String>, ValueError> {
     let flag = format!("--{}", name.replace('_', "-"));
     let switch = option_kind(def, name).unwrap_or(false);
     Ok(match v {
         Val::Bool(true) if switch => vec![flag],
         Val::Bool(false) if switch => vec![],
-        _ if switch => return Err(format!("{name}: a switch; write {name} = true or false")),
+        _ if switch => return Err(ValueError::NotSwitch(name.to_string())),
         Val::List(items) => items
             .iter()
             .map(|x| format!("{flag}={}", x.text()))
@@ -137,17 +138,19 @@ fn param_args(
 }
 
 /// Checks a name used in [base] or as a dimension.
-fn check_name(def: &clap::Command, cmd: Command, name: &str) -> std::result::Result<(), String> {
+fn check_name(
+    def: &clap::Command,
+    cmd: Command,
+    name: &str,
+) -> std::result::Result<(), ValueError> {
     if name == LOAD || name == CPU_MHZ {
         if cmd == Command::Sim {
-            return Err(format!(
-                "{name:?}: only for command = \"run\" (the model has its own clock: clock_mhz)"
-            ));
+            return Err(ValueError::RunOnly(name.to_string()));
         }
         return Ok(());
     }
     if RESERVED.contains(&name) {
-        return Err(format!("{name:?}: set by the sweep itself; remove it"));
+        return Err(ValueError::Reserved(name.to_string()));
     }
     if option_kind(def, name).is_none() {
         let mut known: Vec<String> = def
@@ -160,27 +163,27 @@ fn check_name(def: &clap::Command, cmd: Command, name: &str) -> std::result::Res
             known.push(LOAD.into());
             known.push(CPU_MHZ.into());
         }
-        return Err(format!(
-            "unknown parameter {name:?} for `upktgen {}`; known: {}",
-            cmd.name(),
-            known.join(", ")
-        ));
+        return Err(ValueError::Unknown {
+            name: name.to_string(),
+            command: cmd.name(),
+            known,
+        });
     }
     Ok(())
 }
 
-fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>), String> {
+fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>), ValueError> {
     match name {
         LOAD => match v {
             Val::Int(n) if (0..=MAX_LOAD).contains(n) => Ok((Some(*n as u32), None)),
-            _ => Err(format!(
-                "load = {}: a number of busy threads, 0 to {MAX_LOAD}",
-                v.text()
-            )),
+            _ => Err(ValueError::Load {
+                value: v.text(),
+                max: MAX_LOAD,
+            }),
         },
         CPU_MHZ => match v.as_f64() {
             Some(f) if f > 0.0 && f.is_finite() => Ok((None, Some(f))),
-            _ => Err(format!("cpu_mhz = {}: a clock in MHz above 0", v.text())),
+            _ => Err(ValueError::CpuMhz(v.text())),
         },
         _ => Ok((None, None)),
     }
@@ -200,7 +203,9 @@ fn first_line(e: &clap::Error) -> String {
 /// (the values of `run`'s pktgen parameters, checked as `run` checks them).
 enum Refused {
     Clap(clap::Error),
-    Pktgen(String),
+    Pktgen(crate::run::plan::OptionError),
+    /// Not `run` nor `sim`.
+    NotSwept(String),
 }
 
 impl Refused {
@@ -212,7 +217,8 @@ impl Refused {
     fn first_line(&self) -> String {
         match self {
             Refused::Clap(e) => first_line(e),
-            Refused::Pktgen(m) => m.clone(),
+            Refused::Pktgen(e) => e.to_string(),
+            Refused::NotSwept(sub) => format!("{sub:?}: not a command a sweep runs"),
         }
     }
 }
@@ -235,9 +241,7 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
     use clap::FromArgMatches as _;
     let sub = args.first().map(String::as_str).unwrap_or("");
     let Some(def) = built_def(sub) else {
-        return Err(Refused::Pktgen(format!(
-            "{sub:?}: not a command a sweep runs"
-        )));
+        return Err(Refused::NotSwept(sub.to_string()));
     };
     let m = def
         .clone()
@@ -262,12 +266,7 @@ pub struct Checked {
 
 /// Checks `spec`'s size ([`size`]), names and values (each alone) without building a point:
 /// cheap, so it runs before the sweep asks to be confirmed. Errors name the line of the
-/// offending key or value.
-pub fn check(spec: &Spec) -> Result<Checked> {
-    check_until(spec, &AtomicBool::new(false))
-}
-
-/// [`check`], given up with [`Interrupted`] once `stop` is set (Ctrl-C).
+/// offending key or value. Given up with [`Interrupted`] once `stop` is set (Ctrl-C).
 pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
     size(spec)?;
     let def = command_def(spec.command);
@@ -329,6 +328,7 @@ pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
 
 /// Expands `spec` into its points and checks every one with the command's real option
 /// parser. Errors name the line of the offending key or value.
+#[cfg(test)]
 pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
     expand_until(spec, &AtomicBool::new(false))
 }
@@ -364,13 +364,13 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
             let v = &d.values[idx[k]];
             values.push((d.name.clone(), v.clone()));
             labels.push(d.labels[idx[k]].clone());
-            let (ld, mhz) = builtin(&d.name, v).map_err(|e| anyhow::anyhow!(e))?;
+            let (ld, mhz) = builtin(&d.name, v)?;
             if d.name == LOAD {
                 load = ld.unwrap_or(0);
             } else if d.name == CPU_MHZ {
                 cpu_mhz = mhz;
             } else {
-                args.extend(param_args(&def, &d.name, v).map_err(|e| anyhow::anyhow!(e))?);
+                args.extend(param_args(&def, &d.name, v)?);
             }
         }
         args.push("--json".into());

@@ -4,14 +4,14 @@
 //! context a person can act on. Each `unsafe` block states the invariant it relies on.
 
 pub mod bpf;
-pub mod clock;
+pub(crate) mod clock;
 pub mod netns;
 pub mod packet;
-pub mod proc;
+pub(crate) mod proc;
 pub mod rx_ring;
-pub mod stdio;
-pub mod xsk;
-pub mod xsk_rx;
+pub(crate) mod stdio;
+pub(crate) mod xsk;
+pub(crate) mod xsk_rx;
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};

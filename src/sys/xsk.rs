@@ -186,7 +186,6 @@ pub struct XskTx {
     _fq: Ring,
     umem: Mapping,
     frame_size: usize,
-    frames: u32,
     /// Our copies of the indexes (we own tx.producer and cq.consumer).
     tx_prod: u32,
     tx_cons_cached: u32,
@@ -295,7 +294,6 @@ impl XskTx {
             _fq: fq,
             umem,
             frame_size,
-            frames,
             tx_prod: 0,
             tx_cons_cached: 0,
             cq_cons: 0,
@@ -306,10 +304,6 @@ impl XskTx {
 
     pub fn mode(&self) -> XdpMode {
         self.mode
-    }
-
-    pub fn frames(&self) -> u32 {
-        self.frames
     }
 
     /// UMEM address of frame `i`.

@@ -24,14 +24,17 @@ impl fmt::Display for MacAddr {
     }
 }
 
+/// A text that is not a MAC address (the text itself).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a MAC address (expected six hex bytes like 02:00:00:00:00:01)")]
+pub struct BadMac(pub String);
+
 impl FromStr for MacAddr {
-    type Err = String;
+    type Err = BadMac;
 
     /// Accepts `aa:bb:cc:dd:ee:ff` and `aa-bb-cc-dd-ee-ff` (hex digits, one or two each).
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || {
-            format!("'{s}' is not a MAC address (expected six hex bytes like 02:00:00:00:00:01)")
-        };
+    fn from_str(s: &str) -> Result<Self, BadMac> {
+        let bad = || BadMac(s.to_string());
         let parts: Vec<&str> = s.split([':', '-']).collect();
         if parts.len() != 6 {
             return Err(bad());
@@ -82,7 +85,7 @@ mod tests {
             "123:0:0:0:0:0",
             "::::::",
         ] {
-            let e = s.parse::<MacAddr>().unwrap_err();
+            let e = s.parse::<MacAddr>().unwrap_err().to_string();
             assert!(e.contains("is not a MAC address"), "{s}: {e}");
         }
     }

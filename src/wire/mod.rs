@@ -82,9 +82,9 @@ pub mod udp;
 pub mod udp4;
 pub mod vlan;
 
-pub use mac::MacAddr;
+pub use mac::{BadMac, MacAddr};
 pub use pktgen_hdr::{PKTGEN_HDR_LEN, PKTGEN_MAGIC, PktgenHdr};
-pub use udp4::{FrameSpec, PacketFields, Udp4Template};
+pub use udp4::{FrameSizeError, FrameSpec, PacketFields, Udp4Template};
 
 use std::fmt;
 

@@ -71,17 +71,25 @@ pub struct Udp4Template {
     udp_csum: bool,
 }
 
+/// A frame size an IPv4/UDP frame with pktgen's header cannot have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameSizeError {
+    #[error(
+        "pkt_size {0}: an IPv4/UDP frame with pktgen's header needs at least {MIN_FRAME} bytes"
+    )]
+    TooSmall(usize),
+    #[error("pkt_size {0}: too large for IPv4")]
+    TooLarge(usize),
+}
+
 impl Udp4Template {
     /// Builds the constant frame. Fails if `pkt_size` cannot hold the headers.
-    pub fn new(spec: &FrameSpec) -> Result<Self, String> {
+    pub fn new(spec: &FrameSpec) -> Result<Self, FrameSizeError> {
         if spec.pkt_size < MIN_FRAME {
-            return Err(format!(
-                "pkt_size {}: an IPv4/UDP frame with pktgen's header needs at least {MIN_FRAME} bytes",
-                spec.pkt_size
-            ));
+            return Err(FrameSizeError::TooSmall(spec.pkt_size));
         }
         if spec.pkt_size - OFF_IP > usize::from(u16::MAX) {
-            return Err(format!("pkt_size {}: too large for IPv4", spec.pkt_size));
+            return Err(FrameSizeError::TooLarge(spec.pkt_size));
         }
         let mut f = vec![0u8; spec.pkt_size];
         ethernet::Repr {
@@ -317,7 +325,7 @@ mod tests {
 
     #[test]
     fn too_small_is_an_error() {
-        let e = Udp4Template::new(&spec(57, false)).unwrap_err();
+        let e = Udp4Template::new(&spec(57, false)).unwrap_err().to_string();
         assert!(e.contains("at least 58"), "{e}");
         assert!(Udp4Template::new(&spec(58, false)).is_ok());
     }

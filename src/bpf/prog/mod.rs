@@ -4,9 +4,9 @@
 //! lab), so that no layer imports another's programs. A program is a pure function of the
 //! map fds it refers to; loading and attaching is [`crate::sys::bpf`]'s.
 
-pub mod xdp_count;
+pub(crate) mod xdp_count;
 pub mod xdp_live;
-pub mod xsk_redirect;
+pub(crate) mod xsk_redirect;
 
 use super::asm::Insn;
 

@@ -1180,7 +1180,7 @@ pub fn xdp_program_with_flows(s: &Spec, state_fd: i32, flows_fd: i32) -> Result<
         a.bind(abort);
         a.emit(Insn::mov64_imm(R0, XDP_ABORTED)).emit(Insn::exit());
     }
-    a.finish()
+    a.finish().map_err(|e| e.to_string())
 }
 
 /// The raw tracepoint program on `xdp:xdp_devmap_xmit(from_dev, to_dev, sent, drops, err)`:
@@ -1223,7 +1223,7 @@ pub fn devmap_xmit_program(driver_fd: i32) -> Result<Vec<Insn>, String> {
         .emit(Insn::stx(op::W, R7, driver::LAST_ERR, R1));
     a.bind(out);
     a.emit(Insn::mov64_imm(R0, 0)).emit(Insn::exit());
-    a.finish()
+    a.finish().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -145,7 +145,9 @@ fn bad_values_are_rejected_by_the_parser() {
         (vec!["--flag", "BOGUS"], "unknown"),
         (vec!["--vlan-p", "3"], "vlan_id first"),
     ] {
-        let e = dev_config(&args(&a), "veth-tx", true).unwrap_err();
+        let e = dev_config(&args(&a), "veth-tx", true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(want), "{a:?}: {e}");
         assert_refused(&a, want);
     }
