@@ -478,12 +478,7 @@ impl Layout {
 
     /// Offset of the UDP header.
     pub fn l4(&self) -> usize {
-        self.l3
-            + if self.ipv6 {
-                ipv6::HEADER_LEN
-            } else {
-                ipv4::HEADER_LEN
-            }
+        self.l3 + crate::wire::ip_header_len(self.ipv6)
     }
 
     /// Bytes of headers before pktgen's header: Ethernet, tags or labels, IP, UDP.

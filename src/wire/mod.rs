@@ -96,6 +96,11 @@ pub const IPV4_HLEN: usize = ipv4::HEADER_LEN;
 pub const IPV6_HLEN: usize = ipv6::HEADER_LEN;
 /// UDP header.
 pub const UDP_HLEN: usize = udp::HEADER_LEN;
+
+/// Bytes of the IP header without options: IPv6's fixed header, or IPv4's.
+pub const fn ip_header_len(ipv6: bool) -> usize {
+    if ipv6 { IPV6_HLEN } else { IPV4_HLEN }
+}
 /// pktgen's IPv4 TTL and IPv6 hop limit.
 pub const PKTGEN_TTL: u8 = 32;
 /// Smallest Ethernet frame without FCS (ETH_ZLEN): shorter frames are padded by NICs.

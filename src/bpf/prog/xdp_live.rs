@@ -344,12 +344,7 @@ impl Offsets {
 
     /// The UDP header.
     pub fn l4(&self) -> usize {
-        self.l3
-            + if self.ipv6 {
-                ipv6::HEADER_LEN
-            } else {
-                ipv4::HEADER_LEN
-            }
+        self.l3 + crate::wire::ip_header_len(self.ipv6)
     }
 
     fn pktgen(&self) -> usize {
