@@ -408,28 +408,23 @@ fn live_capture(
     (o, got)
 }
 
-/// The sent and error counts of the run's `Result:` line (the sum over threads).
+/// The sent and error counts of the run's `Result:` lines (the sum over threads): "usec,
+/// SENT (" on the first, "errors: N" on the next.
 fn result_sent_errors(o: &std::process::Output) -> (u64, u64) {
     let out = stdout(o);
-    let field = |after: &str, end: char| -> u64 {
+    let number_after = |key: &str| -> u64 {
         let at = out
-            .find(after)
-            .unwrap_or_else(|| panic!("no {after:?} in {out}"))
-            + after.len();
-        let rest = out[at..].trim_start();
-        rest[..rest.find(end).unwrap()].trim().parse().unwrap()
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key:?} in {out}"))
+            + key.len();
+        let digits: String = out[at..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
     };
-    let sent = {
-        let l = out
-            .lines()
-            .find(|l| l.starts_with("Result: OK:"))
-            .expect("Result line");
-        let t = &l[l.find("usec,").unwrap() + 5..];
-        t.trim_start()[..t.trim_start().find(' ').unwrap()]
-            .parse()
-            .unwrap()
-    };
-    (sent, field("errors:", '\n'))
+    (number_after("usec,"), number_after("errors:"))
 }
 
 fn be32(f: &[u8], at: usize) -> u32 {
