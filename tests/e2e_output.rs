@@ -26,15 +26,16 @@ fn run_into(sink: Sink, args: &[&str]) -> (u32, Output) {
     let exe = env!("CARGO_BIN_EXE_upktgen");
     let child: Child = match sink {
         Sink::ClosedPipe => {
-            let mut c = Command::new(exe)
+            // The reading end is closed before the child starts, so every write is EPIPE
+            // (closing it after the spawn raced with a short --help written before).
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            Command::new(exe)
                 .args(args)
-                .stdout(Stdio::piped())
+                .stdout(writer)
                 .stderr(Stdio::piped())
                 .spawn()
-                .unwrap();
-            // Our reading end goes away before the child can write: every write is EPIPE.
-            drop(c.stdout.take());
-            c
+                .unwrap()
         }
         Sink::Full => Command::new(exe)
             .args(args)
