@@ -236,6 +236,13 @@ fn a_dut_faster_than_the_sender_is_sender_bound() {
         .lines()
         .find(|l| l.trim_start().starts_with("512 "))
         .unwrap_or_else(|| panic!("{t}"));
+    // No DUT in the lab: the bound is whichever end was slower. On a loaded machine the
+    // lab's receiver can be the slower one (seen in CI: 15 % socket drops at 438 kpps); it is
+    // then named, never the DUT.
+    if row.trim_end().ends_with("receiver") {
+        assert!(t.contains("bounded by the receiver: it kept up at"), "{t}");
+        return;
+    }
     assert!(row.trim_end().ends_with("sender"), "{t}");
     assert!(t.contains("bounded by the sender at"), "{t}");
     // The sender's ceiling was measured first (an unpaced trial), and the sender-bound
