@@ -204,6 +204,9 @@ pub type LostSource = Arc<crate::rx::recv::RxProgress>;
 pub struct MonitorConfig {
     /// The sending interface (`run`); None for `upktgen rx`.
     pub tx: Option<Watched>,
+    /// When not empty, the tx figures are the sum of what these senders published instead
+    /// of the interface's counters (netif_receive: injected frames count in neither).
+    pub sent: Vec<Arc<crate::sender::Progress>>,
     /// The receiving interface's rx_packets (`run` in the lab).
     pub rx: Option<Watched>,
     /// The receiver's running totals; with no `rx`, its frames and bytes are the rx figures.
@@ -218,6 +221,7 @@ pub struct MonitorConfig {
 
 struct State {
     tx: Option<DevReader>,
+    sent: Vec<Arc<crate::sender::Progress>>,
     rx: Option<DevReader>,
     receiver: Option<LostSource>,
     format: LiveFormat,
@@ -237,7 +241,17 @@ impl State {
     fn point(&mut self) -> Point {
         // No receiving interface to read (`upktgen rx`, a far end): the receiver's own totals.
         let progress = self.receiver.as_ref().filter(|_| self.rx.is_none());
-        let tx = self.tx.as_mut().map(|t| t.read().unwrap_or_default());
+        let mut tx = self.tx.as_mut().map(|t| t.read().unwrap_or_default());
+        if let (Some(t), false) = (&mut tx, self.sent.is_empty()) {
+            let sum = |f: fn(&crate::sender::Progress) -> &std::sync::atomic::AtomicU64| {
+                self.sent
+                    .iter()
+                    .map(|p| f(p).load(Ordering::Relaxed))
+                    .sum::<u64>()
+            };
+            t.tx_packets = sum(|p| &p.frames);
+            t.tx_bytes = sum(|p| &p.bytes);
+        }
         let rx = match progress {
             Some(_) => None,
             None => self.rx.as_mut().and_then(|r| r.read().ok()),
@@ -348,6 +362,7 @@ impl Monitor {
         });
         let mut st = State {
             tx: cfg.tx.as_ref().map(DevReader::open).transpose()?,
+            sent: cfg.sent,
             rx: cfg.rx.as_ref().map(DevReader::open).transpose()?,
             receiver: cfg.receiver,
             format: cfg.format,
@@ -442,6 +457,7 @@ pub fn start_for_rx(a: &LiveOptions, count: u64, receiver: LostSource) -> Result
     };
     Monitor::start(MonitorConfig {
         tx: None,
+        sent: Vec::new(),
         rx: None,
         receiver: Some(receiver),
         interval: a.interval,
@@ -460,12 +476,14 @@ pub fn start_for_run(
     tx: Watched,
     rx: Option<Watched>,
     lost: Option<LostSource>,
+    sent: Vec<Arc<crate::sender::Progress>>,
 ) -> Result<Option<Monitor>> {
     let Some((format, bar)) = choose(a.live, a.no_live, a.json_lines, a.interval)? else {
         return Ok(None);
     };
     Monitor::start(MonitorConfig {
         tx: Some(tx),
+        sent,
         rx,
         receiver: lost,
         interval: a.interval,

@@ -152,6 +152,42 @@ fn in_the_lab_the_receiving_end_takes_the_frames() {
     );
 }
 
+/// Injected frames count in no interface's counters: the live lines show what the sender
+/// passed, paced so that several intervals see frames, and the final line covers them all.
+#[test]
+fn the_live_lines_count_the_injected_frames() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "--xmit-mode",
+        "netif_receive",
+        "--count",
+        "30000",
+        "--ratep",
+        "50000",
+        "--json-lines",
+        "--interval",
+        "100ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stderr(&o)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (last, rest) = lines.split_last().expect("live lines");
+    assert_eq!(last["final"], true, "{last}");
+    assert_eq!(last["tx_packets"], 30000, "{last}");
+    assert!(last["tx_mbps"].as_f64().unwrap() > 0.0, "{last}");
+    // A 0.6 s run at 100 ms intervals: most intervals saw frames at about the rate asked.
+    let moving = rest
+        .iter()
+        .filter(|l| l["tx_pps"].as_u64().unwrap() > 10_000)
+        .count();
+    assert!(moving >= 2, "{}", stderr(&o));
+}
+
 /// What netif_receive cannot be: another backend's mode, a drop receiver's or a DUT's.
 #[test]
 fn what_netif_receive_cannot_go_with_is_refused() {

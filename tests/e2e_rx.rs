@@ -77,6 +77,7 @@ fn send_with(lab: &Lab, count: u64, delay_ns: u64, batch: usize) -> (u64, u64) {
         delay_ns,
         burst: 1,
         timestamps: true,
+        progress: None,
     };
     let out = sender::run(&mut b, &mut frames, &limits, &AtomicBool::new(false)).unwrap();
     (out.result.sent, out.result.errors)

@@ -54,6 +54,7 @@ fn send_and_receive<B: TxBackend>(
         delay_ns: 0,
         burst: 1,
         timestamps: true,
+        progress: None,
     };
     let before = sys::realtime_ns() / 1000;
     let out = sender::run(&mut b, &mut frames, &limits, &AtomicBool::new(false)).unwrap();

@@ -193,7 +193,20 @@ fn execute_with(
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    let (jobs, uses_random) = jobs(&plan, &devices)?;
+    let (mut jobs, uses_random) = jobs(&plan, &devices)?;
+    // Injected frames (netif_receive) count in no interface's counters: the live lines show
+    // what the senders say they sent.
+    let progress: Vec<_> = if inject {
+        jobs.iter_mut()
+            .map(|j| {
+                let p = Arc::new(crate::sender::Progress::default());
+                j.limits.progress = Some(Arc::clone(&p));
+                p
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     if let Some(f) = &plan.irq {
         let snap = crate::sample::InterruptsSnapshot::read()?;
         if !snap.matches(f) {
@@ -274,6 +287,7 @@ fn execute_with(
         tx_watch,
         rx_watch,
         receiver(),
+        progress,
     )?;
     let ran = threads::run_jobs(site.ns.clone(), jobs, stop, plan.start_at)?;
     // Frames in flight on veth are delivered within the sender's own softirq; a short
@@ -535,6 +549,7 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
                 delay_ns: cfg.delay,
                 burst: cfg.burst,
                 timestamps: !cfg.has(Flag::NoTimestamp),
+                progress: None,
             },
             cpu: s.spec.cpu,
         });

@@ -36,6 +36,7 @@ pub fn write(plan: &RunPlan, p: &PcapPlan, stop: &AtomicBool) -> Result<Exit> {
         delay_ns: cfg.delay,
         burst: cfg.burst,
         timestamps: !cfg.has(Flag::NoTimestamp),
+        progress: None,
     };
     let write_all = || -> std::io::Result<(u64, u64, bool)> {
         let clock = ScheduleClock::new(crate::sys::realtime_ns());
@@ -108,6 +109,7 @@ mod tests {
             delay_ns,
             burst,
             timestamps: true,
+            progress: None,
         };
         let o = sender::run_on(
             &mut sink,

@@ -12,15 +12,26 @@ use crate::stream::FrameSource;
 use crate::stream::timeval;
 use serde::Serialize;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 pub(crate) mod result;
 
 pub use result::PktgenResult;
 
-/// What stops a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a sender has sent so far, published after each submit for another thread to read
+/// (the live lines, where no interface counts the frames: netif_receive's injected ones).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub frames: AtomicU64,
+    /// The frames' bytes: the backend's own count where it makes the sizes (xdp_live), else
+    /// frames times the frame source's size.
+    pub bytes: AtomicU64,
+}
+
+/// What stops a run (and where it publishes its progress, if anywhere).
+#[derive(Debug, Clone, Default)]
 pub struct Limits {
     /// Frames to hand to the kernel (accepted or refused); 0 = no limit.
     pub count: u64,
@@ -33,6 +44,8 @@ pub struct Limits {
     pub burst: u32,
     /// Stamp packets with the wall clock (false with NO_TIMESTAMP).
     pub timestamps: bool,
+    /// Published after each submit when set (one relaxed store of each figure per batch).
+    pub progress: Option<Arc<Progress>>,
 }
 
 /// Why the run ended.
@@ -308,6 +321,14 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
         sent += s.sent;
         errors += s.errors;
         attempted += s.sent + s.errors;
+        if let Some(p) = &limits.progress {
+            let bytes = (!fills)
+                .then(|| backend.bytes_sent())
+                .flatten()
+                .unwrap_or(sent * u64::from(frames.pkt_size()));
+            p.frames.store(sent, Ordering::Relaxed);
+            p.bytes.store(bytes, Ordering::Relaxed);
+        }
     };
 
     backend.drain(Duration::from_secs(2))?;
