@@ -26,7 +26,7 @@ fn main() -> ExitCode {
             .map(|_| Exit::Done),
         Some(Cmd::Man(args)) => upktgen::manual::man(args),
         Some(Cmd::Completions(args)) => upktgen::manual::completions(args),
-        Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
+        Some(Cmd::Sim(args)) => sim(args),
         Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
         Some(Cmd::Merge(args)) => upktgen::merge::run_cli(args).map(|_| Exit::Done),
@@ -40,6 +40,13 @@ fn main() -> ExitCode {
         Ok(Exit::Interrupted) => ExitCode::from(130),
         Err(e) => out::fail(&e, 1),
     }
+}
+
+/// `upktgen sim`: what the flags ask, printed to standard output.
+fn sim(args: &upktgen::sim::SimArgs) -> anyhow::Result<Exit> {
+    let text = upktgen::sim::run_to_string(args)?;
+    out::print(text)?;
+    Ok(Exit::Done)
 }
 
 /// `--help`, `--version` and bad arguments, through the one output path: help and version
