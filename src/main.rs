@@ -7,8 +7,10 @@
 
 use clap::Parser;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use upktgen::cli::{Cli, Cmd};
-use upktgen::exit::{Exit, stop_flag};
+use upktgen::exit::Exit;
 use upktgen::out;
 
 fn main() -> ExitCode {
@@ -38,8 +40,13 @@ fn main() -> ExitCode {
     match result {
         Ok(Exit::Done) => ExitCode::SUCCESS,
         Ok(Exit::Interrupted) => ExitCode::from(130),
-        Err(e) => out::fail(&e, 1),
+        Err(e) => out::fail(&*e, 1),
     }
+}
+
+/// The Ctrl-C flag ([`upktgen::exit::stop_flag`]), its error as every command's.
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    Ok(upktgen::exit::stop_flag()?)
 }
 
 /// `upktgen sim`: what the flags ask, printed to standard output.
@@ -71,6 +78,6 @@ fn parse_failed(e: &clap::Error) -> ExitCode {
     };
     match printed {
         Ok(()) => ExitCode::from(code),
-        Err(o) => out::fail(&o.into(), 1),
+        Err(o) => out::fail(&o, 1),
     }
 }

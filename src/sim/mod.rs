@@ -228,7 +228,15 @@ pub enum SimError {
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error("writing the JSON report: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
+}
+
+// By hand, not `#[from]`: that would also make it the source, and the one-line message
+// (`upktgen: ...`, every cause after a colon) would name it twice.
+impl From<serde_json::Error> for SimError {
+    fn from(e: serde_json::Error) -> Self {
+        SimError::Json(e)
+    }
 }
 
 type Result<T, E = SimError> = std::result::Result<T, E>;
