@@ -42,8 +42,10 @@ pub struct DutPath {
     pub ingress_rx_dropped: u64,
     /// IPv4 ForwDatagrams + IPv6 OutForwDatagrams, less the reverse direction's.
     pub forwarded: u64,
-    /// Frames that came the other way (received on the egress interface, e.g. ICMP errors
-    /// from the receiver's stack): forwarded too, so taken out of `forwarded` and `output`.
+    /// Frames that came the other way and were forwarded back (e.g. ICMP errors from the
+    /// receiver's stack): the egress interface's rx_packets, at most the ingress's
+    /// tx_packets (what came back for the DUT itself is not forwarded). Taken out of
+    /// `forwarded` and `output`.
     pub reverse: u64,
     /// IPv4 + IPv6 OutTransmits: handed to the egress device's queue (None on kernels
     /// without the counter; then what happens after the forwarding decision is one figure).
@@ -88,8 +90,11 @@ impl DutPath {
         let changes = before.snmp.changed(&after.snmp);
         let get = |k: &str| changes.get(k).copied().unwrap_or(0);
         // The stack's counters cover both directions: frames from the receiver's side (its
-        // stack's ICMP port unreachable, say) are forwarded and sent out of the ingress.
-        let reverse = e.rx_packets;
+        // stack's ICMP port unreachable, say) are forwarded and sent out of the ingress. Not
+        // every frame that comes the other way is forwarded (the receiver's own neighbour
+        // discovery and MLD reports are for the DUT itself): those forwarded back are at
+        // most what the ingress transmitted.
+        let reverse = e.rx_packets.min(i.tx_packets);
         let forwarded = ((get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams")).max(0) as u64)
             .saturating_sub(reverse);
         let has_output = after.snmp.counters.contains_key("Ip.OutTransmits");
@@ -332,6 +337,32 @@ mod tests {
             p.text().contains("3 addressed to the DUT itself"),
             "{}",
             p.text()
+        );
+    }
+
+    #[test]
+    fn a_frame_the_other_way_for_the_dut_itself_is_not_taken_out() {
+        // Seen in CI (IPv6): 20000 forwarded, and one MLD report from the receiver's side
+        // received on the egress and not forwarded (nothing went out of the ingress).
+        let mut a = sample(20000, 20000, 0, 0, 0, 0);
+        a.snmp.counters.clear();
+        for (k, v) in [
+            ("Ip6.InReceives", 20001),
+            ("Ip6.InMcastPkts", 1),
+            ("Ip6.OutForwDatagrams", 20000),
+            ("Ip6.OutTransmits", 20000),
+            ("Ip.OutTransmits", 0),
+        ] {
+            a.snmp.counters.insert(k.into(), v);
+        }
+        a.egress.rx_packets = 1;
+        let mut b = sample(0, 0, 0, 0, 0, 0);
+        b.snmp.counters.insert("Ip6.OutForwDatagrams".into(), 0);
+        let p = DutPath::new("i", "o", 20000, &b, &a);
+        assert_eq!((p.forwarded, p.output, p.reverse), (20000, Some(20000), 0));
+        assert_eq!(
+            (p.before_forwarding, p.after_forwarding, p.dropped_in_dut),
+            (0, 0, 0)
         );
     }
 
