@@ -70,6 +70,30 @@ fn ci_runs_fmt_and_clippy() {
     );
 }
 
+/// What `find` finds in each of `files` not in `allowed` (paths from the crate root), as
+/// `path:line: text`.
+fn findings(
+    files: &[std::path::PathBuf],
+    allowed: &[&str],
+    find: fn(&str) -> Vec<(usize, String)>,
+) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if allowed.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        out.extend(
+            find(&text)
+                .into_iter()
+                .map(|(n, l)| format!("{rel}:{n}: {l}")),
+        );
+    }
+    out
+}
+
 /// Every `Result<_, String>` type written in `text` (comments skipped): (line number, line).
 fn string_results(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
@@ -123,19 +147,7 @@ fn library_errors_are_typed_not_strings() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
-    let mut bad = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        if allowed.contains(&rel.as_str()) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
-        bad.extend(
-            string_results(&text)
-                .into_iter()
-                .map(|(n, l)| format!("{rel}:{n}: {l}")),
-        );
-    }
+    let bad = findings(&files, &allowed, string_results);
     assert!(
         bad.is_empty(),
         "Result<_, String> outside the allow-list: {bad:#?}"
@@ -198,19 +210,7 @@ fn library_layers_do_not_use_anyhow() {
             files.push(p);
         }
     }
-    let mut bad = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        if allowed.contains(&rel.as_str()) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
-        bad.extend(
-            anyhow_uses(&text)
-                .into_iter()
-                .map(|(n, l)| format!("{rel}:{n}: {l}")),
-        );
-    }
+    let bad = findings(&files, &allowed, anyhow_uses);
     assert!(
         bad.is_empty(),
         "anyhow in a library layer (give it a typed error): {bad:#?}"
