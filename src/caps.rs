@@ -33,8 +33,20 @@ pub fn missing(mask: u64, needed: &[Cap]) -> Vec<Cap> {
         .collect()
 }
 
+/// Capabilities a command needs and the process lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} needs {needed} (missing: {missing}): run as root, e.g. `sudo upktgen ...`")]
+pub struct MissingCaps {
+    /// What needs them ("sending on eth1").
+    pub what: String,
+    /// All it needs, ` and `-separated.
+    pub needed: String,
+    /// Those missing, comma-separated.
+    pub missing: String,
+}
+
 /// Checks the calling process for `needed`; the error names what is missing and why.
-pub fn require(needed: &[Cap], what: &str) -> anyhow::Result<()> {
+pub fn require(needed: &[Cap], what: &str) -> Result<(), MissingCaps> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let mask = parse_cap_eff(&status).unwrap_or(0);
     let miss = missing(mask, needed);
@@ -42,15 +54,15 @@ pub fn require(needed: &[Cap], what: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let names: Vec<&str> = miss.iter().map(|c| c.name()).collect();
-    anyhow::bail!(
-        "{what} needs {} (missing: {}): run as root, e.g. `sudo upktgen ...`",
-        needed
+    Err(MissingCaps {
+        what: what.to_string(),
+        needed: needed
             .iter()
             .map(|c| c.name())
             .collect::<Vec<_>>()
             .join(" and "),
-        names.join(", ")
-    )
+        missing: names.join(", "),
+    })
 }
 
 #[cfg(test)]

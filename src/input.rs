@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The longest line of a script (`upktgen script`), in bytes.
 pub const MAX_SCRIPT_LINE: usize = 64 << 10;
@@ -197,23 +197,49 @@ pub fn read_lines(
     }
 }
 
+/// A JSON document that could not be read, or is not what was asked for: the message names
+/// the file.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonError {
+    #[error("reading {}: {err}", .path.display())]
+    Read { path: PathBuf, err: ReadError },
+    /// JSON, but not of the shape `what` names.
+    #[error("{}: not {what}: {err}", .path.display())]
+    NotWhat {
+        path: PathBuf,
+        what: &'static str,
+        err: serde_json::Error,
+    },
+    #[error("{}: not JSON: {err}", .path.display())]
+    NotJson {
+        path: PathBuf,
+        err: serde_json::Error,
+    },
+}
+
 /// A JSON document from `path`, read as a stream of at most `cap` bytes; `what` says what
 /// it should be ("a sweep's runs.json"), for messages.
 pub fn read_json<T: serde::de::DeserializeOwned>(
     path: &Path,
     cap: u64,
     what: &'static str,
-) -> anyhow::Result<T> {
-    let name = path.display();
-    let r = open(path, cap, what).map_err(|e| anyhow::anyhow!("reading {name}: {e}"))?;
-    serde_json::from_reader(r).map_err(|e| {
-        if e.is_io() {
-            let io: io::Error = e.into();
-            anyhow::anyhow!("reading {name}: {}", ReadError::from(io))
-        } else if e.is_data() {
-            anyhow::anyhow!("{name}: not {what}: {e}")
+) -> Result<T, JsonError> {
+    let path = path.to_path_buf();
+    let r = match open(&path, cap, what) {
+        Ok(r) => r,
+        Err(err) => return Err(JsonError::Read { path, err }),
+    };
+    serde_json::from_reader(r).map_err(|err| {
+        if err.is_io() {
+            let io: io::Error = err.into();
+            JsonError::Read {
+                path,
+                err: ReadError::from(io),
+            }
+        } else if err.is_data() {
+            JsonError::NotWhat { path, what, err }
         } else {
-            anyhow::anyhow!("{name}: not JSON: {e}")
+            JsonError::NotJson { path, err }
         }
     })
 }

@@ -20,10 +20,9 @@
 
 use crate::sample::{NetDevSnapshot, StatSnapshot};
 use crate::sys::netns;
-use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::{self, Read, Seek};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,6 +136,26 @@ fn bar(pct: f64) -> String {
     format!("{}{}", "#".repeat(full), ".".repeat(20 - full))
 }
 
+/// Why live statistics cannot start or be read: the message names the file, the option or
+/// the interface.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("opening /proc/net/dev for live statistics: {0}")]
+    Open(io::Error),
+    #[error("reading /proc/net/dev: {0}")]
+    Read(io::Error),
+    #[error(transparent)]
+    Parse(#[from] crate::sample::ParseError),
+    #[error("{0} vanished from /proc/net/dev")]
+    Vanished(String),
+    #[error("starting the live statistics thread: {0}")]
+    Spawn(io::Error),
+    #[error("--interval: must be above 0")]
+    Interval,
+}
+
+type Result<T, E = LiveError> = std::result::Result<T, E>;
+
 /// A counter source re-read each interval (also the metrics endpoint's interface probe).
 pub(crate) struct DevReader {
     file: File,
@@ -150,7 +169,7 @@ impl DevReader {
             Some(p) => netns::in_netns(p, open),
             None => open(),
         }
-        .context("opening /proc/net/dev for live statistics")?;
+        .map_err(LiveError::Open)?;
         Ok(DevReader {
             file,
             iface: w.iface.clone(),
@@ -159,12 +178,12 @@ impl DevReader {
 
     pub(crate) fn read(&mut self) -> Result<crate::sample::IfaceCounters> {
         let mut s = String::new();
-        self.file.rewind()?;
-        self.file.read_to_string(&mut s)?;
-        let snap = NetDevSnapshot::parse(&s).map_err(|e| anyhow!("{e}"))?;
+        self.file.rewind().map_err(LiveError::Read)?;
+        self.file.read_to_string(&mut s).map_err(LiveError::Read)?;
+        let snap = NetDevSnapshot::parse(&s)?;
         let c = snap
             .get(&self.iface)
-            .ok_or_else(|| anyhow!("{} vanished", self.iface))?;
+            .ok_or_else(|| LiveError::Vanished(self.iface.clone()))?;
         Ok(*c)
     }
 }
@@ -401,7 +420,7 @@ impl Monitor {
                     next += interval;
                 }
             })
-            .context("starting the live statistics thread")?;
+            .map_err(LiveError::Spawn)?;
         Ok(Monitor {
             stop,
             thread: Some(thread),
@@ -445,7 +464,7 @@ pub fn choose(
         return Ok(None);
     };
     if interval.is_zero() {
-        anyhow::bail!("--interval: must be above 0");
+        return Err(LiveError::Interval);
     }
     Ok(Some((format, tty && !no_live)))
 }

@@ -7,8 +7,10 @@
 
 use clap::Parser;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use upktgen::cli::{Cli, Cmd};
-use upktgen::exit::{Exit, stop_flag};
+use upktgen::exit::Exit;
 use upktgen::out;
 
 fn main() -> ExitCode {
@@ -26,7 +28,7 @@ fn main() -> ExitCode {
             .map(|_| Exit::Done),
         Some(Cmd::Man(args)) => upktgen::manual::man(args),
         Some(Cmd::Completions(args)) => upktgen::manual::completions(args),
-        Some(Cmd::Sim(args)) => upktgen::sim::run_cli(args).map(|_| Exit::Done),
+        Some(Cmd::Sim(args)) => sim(args),
         Some(Cmd::Rx(args)) => stop_flag().and_then(|stop| upktgen::run::rx::run(args, &stop)),
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
         Some(Cmd::Merge(args)) => upktgen::merge::run_cli(args).map(|_| Exit::Done),
@@ -38,8 +40,20 @@ fn main() -> ExitCode {
     match result {
         Ok(Exit::Done) => ExitCode::SUCCESS,
         Ok(Exit::Interrupted) => ExitCode::from(130),
-        Err(e) => out::fail(&e, 1),
+        Err(e) => out::fail(&*e, 1),
     }
+}
+
+/// The Ctrl-C flag ([`upktgen::exit::stop_flag`]), its error as every command's.
+fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    Ok(upktgen::exit::stop_flag()?)
+}
+
+/// `upktgen sim`: what the flags ask, printed to standard output.
+fn sim(args: &upktgen::sim::SimArgs) -> anyhow::Result<Exit> {
+    let text = upktgen::sim::run_to_string(args)?;
+    out::print(text)?;
+    Ok(Exit::Done)
 }
 
 /// `--help`, `--version` and bad arguments, through the one output path: help and version
@@ -64,6 +78,6 @@ fn parse_failed(e: &clap::Error) -> ExitCode {
     };
     match printed {
         Ok(()) => ExitCode::from(code),
-        Err(o) => out::fail(&o.into(), 1),
+        Err(o) => out::fail(&o, 1),
     }
 }

@@ -75,21 +75,37 @@ pub fn stderr(text: fmt::Arguments<'_>) {
     let _ = err.write_fmt(text).and_then(|()| err.flush());
 }
 
+/// `e` and the errors that caused it, outermost first (an `anyhow::Error` at the edge
+/// passes its chain of context as `&*e`).
+fn chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |c| c.source())
+}
+
 /// Whether `e` is (or was caused by) a broken pipe on standard output.
-pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
+pub fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    chain(e).any(|c| {
         c.downcast_ref::<OutputError>()
             .is_some_and(OutputError::is_broken_pipe)
     })
 }
 
+/// `e` in one line: each error of its chain, `: ` between them (as anyhow's `{:#}`).
+fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    chain(e)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 /// How a command that failed with `e` ends: quietly with [`EXIT_BROKEN_PIPE`] when standard
 /// output's reader went away, else one line `upktgen: ...` on standard error and `code`.
-pub fn fail(e: &anyhow::Error, code: u8) -> ExitCode {
+pub fn fail(e: &(dyn std::error::Error + 'static), code: u8) -> ExitCode {
     if is_broken_pipe(e) {
         return ExitCode::from(EXIT_BROKEN_PIPE);
     }
-    stderr_line(format_args!("upktgen: {e:#}"));
+    stderr_line(format_args!("upktgen: {}", one_line(e)));
     ExitCode::from(code)
 }
 
@@ -106,16 +122,26 @@ macro_rules! errln {
 mod tests {
     use super::*;
 
+    /// An error with a cause, as context around an error makes one.
+    #[derive(Debug, thiserror::Error)]
+    #[error("printing the report")]
+    struct Printing(#[source] OutputError);
+
     #[test]
     fn broken_pipe_is_found_under_context() {
-        let e = anyhow::Error::new(OutputError(io::Error::from(io::ErrorKind::BrokenPipe)))
-            .context("printing the report");
+        let e = Printing(OutputError(io::Error::from(io::ErrorKind::BrokenPipe)));
         assert!(is_broken_pipe(&e));
-        let full = anyhow::Error::new(OutputError(io::Error::from_raw_os_error(libc::ENOSPC)));
+        let full = OutputError(io::Error::from_raw_os_error(libc::ENOSPC));
         assert!(!is_broken_pipe(&full));
         assert!(
             full.to_string().contains("No space left on device"),
             "{full}"
+        );
+        let under = Printing(OutputError(io::Error::from_raw_os_error(libc::ENOSPC)));
+        assert!(!is_broken_pipe(&under));
+        assert_eq!(
+            one_line(&under),
+            "printing the report: writing to standard output: No space left on device (os error 28)"
         );
     }
 

@@ -126,32 +126,61 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// An output file or directory that could not be written or used: the message names it
+/// (and the option, for a directory) and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum OutFileError {
+    #[error("writing {}: {err}", .path.display())]
+    Write { path: PathBuf, err: io::Error },
+    /// `what`: the option; `to`: where the link points (or why that is unknown).
+    #[error("{what} {}: a symbolic link (to {to}); give the directory itself", .dir.display())]
+    DirIsLink {
+        what: String,
+        dir: PathBuf,
+        to: String,
+    },
+    #[error("{what} {}: not a directory", .dir.display())]
+    NotDir { what: String, dir: PathBuf },
+    #[error("{what} {}: cannot create the directory: {err}", .dir.display())]
+    CreateDir {
+        what: String,
+        dir: PathBuf,
+        err: io::Error,
+    },
+}
+
 /// [`write`] of a text, the error naming the file.
-pub fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    write(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+pub fn write_text(path: &Path, text: &str) -> Result<(), OutFileError> {
+    write(path, text.as_bytes()).map_err(|err| OutFileError::Write {
+        path: path.to_path_buf(),
+        err,
+    })
 }
 
 /// A directory to write output files into (`what` names the option, e.g. `--out`): created
 /// when missing (its parents too); refused when it is a symbolic link (a link planted where
 /// the directory was expected would send the files elsewhere; the message names the
 /// target to give instead) or not a directory.
-pub fn out_dir(dir: &Path, what: &str) -> anyhow::Result<()> {
-    use anyhow::{Context as _, bail};
+pub fn out_dir(dir: &Path, what: &str) -> Result<(), OutFileError> {
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => {
             let to = std::fs::read_link(dir).map(|t| t.display().to_string());
-            bail!(
-                "{what} {}: a symbolic link (to {}); give the directory itself",
-                dir.display(),
-                to.unwrap_or_else(|e| e.to_string())
-            )
+            Err(OutFileError::DirIsLink {
+                what: what.to_string(),
+                dir: dir.to_path_buf(),
+                to: to.unwrap_or_else(|e| e.to_string()),
+            })
         }
-        Ok(m) if !m.is_dir() => bail!("{what} {}: not a directory", dir.display()),
+        Ok(m) if !m.is_dir() => Err(OutFileError::NotDir {
+            what: what.to_string(),
+            dir: dir.to_path_buf(),
+        }),
         Ok(_) => Ok(()),
-        Err(_) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
-        }
+        Err(_) => std::fs::create_dir_all(dir).map_err(|err| OutFileError::CreateDir {
+            what: what.to_string(),
+            dir: dir.to_path_buf(),
+            err,
+        }),
     }
 }
 

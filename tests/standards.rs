@@ -1,5 +1,6 @@
 //! The standards the CI enforces, checked where the compiler cannot: `unsafe` stays in
-//! src/sys (the crate root denies it elsewhere), and .ci/run runs fmt and clippy.
+//! src/sys (the crate root denies it elsewhere), .ci/run runs fmt and clippy, and library
+//! errors are typed (no `Result<_, String>`, no `anyhow` below the edges).
 
 use std::path::Path;
 
@@ -69,6 +70,30 @@ fn ci_runs_fmt_and_clippy() {
     );
 }
 
+/// What `find` finds in each of `files` not in `allowed` (paths from the crate root), as
+/// `path:line: text`.
+fn findings(
+    files: &[std::path::PathBuf],
+    allowed: &[&str],
+    find: fn(&str) -> Vec<(usize, String)>,
+) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if allowed.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        out.extend(
+            find(&text)
+                .into_iter()
+                .map(|(n, l)| format!("{rel}:{n}: {l}")),
+        );
+    }
+    out
+}
+
 /// Every `Result<_, String>` type written in `text` (comments skipped): (line number, line).
 fn string_results(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
@@ -118,26 +143,77 @@ fn the_string_result_finder_finds_them() {
 fn library_errors_are_typed_not_strings() {
     // Errors are typed values (an error enum per module); only these files still answer
     // with a String while they are rewritten.
-    let allowed = ["src/bpf/prog/xdp_live.rs", "src/backend/xdp_live.rs"];
+    let allowed = ["src/bpf/prog/xdp_live.rs"];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
-    let mut bad = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        if allowed.contains(&rel.as_str()) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
-        bad.extend(
-            string_results(&text)
-                .into_iter()
-                .map(|(n, l)| format!("{rel}:{n}: {l}")),
-        );
-    }
+    let bad = findings(&files, &allowed, string_results);
     assert!(
         bad.is_empty(),
         "Result<_, String> outside the allow-list: {bad:#?}"
+    );
+}
+
+/// Every line of `text` whose code (comments skipped) names `anyhow`: (line number, line).
+fn anyhow_uses(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.split("//").next().unwrap_or("").contains("anyhow"))
+        .map(|(i, l)| (i + 1, l.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn the_anyhow_finder_finds_them() {
+    let text = "use anyhow::{Context, Result};\n\
+                // anyhow in a comment\n\
+                /// docs that name anyhow::Error\n\
+                fn a() -> anyhow::Result<()> { Ok(()) }\n\
+                let x = 1; // anyhow after the code\n\
+                fn b() -> Result<(), Error> { anyhow::bail!(\"no\") }\n\
+                fn c() -> Result<(), Error> {}\n";
+    let found: Vec<usize> = anyhow_uses(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(found, [1, 4, 6]);
+}
+
+#[test]
+fn library_layers_do_not_use_anyhow() {
+    // Typed errors in the library layers, `anyhow` at the edges (main, cli, run, ndr,
+    // sweep, script, merge, manual, schema): a library error is a value its caller can
+    // match, and its message names the file, interface or option.
+    let layers = [
+        "src/backend",
+        "src/sample",
+        "src/lab",
+        "src/rx",
+        "src/stream",
+        "src/sim",
+        "src/outfile.rs",
+        "src/input.rs",
+        "src/out.rs",
+        "src/caps.rs",
+        "src/metrics",
+        "src/live.rs",
+        "src/agent/far.rs",
+        "src/exit.rs",
+    ];
+    // Library files that may still use it, each with its reason (none today).
+    let allowed: [&str; 0] = [];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for l in layers {
+        let p = root.join(l);
+        assert!(p.exists(), "{l}: no such file or folder (update the list)");
+        if p.is_dir() {
+            rust_files(&p, &mut files);
+        } else {
+            files.push(p);
+        }
+    }
+    let bad = findings(&files, &allowed, anyhow_uses);
+    assert!(
+        bad.is_empty(),
+        "anyhow in a library layer (give it a typed error): {bad:#?}"
     );
 }
 

@@ -5,7 +5,6 @@
 use super::clock::{self, ClockOffset, Exchange};
 use super::proto::{self, ClockReply, Hello, HelloReply, LineError, Request, Response};
 use super::transport::PeerUri;
-use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -59,6 +58,102 @@ enum Gone {
     Io(std::io::Error),
 }
 
+/// Why the session with a far end failed: every message starts with `peer URI:` and says
+/// what happened at which step (and, for a far end that went away, its last words).
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// `hint`: what to install, when known.
+    #[error("peer {uri}: cannot start `{program}`: not found{hint}")]
+    NotFound {
+        uri: PeerUri,
+        program: String,
+        hint: &'static str,
+    },
+    #[error("peer {uri}: cannot start `{program}`: {err}")]
+    Spawn {
+        uri: PeerUri,
+        program: String,
+        err: std::io::Error,
+    },
+    #[error("peer {0}: no pipe from the agent")]
+    NoPipe(PeerUri),
+    #[error("peer {uri}: starting a thread to read the agent: {err}")]
+    Thread { uri: PeerUri, err: std::io::Error },
+    /// `theirs`, `their_protocol`: what the far end said (`?` when it did not say).
+    #[error(
+        "peer {uri}: version mismatch: this controller runs upktgen {ours} (protocol {our_protocol}), the far end runs upktgen {theirs} (protocol {their_protocol})",
+        ours = proto::VERSION,
+        our_protocol = proto::PROTOCOL
+    )]
+    Version {
+        uri: PeerUri,
+        theirs: String,
+        their_protocol: String,
+    },
+    #[error("peer {uri}: {method}: cannot encode the request: {err}")]
+    Encode {
+        uri: PeerUri,
+        method: String,
+        err: serde_json::Error,
+    },
+    #[error("peer {uri}: {method}: unexpected answer: {err}")]
+    Unexpected {
+        uri: PeerUri,
+        method: String,
+        err: serde_json::Error,
+    },
+    #[error("peer {uri}: no answer to {method} within {secs} s")]
+    Timeout {
+        uri: PeerUri,
+        method: String,
+        secs: u64,
+    },
+    /// `line`: the start of what came instead.
+    #[error("peer {uri}: not a JSON-RPC response ({err}): {line}")]
+    NotJsonRpc {
+        uri: PeerUri,
+        err: serde_json::Error,
+        line: String,
+    },
+    /// The method failed at the far end.
+    #[error("peer {uri}: {method}: {remote}")]
+    Remote {
+        uri: PeerUri,
+        method: String,
+        remote: RemoteError,
+    },
+    #[error(
+        "peer {uri}: no upktgen at the far end (`{agent}`: not found); install it there or name it with --peer-agent PATH"
+    )]
+    NoAgent { uri: PeerUri, agent: String },
+    #[error("peer {uri}: ssh failed: {last}")]
+    Ssh { uri: PeerUri, last: String },
+    /// `why`: what the channel did; `last`: the far end's last line on standard error;
+    /// `status`: the agent's exit status.
+    #[error("peer {uri}: {why}{}", gone_detail(.last, .status))]
+    Gone {
+        uri: PeerUri,
+        why: String,
+        last: Option<String>,
+        status: Option<i32>,
+    },
+    #[error("peer {0}: the local clock stepped during every exchange")]
+    ClockStepped(PeerUri),
+    #[error("peer {0}: the agent did not exit within 3 s of the end of its input: killed")]
+    NotExited(PeerUri),
+}
+
+/// The end of a [`PeerError::Gone`] message: the far end's last line, else its status.
+fn gone_detail(last: &Option<String>, status: &Option<i32>) -> String {
+    match (last, status) {
+        (Some(l), _) => format!(": {l}"),
+        (None, Some(c)) => format!(" (the agent exited with status {c})"),
+        (None, None) => String::new(),
+    }
+}
+
+type Result<T, E = PeerError> = std::result::Result<T, E>;
+
 /// A method that failed at the far end, with its JSON-RPC code.
 #[derive(Debug)]
 pub struct RemoteError {
@@ -88,19 +183,29 @@ impl Peer {
             // which then ends the session in order (a final report first).
             .process_group(0);
         let program = cmd.get_program().to_string_lossy().into_owned();
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => anyhow!(
-                "peer {uri}: cannot start `{program}`: not found{}",
-                if program == "ssh" {
+        let mut child = cmd.spawn().map_err(|err| match err.kind() {
+            std::io::ErrorKind::NotFound => PeerError::NotFound {
+                uri: uri.clone(),
+                hint: if program == "ssh" {
                     " (install OpenSSH's client)"
                 } else {
                     ""
-                }
-            ),
-            _ => anyhow!("peer {uri}: cannot start `{program}`: {e}"),
+                },
+                program: program.clone(),
+            },
+            _ => PeerError::Spawn {
+                uri: uri.clone(),
+                program: program.clone(),
+                err,
+            },
         })?;
-        let stdout = child.stdout.take().context("no pipe from the agent")?;
-        let stderr_pipe = child.stderr.take().context("no pipe from the agent")?;
+        let no_pipe = || PeerError::NoPipe(uri.clone());
+        let stdout = child.stdout.take().ok_or_else(no_pipe)?;
+        let stderr_pipe = child.stderr.take().ok_or_else(no_pipe)?;
+        let thread = |err| PeerError::Thread {
+            uri: uri.clone(),
+            err,
+        };
         let (tx, lines) = mpsc::channel();
         std::thread::Builder::new()
             .name("upktgen-peer-out".into())
@@ -119,7 +224,8 @@ impl Peer {
                         return;
                     }
                 }
-            })?;
+            })
+            .map_err(thread)?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let (tail, name) = (Arc::clone(&stderr), uri.to_string());
         std::thread::Builder::new()
@@ -134,7 +240,8 @@ impl Peer {
                     }
                     t.push_back(line);
                 }
-            })?;
+            })
+            .map_err(thread)?;
         let mut peer = Peer {
             uri: uri.clone(),
             agent,
@@ -164,16 +271,17 @@ impl Peer {
         // Check the version before the shape: another release may answer differently.
         let (v, p) = (reply["version"].as_str(), reply["protocol"].as_u64());
         if v != Some(proto::VERSION) || p != Some(u64::from(proto::PROTOCOL)) {
-            bail!(
-                "peer {uri}: version mismatch: this controller runs upktgen {} (protocol {}), the far end runs upktgen {} (protocol {})",
-                proto::VERSION,
-                proto::PROTOCOL,
-                v.unwrap_or("?"),
-                p.map_or("?".into(), |p| p.to_string())
-            );
+            return Err(PeerError::Version {
+                uri: uri.clone(),
+                theirs: v.unwrap_or("?").to_string(),
+                their_protocol: p.map_or("?".into(), |p| p.to_string()),
+            });
         }
-        peer.hello = serde_json::from_value(reply)
-            .with_context(|| format!("peer {uri}: hello: unexpected answer"))?;
+        peer.hello = serde_json::from_value(reply).map_err(|err| PeerError::Unexpected {
+            uri: uri.clone(),
+            method: "hello".into(),
+            err,
+        })?;
         Ok(peer)
     }
 
@@ -191,14 +299,19 @@ impl Peer {
     ) -> Result<R> {
         self.next_id += 1;
         let id = self.next_id;
+        let encode = |err| PeerError::Encode {
+            uri: self.uri.clone(),
+            method: method.into(),
+            err,
+        };
         let req = Request {
             schema: Some(crate::schema::AGENT.into()),
             jsonrpc: "2.0".into(),
             id: Value::from(id),
             method: method.into(),
-            params: serde_json::to_value(p)?,
+            params: serde_json::to_value(p).map_err(encode)?,
         };
-        let line = serde_json::to_string(&req)? + "\n";
+        let line = serde_json::to_string(&req).map_err(encode)? + "\n";
         let sent = match self.stdin.as_mut() {
             Some(s) => s.write_all(line.as_bytes()).and_then(|_| s.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
@@ -212,40 +325,49 @@ impl Peer {
             let line = match self.lines.recv_timeout(left) {
                 Ok(Ok(l)) => l,
                 Ok(Err(why)) => return Err(self.gone(&why.to_string())),
-                Err(mpsc::RecvTimeoutError::Timeout) => bail!(
-                    "peer {}: no answer to {method} within {} s",
-                    self.uri,
-                    timeout.as_secs()
-                ),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(PeerError::Timeout {
+                        uri: self.uri.clone(),
+                        method: method.into(),
+                        secs: timeout.as_secs(),
+                    });
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(self.gone("the channel is closed"));
                 }
             };
-            let resp: Response = serde_json::from_slice(&line).map_err(|e| {
-                anyhow!(
-                    "peer {}: not a JSON-RPC response ({e}): {}",
-                    self.uri,
-                    super::short(&String::from_utf8_lossy(&line))
-                )
-            })?;
+            let resp: Response =
+                serde_json::from_slice(&line).map_err(|err| PeerError::NotJsonRpc {
+                    uri: self.uri.clone(),
+                    err,
+                    line: super::short(&String::from_utf8_lossy(&line)),
+                })?;
             if resp.id != id {
                 continue; // an answer to an earlier call that timed out
             }
             if let Some(e) = resp.error {
-                return Err(anyhow::Error::new(RemoteError {
-                    code: e.code,
-                    message: e.message.clone(),
-                })
-                .context(format!("peer {}: {method}: {}", self.uri, e.message)));
+                return Err(PeerError::Remote {
+                    uri: self.uri.clone(),
+                    method: method.into(),
+                    remote: RemoteError {
+                        code: e.code,
+                        message: e.message,
+                    },
+                });
             }
-            return serde_json::from_value(resp.result.unwrap_or(Value::Null))
-                .with_context(|| format!("peer {}: {method}: unexpected answer", self.uri));
+            return serde_json::from_value(resp.result.unwrap_or(Value::Null)).map_err(|err| {
+                PeerError::Unexpected {
+                    uri: self.uri.clone(),
+                    method: method.into(),
+                    err,
+                }
+            });
         }
     }
 
     /// The error for a far end that went away: what its transport said on standard error,
     /// read as a person would (no upktgen there, a refused login, an unknown namespace).
-    fn gone(&mut self, why: &str) -> anyhow::Error {
+    fn gone(&mut self, why: &str) -> PeerError {
         // Let the far end's last words arrive.
         let status = (0..50).find_map(|_| match self.child.try_wait() {
             Ok(Some(s)) => Some(s),
@@ -265,26 +387,28 @@ impl Peer {
         let last = tail.iter().rev().find(|l| !l.trim().is_empty()).cloned();
         let code = status.and_then(|s| s.code());
         let text = tail.join("\n");
-        let uri = &self.uri;
+        let uri = self.uri.clone();
         let agent = &self.agent;
         if code == Some(127)
             || text.contains("command not found")
             || (text.contains(agent.as_str()) && text.contains("No such file"))
         {
-            return anyhow!(
-                "peer {uri}: no upktgen at the far end (`{agent}`: not found); install it there or name it with --peer-agent PATH"
-            );
+            return PeerError::NoAgent {
+                uri,
+                agent: agent.clone(),
+            };
         }
         if matches!(uri, PeerUri::Ssh { .. }) && code == Some(255) {
-            return anyhow!(
-                "peer {uri}: ssh failed: {}",
-                last.unwrap_or_else(|| "no message".into())
-            );
+            return PeerError::Ssh {
+                uri,
+                last: last.unwrap_or_else(|| "no message".into()),
+            };
         }
-        match (last, code) {
-            (Some(l), _) => anyhow!("peer {uri}: {why}: {l}"),
-            (None, Some(c)) => anyhow!("peer {uri}: {why} (the agent exited with status {c})"),
-            (None, None) => anyhow!("peer {uri}: {why}"),
+        PeerError::Gone {
+            uri,
+            why: why.to_string(),
+            last,
+            status: code,
         }
     }
 
@@ -305,12 +429,7 @@ impl Peer {
                 t3,
             });
         }
-        clock::estimate(&xs).ok_or_else(|| {
-            anyhow!(
-                "peer {}: the local clock stepped during every exchange",
-                self.uri
-            )
-        })
+        clock::estimate(&xs).ok_or_else(|| PeerError::ClockStepped(self.uri.clone()))
     }
 
     /// Ends the session: `shutdown`, then the end of its input; waits for the agent (and its
@@ -331,10 +450,7 @@ impl Peer {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        bail!(
-            "peer {}: the agent did not exit within 3 s of the end of its input: killed",
-            self.uri
-        )
+        Err(PeerError::NotExited(self.uri.clone()))
     }
 }
 

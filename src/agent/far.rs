@@ -2,13 +2,12 @@
 //! its receiver started on the far interface, the interface's counters around the run, the
 //! clock offset between the hosts, and at the end the far end's report.
 
-use super::client::{Peer, Transport};
+use super::client::{Peer, PeerError, Transport};
 use super::clock::{self, ClockOffset, OneWay};
 use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStop};
 use crate::rx::recv::RxProgress;
 use crate::rx::report::RxReport;
 use crate::sample::IfaceCounters;
-use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -19,6 +18,24 @@ use std::time::{Duration, Instant};
 
 /// Clock exchanges made to estimate the offset (the best of them is kept).
 pub const CLOCK_EXCHANGES: usize = 16;
+
+/// Why the far receiver could not be started, watched or finished: the session's own
+/// errors (each names the peer), or this side's.
+#[derive(Debug, thiserror::Error)]
+pub enum FarError {
+    #[error(transparent)]
+    Peer(#[from] PeerError),
+    #[error("peer {uri}: no counters for {dev}")]
+    NoCounters { uri: String, dev: String },
+    #[error("starting the far end's statistics thread: {0}")]
+    Spawn(std::io::Error),
+    #[error("the far end's statistics thread was already stopped")]
+    Stopped,
+    #[error("the far end's statistics thread panicked")]
+    Panicked,
+}
+
+type Result<T, E = FarError> = std::result::Result<T, E>;
 
 /// A receiver running at the far end.
 pub struct RemoteReceiver {
@@ -94,8 +111,10 @@ impl RemoteReceiver {
     fn read_counters(peer: &mut Peer, dev: &str) -> Result<IfaceCounters> {
         let mut m: BTreeMap<String, IfaceCounters> =
             peer.call("counters", &json!({ "devs": [dev] }))?;
-        m.remove(dev)
-            .with_context(|| format!("peer {}: no counters for {dev}", peer.uri))
+        m.remove(dev).ok_or_else(|| FarError::NoCounters {
+            uri: peer.uri.to_string(),
+            dev: dev.to_string(),
+        })
     }
 
     /// The backend the far end chose, and why (with auto).
@@ -109,7 +128,7 @@ impl RemoteReceiver {
 
     /// Running totals of the far receiver.
     pub fn stats(&mut self) -> Result<RxStats> {
-        self.peer.call("rx.stats", &json!({ "id": self.id }))
+        Ok(self.peer.call("rx.stats", &json!({ "id": self.id }))?)
     }
 
     /// Reads the far receiver's running totals every `interval` from now on, on a thread of
@@ -144,7 +163,7 @@ impl RemoteReceiver {
                 }
                 self
             })
-            .context("starting the far end's statistics thread")?;
+            .map_err(FarError::Spawn)?;
         Ok(FarWatch {
             progress,
             stop,
@@ -214,9 +233,9 @@ impl FarWatch {
         self.stop.store(true, Ordering::Relaxed);
         self.thread
             .take()
-            .context("the far end's statistics thread was already stopped")?
+            .ok_or(FarError::Stopped)?
             .join()
-            .map_err(|_| anyhow!("the far end's statistics thread panicked"))
+            .map_err(|_| FarError::Panicked)
     }
 }
 

@@ -10,11 +10,10 @@
 //! so the buffer never fills and stops stay at zero: veth has no TX ring.
 
 use super::{
-    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
-    TxBackend, TxOptions,
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, OpenError, Refusal, SenderSlot,
+    Submitted, TxBackend, TxOptions,
 };
 use crate::sys::packet::{MmsgBatch, PacketSocket};
-use anyhow::Context as _;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,10 +56,10 @@ impl Backend for AfPacket {
         c: &AfPacketConfig,
         at: &OpenAt,
         frames: &crate::stream::Frames,
-    ) -> anyhow::Result<AfPacket> {
+    ) -> Result<AfPacket, OpenError> {
         at.packet_socket()
             .and_then(|s| AfPacket::new(s, &crate::stream::FrameSource::prefill(frames), *c))
-            .context("af_packet: setting up the AF_PACKET socket")
+            .map_err(OpenError::AfPacket)
     }
 }
 

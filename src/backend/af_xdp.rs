@@ -13,8 +13,8 @@
 
 use super::ring::RingQueue;
 use super::{
-    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
-    TxBackend, TxOptions,
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, OpenError, Refusal, SenderSlot,
+    Submitted, TxBackend, TxOptions,
 };
 use crate::pg::{DevConfig, Flag};
 use crate::sys::xsk::{XdpMode, XskTx};
@@ -75,10 +75,19 @@ impl Backend for AfXdp {
         })
     }
 
-    fn open(c: &AfXdpConfig, at: &OpenAt, frames: &crate::stream::Frames) -> anyhow::Result<AfXdp> {
+    fn open(
+        c: &AfXdpConfig,
+        at: &OpenAt,
+        frames: &crate::stream::Frames,
+    ) -> Result<AfXdp, OpenError> {
         let q = c.queue % u32::from(at.tx_queues.max(1));
         let cfg = AfXdpConfig { queue: q, ..*c };
-        AfXdp::new(at.ifindex, &crate::stream::FrameSource::prefill(frames), cfg).map_err(|e| {
+        AfXdp::new(
+            at.ifindex,
+            &crate::stream::FrameSource::prefill(frames),
+            cfg,
+        )
+        .map_err(|e| {
             let hint = match e.raw_os_error() {
                 Some(libc::EAFNOSUPPORT | libc::ENOPROTOOPT) => {
                     "the kernel needs CONFIG_XDP_SOCKETS (5.4+); "
@@ -87,9 +96,11 @@ impl Backend for AfXdp {
                 Some(libc::EBUSY) => "another AF_XDP socket or program holds it; ",
                 _ => "",
             };
-            anyhow::anyhow!(
-                "af_xdp: cannot set up an AF_XDP socket on queue {q} ({e}); {hint}--backend tx_ring or af_packet work everywhere"
-            )
+            OpenError::AfXdp {
+                queue: q,
+                err: e,
+                hint,
+            }
         })
     }
 }

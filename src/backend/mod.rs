@@ -136,9 +136,32 @@ pub enum Refusal {
         .0.name()
     )]
     NotInjecting(BackendKind),
-    /// xdp_live's refusals, in its own words (its file words them as text for now).
+    #[error(transparent)]
+    XdpLive(#[from] xdp_live::XdpLiveRefusal),
+}
+
+/// Why a backend could not be set up here (`auto` then tries the next candidate): the
+/// message names the backend and what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("af_packet: setting up the AF_PACKET socket: {0}")]
+    AfPacket(io::Error),
+    #[error("tx_ring: setting up the PACKET_MMAP TX ring: {0}")]
+    TxRing(io::Error),
+    #[error(
+        "af_xdp: cannot set up an AF_XDP socket on queue {queue} ({err}); {hint}--backend tx_ring or af_packet work everywhere"
+    )]
+    AfXdp {
+        queue: u32,
+        err: io::Error,
+        /// What to check first, by errno (empty when nothing specific).
+        hint: &'static str,
+    },
+    /// xdp_live's own words (each names xdp_live and what to do).
     #[error("{0}")]
-    XdpLive(String),
+    XdpLive(io::Error),
+    #[error("xdp_live cannot --replay: its program rewrites one frame")]
+    XdpLiveReplay,
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the
@@ -195,7 +218,7 @@ pub trait Backend: TxBackend + Sized {
 
     /// Builds it, on the thread that will send and in the device's network namespace.
     /// `frames` are the sender's (buffers are prefilled from them).
-    fn open(c: &Self::Config, at: &OpenAt, frames: &Frames) -> anyhow::Result<Self>;
+    fn open(c: &Self::Config, at: &OpenAt, frames: &Frames) -> Result<Self, OpenError>;
 }
 
 /// Something to do with an opened backend, whatever its type (so the send loop stays
@@ -266,7 +289,7 @@ impl BackendPlan {
         at: &OpenAt,
         frames: &mut Frames,
         u: U,
-    ) -> anyhow::Result<U::Out> {
+    ) -> Result<U::Out, OpenError> {
         Ok(match self {
             BackendPlan::AfPacket(c) => {
                 let b = af_packet::AfPacket::open(c, at, frames)?;

@@ -15,14 +15,13 @@
 
 use super::ring::RingQueue;
 use super::{
-    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, Refusal, SenderSlot, Submitted,
-    TxBackend, TxOptions,
+    Backend, BackendInfo, BackendKind, BackendStats, OpenAt, OpenError, Refusal, SenderSlot,
+    Submitted, TxBackend, TxOptions,
 };
 use crate::sys::packet::{
     PacketSocket, TP_STATUS_AVAILABLE, TP_STATUS_SEND_REQUEST, TP_STATUS_WRONG_FORMAT, TxRingMap,
 };
 use crate::txq::RingConfig;
-use anyhow::Context as _;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::atomic::AtomicBool;
@@ -65,10 +64,10 @@ impl Backend for TxRing {
         c: &TxRingConfig,
         at: &OpenAt,
         frames: &crate::stream::Frames,
-    ) -> anyhow::Result<TxRing> {
+    ) -> Result<TxRing, OpenError> {
         at.packet_socket()
             .and_then(|s| TxRing::new(s, &crate::stream::FrameSource::prefill(frames), *c))
-            .context("tx_ring: setting up the PACKET_MMAP TX ring")
+            .map_err(OpenError::TxRing)
     }
 }
 

@@ -98,27 +98,53 @@ pub struct XdpLiveConfig {
     pub udp_dst: (u16, u16),
 }
 
+/// An option or value xdp_live cannot honour, refused before anything is set up: the
+/// message names the option and what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XdpLiveRefusal {
+    #[error(
+        "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames"
+    )]
+    Replay,
+    /// `opt` asks for something xdp_live does not have (`what`).
+    #[error(
+        "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
+    )]
+    NotHere {
+        opt: &'static str,
+        what: &'static str,
+    },
+    #[error(
+        "--xdp-live-plain sends one identical frame: only a plain IPv4/UDP stream of one size with fixed addresses and ports (drop --xdp-live-plain to have the program walk the fields)"
+    )]
+    PlainNotPlainStream,
+    #[error(
+        "--batch {0}: xdp_live runs 1 to {max} frames between flushes to the driver",
+        max = bpf::LIVE_FRAMES_MAX_BATCH
+    )]
+    Batch(u32),
+    #[error(
+        "--pkt-size {0}: xdp_live sends frames of at most {MAX_FRAME} bytes (the kernel runs live frames in one page); use --backend af_packet"
+    )]
+    PktSize(usize),
+    #[error(
+        "--xdp-live-plain sends one identical frame: it cannot walk UDP port ranges (drop --xdp-live-plain, or the --udp-*-max options)"
+    )]
+    PlainPortRanges,
+}
+
 /// What xdp_live cannot honour, refused before anything is set up.
-pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), String> {
+pub fn check_config(c: &XdpLiveConfig, pkt_size: usize) -> Result<(), XdpLiveRefusal> {
     if c.batch == 0 || c.batch > bpf::LIVE_FRAMES_MAX_BATCH {
-        return Err(format!(
-            "--batch {}: xdp_live runs 1 to {} frames between flushes to the driver",
-            c.batch,
-            bpf::LIVE_FRAMES_MAX_BATCH
-        ));
+        return Err(XdpLiveRefusal::Batch(c.batch));
     }
     if pkt_size > MAX_FRAME {
-        return Err(format!(
-            "--pkt-size {pkt_size}: xdp_live sends frames of at most {MAX_FRAME} bytes (the kernel runs live frames in one page); use --backend af_packet"
-        ));
+        return Err(XdpLiveRefusal::PktSize(pkt_size));
     }
     let ranges = PortWalk::new(c.udp_src.0, c.udp_src.1).varies()
         || PortWalk::new(c.udp_dst.0, c.udp_dst.1).varies();
     if c.plain && ranges {
-        return Err(
-            "--xdp-live-plain sends one identical frame: it cannot walk UDP port ranges (drop --xdp-live-plain, or the --udp-*-max options)"
-                .into(),
-        );
+        return Err(XdpLiveRefusal::PlainPortRanges);
     }
     Ok(())
 }
@@ -147,15 +173,9 @@ impl super::Backend for XdpLive {
         _: super::SenderSlot,
     ) -> Result<XdpLiveConfig, super::Refusal> {
         if o.replay {
-            return Err(super::Refusal::XdpLive(
-                "xdp_live cannot --replay: its program rewrites one frame; af_packet, tx_ring and af_xdp send a file's frames".into(),
-            ));
+            return Err(XdpLiveRefusal::Replay.into());
         }
-        let not_here = |opt: &str, what: &str| {
-            Err(super::Refusal::XdpLive(format!(
-                "{opt}: xdp_live has no {what} (the kernel runs an XDP program on copies of one frame); drop the option or use another --backend"
-            )))
-        };
+        let not_here = |opt, what| Err(XdpLiveRefusal::NotHere { opt, what }.into());
         if o.sndbuf.is_some() {
             return not_here("--sndbuf", "socket");
         }
@@ -166,9 +186,7 @@ impl super::Backend for XdpLive {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
         if o.xdp_live_plain && !crate::stream::fast_path_fits(pg) {
-            return Err(super::Refusal::XdpLive(
-                "--xdp-live-plain sends one identical frame: only a plain IPv4/UDP stream of one size with fixed addresses and ports (drop --xdp-live-plain to have the program walk the fields)".into(),
-            ));
+            return Err(XdpLiveRefusal::PlainNotPlainStream.into());
         }
         let receive = pg.xmit_mode == Some(crate::pg::XmitMode::NetifReceive);
         if pg.burst > 1 && !receive {
@@ -189,7 +207,7 @@ impl super::Backend for XdpLive {
             udp_src: (pg.udp_src_min, pg.udp_src_max),
             udp_dst: (pg.udp_dst_min, pg.udp_dst_max),
         };
-        check_config(&c, pg.max_frame_len()).map_err(super::Refusal::XdpLive)?;
+        check_config(&c, pg.max_frame_len())?;
         Ok(c)
     }
 
@@ -197,7 +215,7 @@ impl super::Backend for XdpLive {
         c: &XdpLiveConfig,
         at: &super::OpenAt,
         frames: &crate::stream::Frames,
-    ) -> anyhow::Result<XdpLive> {
+    ) -> Result<XdpLive, super::OpenError> {
         let cfg = XdpLiveConfig {
             ifindex: at.ifindex,
             ..*c
@@ -205,18 +223,16 @@ impl super::Backend for XdpLive {
         match frames {
             crate::stream::Frames::Fast(fast) => {
                 let frame = first_frame(fast.template(), fast.stream());
-                Ok(XdpLive::new(&frame, cfg)?)
+                XdpLive::new(&frame, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Pg(pg) => {
                 use crate::stream::FrameSource;
                 let frame = pg.prefill();
                 let g = pg.generator().expect("the walk's frames have a generator");
                 let spec = walk_spec(g, pg.layout(), &cfg, &frame);
-                Ok(XdpLive::with_spec(&frame, spec, cfg)?)
+                XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
-            crate::stream::Frames::Replay(_) => {
-                anyhow::bail!("xdp_live cannot --replay: its program rewrites one frame")
-            }
+            crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
         }
     }
 }
@@ -457,9 +473,9 @@ pub struct XdpLive {
     driver: bpf::ValueMap,
     /// The tracepoint program and its attachment (closing detaches); None when the
     /// tracepoint could not be attached, with the reason.
-    tracepoint: Result<(OwnedFd, OwnedFd), String>,
+    tracepoint: Result<(OwnedFd, OwnedFd), Unobserved>,
     /// Keeps the program in the kernel's XDP dispatcher for the whole run (see [`Pin`]).
-    pin: Result<Pin, String>,
+    pin: Result<Pin, Unpinned>,
     /// The state map's whole value as last read (walk slots, IMIX table); `mirror` is its
     /// first part.
     value: Vec<u8>,
@@ -532,7 +548,7 @@ impl XdpLive {
         let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
             .map_err(|e| explain_bpf("creating the driver map", e))?;
         let tracepoint = if cfg.receive {
-            Err("not used: netif_receive passes the frames to the receive path".to_string())
+            Err(Unobserved::NotUsed)
         } else {
             attach_tracepoint(&driver)
         };
@@ -686,13 +702,13 @@ struct Pin {
 }
 
 impl Pin {
-    fn new(prog: &OwnedFd) -> Result<Pin, String> {
-        let prog = prog.try_clone().map_err(|e| e.to_string())?;
+    fn new(prog: &OwnedFd) -> Result<Pin, Unpinned> {
+        let prog = prog.try_clone().map_err(Unpinned::Dup)?;
         let (netns, link) = sys::netns::in_new_netns(move || {
             let lo = sys::if_nametoindex("lo")?;
             bpf::attach_xdp_generic_link(&prog, lo)
         })
-        .map_err(|e| format!("pinning the program in the XDP dispatcher: {e}"))?;
+        .map_err(Unpinned::Attach)?;
         Ok(Pin {
             _link: link,
             _netns: netns,
@@ -700,12 +716,36 @@ impl Pin {
     }
 }
 
-fn attach_tracepoint(driver: &bpf::ValueMap) -> Result<(OwnedFd, OwnedFd), String> {
-    let insns = prog::devmap_xmit_program(driver.raw_fd())?;
+/// Why the program is not kept in the XDP dispatcher (the run goes on, slower; the
+/// report's detail says why).
+#[derive(Debug, thiserror::Error)]
+enum Unpinned {
+    #[error("duplicating the program's descriptor: {0}")]
+    Dup(io::Error),
+    #[error("pinning the program in the XDP dispatcher: {0}")]
+    Attach(io::Error),
+}
+
+/// Why the driver's acceptance is not observed (sent = frames redirected; the report's
+/// detail says why).
+#[derive(Debug, thiserror::Error)]
+enum Unobserved {
+    #[error("not used: netif_receive passes the frames to the receive path")]
+    NotUsed,
+    /// The tracepoint program does not assemble (its assembler's words).
+    #[error("assembling the xdp_devmap_xmit program: {0}")]
+    Assemble(String),
+    #[error("loading the xdp_devmap_xmit program: {0}")]
+    Load(io::Error),
+    #[error("attaching to the xdp_devmap_xmit tracepoint: {0}")]
+    Attach(io::Error),
+}
+
+fn attach_tracepoint(driver: &bpf::ValueMap) -> Result<(OwnedFd, OwnedFd), Unobserved> {
+    let insns = prog::devmap_xmit_program(driver.raw_fd()).map_err(Unobserved::Assemble)?;
     let p = bpf::load_prog(bpf::ProgType::RawTracepoint, "upktgen_drvtx", &insns)
-        .map_err(|e| format!("loading the xdp_devmap_xmit program: {e}"))?;
-    let link = bpf::raw_tracepoint_open(c"xdp_devmap_xmit", &p)
-        .map_err(|e| format!("attaching to the xdp_devmap_xmit tracepoint: {e}"))?;
+        .map_err(Unobserved::Load)?;
+    let link = bpf::raw_tracepoint_open(c"xdp_devmap_xmit", &p).map_err(Unobserved::Attach)?;
     Ok((p, link))
 }
 
@@ -925,8 +965,9 @@ mod tests {
             60,
         )
         .unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("--batch 257") && e.contains("256"), "{e}");
-        let e = check_config(&cfg(), 4000).unwrap_err();
+        let e = check_config(&cfg(), 4000).unwrap_err().to_string();
         assert!(
             e.contains("--pkt-size 4000") && e.contains("af_packet"),
             "{e}"
@@ -936,7 +977,7 @@ mod tests {
             udp_dst: (1000, 1010),
             ..cfg()
         };
-        let e = check_config(&plain_ranges, 60).unwrap_err();
+        let e = check_config(&plain_ranges, 60).unwrap_err().to_string();
         assert!(e.contains("--xdp-live-plain"), "{e}");
         // A range without plain mode is walked by the program.
         assert!(

@@ -11,12 +11,11 @@
 //! commands run inside the DUT namespace after it is built (an nftables ruleset, a tc qdisc,
 //! an XDP program, sysctls).
 
-use super::{Lab, RX_IF, RX_MAC, TX_IF, TX_MAC, ip, netns_path};
+use super::{Lab, LabError, RX_IF, RX_MAC, Result, TX_IF, TX_MAC, ip, netns_path};
 use crate::sample::dut::{DutSample, qdisc_drops};
 use crate::sample::{NetDevSnapshot, SnmpSnapshot};
 use crate::sys::netns;
 use crate::wire::MacAddr;
-use anyhow::{Context, Result, bail};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::process::Command;
@@ -59,8 +58,10 @@ fn sysctl(ns: &str, settings: &[(&str, &str)]) -> Result<()> {
         .iter()
         .map(|(k, v)| format!("echo {v} > /proc/sys/{}\n", k.replace('.', "/")))
         .collect();
-    ip(&["netns", "exec", ns, "sh", "-ec", &script])
-        .with_context(|| format!("setting sysctls in {ns}"))
+    ip(&["netns", "exec", ns, "sh", "-ec", &script]).map_err(|e| LabError::Sysctl {
+        ns: ns.to_string(),
+        err: Box::new(e),
+    })
 }
 
 fn neigh(ns: &str, addr: &str, mac: MacAddr, dev: &str) -> Result<()> {
@@ -104,7 +105,7 @@ impl Lab {
     /// Builds the three namespaces and their links (called by [`Lab::create_dut`]).
     pub(super) fn build_dut(&mut self, o: &DutOptions) -> Result<()> {
         let (tx, rx) = (self.tx_ns.clone(), self.rx_ns.clone());
-        let dut = self.dut_ns.clone().context("no DUT namespace")?;
+        let dut = self.dut_ns.clone().ok_or(LabError::NoDutNs)?;
         for ns in [&tx, &dut, &rx] {
             ip(&["netns", "add", ns])?;
             if o.ipv6 {
@@ -229,20 +230,22 @@ impl Lab {
         };
         let (net, snmp) = netns::in_netns(&path, || {
             let r = NetDevSnapshot::read().and_then(|n| Ok((n, SnmpSnapshot::read()?)));
-            r.map_err(|e| std::io::Error::other(format!("{e:#}")))
+            r.map_err(std::io::Error::other)
         })
-        .with_context(|| format!("reading the DUT's counters in {ns}"))?;
+        .map_err(|err| LabError::DutCounters {
+            ns: ns.clone(),
+            err,
+        })?;
         let out = Command::new("ip")
             .args([
                 "netns", "exec", &ns, "tc", "-s", "-j", "qdisc", "show", "dev", DUT_OUT_IF,
             ])
             .output()
-            .context("running tc in the DUT")?;
+            .map_err(LabError::Tc)?;
         if !out.status.success() {
-            bail!(
-                "tc -s qdisc show dev {DUT_OUT_IF} in the DUT: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            return Err(LabError::TcFailed(
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            ));
         }
         Ok(Some(DutSample {
             ingress: net.iface(DUT_IN_IF)?,
@@ -266,9 +269,11 @@ fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
         DutSetup::Command(c) => cmd.args(["-c", c]),
         DutSetup::File(f) => cmd.arg(f),
     };
-    let out = cmd
-        .output()
-        .with_context(|| format!("{opt} {what:?}: cannot run sh"))?;
+    let out = cmd.output().map_err(|err| LabError::SetupSpawn {
+        opt,
+        what: what.clone(),
+        err,
+    })?;
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     for l in text.lines() {
@@ -280,13 +285,15 @@ fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
-        bail!(
-            "{opt} {what:?} failed in the DUT namespace ({}): {last}",
-            match out.status.code() {
+        return Err(LabError::SetupFailed {
+            opt,
+            what,
+            how: match out.status.code() {
                 Some(c) => format!("exit status {c}"),
                 None => "killed by a signal".into(),
-            }
-        );
+            },
+            last: last.to_string(),
+        });
     }
     Ok(())
 }

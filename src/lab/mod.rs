@@ -22,7 +22,6 @@ mod xdp;
 
 use crate::sys::{self, netns};
 use crate::wire::MacAddr;
-use anyhow::{Context, Result, bail};
 use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -40,12 +39,98 @@ pub const MAX_QUEUES: usize = 4096;
 /// The MTU of the lab's veth pair (the kernel's default for a veth, which the lab keeps).
 pub const MTU: u32 = 1500;
 
+/// Why the lab could not be built, sampled or removed: each names the step, the namespace
+/// or interface, and the command or call that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error(
+        "{0} senders: the lab gives each sender its own queue of the veth pair, and a veth has at most {MAX_QUEUES}"
+    )]
+    TooManyQueues(usize),
+    #[error(
+        "the `ip` command (iproute2) is needed to build the lab and was not found: install iproute2"
+    )]
+    NoIp,
+    /// `cmd`: the arguments, space-separated.
+    #[error("running `ip {cmd}`: {err}")]
+    IpRun { cmd: String, err: std::io::Error },
+    #[error("`ip {cmd}` failed: {stderr}")]
+    IpFailed { cmd: String, stderr: String },
+    #[error("reading /proc/self/stat: no start time (field 22) in it")]
+    SelfStat,
+    #[error("disabling IPv6 in {}: {err}", .ns.display())]
+    DisableIpv6 { ns: PathBuf, err: std::io::Error },
+    #[error("waiting for {ifname}: {err}")]
+    WaitRunning {
+        ifname: &'static str,
+        err: std::io::Error,
+    },
+    #[error("creating the drop receiver's per-CPU counter map: {0}")]
+    Counter(std::io::Error),
+    #[error(
+        "attaching the lab's XDP {verdict:?} program to {ifname} (needs a kernel with BPF links, 5.9+): {err}"
+    )]
+    Attach {
+        verdict: RxVerdict,
+        ifname: &'static str,
+        err: std::io::Error,
+    },
+    #[error("mapping veth-tx's TX queues to CPUs (XPS): {0}")]
+    Xps(Box<LabError>),
+    #[error("setting sysctls in {ns}: {err}")]
+    Sysctl { ns: String, err: Box<LabError> },
+    #[error("creating the lab: {0}")]
+    Create(Box<LabError>),
+    #[error("creating the DUT lab: {0}")]
+    CreateDut(Box<LabError>),
+    /// Every namespace that could not be removed, with why.
+    #[error("removing the lab: {}", join(.0))]
+    Remove(Vec<LabError>),
+    #[error("no DUT namespace")]
+    NoDutNs,
+    #[error("reading the DUT's counters in {ns}: {err}")]
+    DutCounters { ns: String, err: std::io::Error },
+    #[error("running tc in the DUT: {0}")]
+    Tc(std::io::Error),
+    #[error("tc -s qdisc show dev {dev} in the DUT: {0}", dev = dut::DUT_OUT_IF)]
+    TcFailed(String),
+    #[error(transparent)]
+    Sample(#[from] crate::sample::SampleError),
+    #[error(transparent)]
+    Qdisc(#[from] crate::sample::dut::QdiscError),
+    /// `opt` (--dut-setup or --dut-setup-file) and its value, quoted in the message.
+    #[error("{opt} {what:?}: cannot run sh: {err}")]
+    SetupSpawn {
+        opt: &'static str,
+        what: String,
+        err: std::io::Error,
+    },
+    /// `how`: the exit status or "killed by a signal"; `last`: its last line of output.
+    #[error("{opt} {what:?} failed in the DUT namespace ({how}): {last}")]
+    SetupFailed {
+        opt: &'static str,
+        what: String,
+        how: String,
+        last: String,
+    },
+    #[error("setting up the receiver on veth-rx: {0}")]
+    Receiver(crate::rx::background::RxThreadError),
+}
+
+/// `errs` in one line, `; ` between them.
+fn join(errs: &[LabError]) -> String {
+    errs.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+type Result<T, E = LabError> = std::result::Result<T, E>;
+
 /// Refuses a lab of more queues than a veth can have, before anything is created.
 pub fn check_queues(senders: usize) -> Result<()> {
     if senders > MAX_QUEUES {
-        bail!(
-            "{senders} senders: the lab gives each sender its own queue of the veth pair, and a veth has at most {MAX_QUEUES}"
-        );
+        return Err(LabError::TooManyQueues(senders));
     }
     Ok(())
 }
@@ -151,8 +236,10 @@ impl Lab {
         };
         // From here on, Drop removes whatever exists.
         match dut {
-            None => lab.build().context("creating the lab")?,
-            Some(o) => lab.build_dut(o).context("creating the DUT lab")?,
+            None => lab.build().map_err(|e| LabError::Create(Box::new(e)))?,
+            Some(o) => lab
+                .build_dut(o)
+                .map_err(|e| LabError::CreateDut(Box::new(e)))?,
         }
         Ok(lab)
     }
@@ -250,8 +337,7 @@ impl Lab {
     /// The receiver's XDP program on veth-rx: the counting drop sink, or XDP_PASS for NAPI.
     fn attach_receiver(&mut self) -> Result<()> {
         if self.rx_mode == RxMode::Drop {
-            let counter =
-                XdpCounter::new().context("creating the drop receiver's per-CPU counter map")?;
+            let counter = XdpCounter::new().map_err(LabError::Counter)?;
             self._xdp_link = Some(attach_rx_program(
                 &self.rx_path(),
                 RX_IF,
@@ -301,13 +387,13 @@ impl Lab {
             if netns_path(ns).exists()
                 && let Err(e) = ip(&["netns", "del", ns])
             {
-                errs.push(format!("{e:#}"));
+                errs.push(e);
             }
         }
         if errs.is_empty() {
             Ok(())
         } else {
-            bail!("removing the lab: {}", errs.join("; "))
+            Err(LabError::Remove(errs))
         }
     }
 }
@@ -327,19 +413,21 @@ pub fn netns_path(name: &str) -> PathBuf {
 
 /// Runs `ip ARGS`, turning a failure into an error that quotes the command and its stderr.
 fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip").args(args).output().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            anyhow::anyhow!("the `ip` command (iproute2) is needed to build the lab and was not found: install iproute2")
+    let out = Command::new("ip").args(args).output().map_err(|err| {
+        if err.kind() == std::io::ErrorKind::NotFound {
+            LabError::NoIp
         } else {
-            anyhow::anyhow!("running `ip {}`: {e}", args.join(" "))
+            LabError::IpRun {
+                cmd: args.join(" "),
+                err,
+            }
         }
     })?;
     if !out.status.success() {
-        bail!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        return Err(LabError::IpFailed {
+            cmd: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(())
 }
@@ -363,8 +451,7 @@ impl Lab {
                 mask.join(",")
             ));
         }
-        ip(&["netns", "exec", tx, "sh", "-ec", &script])
-            .context("mapping veth-tx's TX queues to CPUs (XPS)")
+        ip(&["netns", "exec", tx, "sh", "-ec", &script]).map_err(|e| LabError::Xps(Box::new(e)))
     }
 }
 
@@ -379,7 +466,10 @@ fn disable_ipv6(ns: &Path) -> Result<()> {
         }
         Ok(())
     })
-    .with_context(|| format!("disabling IPv6 in {}", ns.display()))
+    .map_err(|err| LabError::DisableIpv6 {
+        ns: ns.to_path_buf(),
+        err,
+    })
 }
 
 fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {
@@ -397,13 +487,13 @@ fn wait_running(ns: &Path, ifname: &'static str) -> Result<()> {
             "{ifname} did not come up within 5 s"
         )))
     })
-    .with_context(|| format!("waiting for {ifname}"))
+    .map_err(|err| LabError::WaitRunning { ifname, err })
 }
 
 /// This process's pid and start time (clock ticks since boot, field 22 of /proc/PID/stat).
 fn self_identity() -> Result<(u32, u64)> {
     let pid = std::process::id();
-    let start = proc_start_time(pid).context("reading /proc/self/stat")?;
+    let start = proc_start_time(pid).ok_or(LabError::SelfStat)?;
     Ok((pid, start))
 }
 

@@ -5,11 +5,12 @@
 //! thread then receives until [`LabReceiver::finish`] (after the sender is done) sees the
 //! frame count settle, or until the handle is dropped (error paths).
 
+use super::LabError;
 use super::RX_IF;
+use crate::rx::background::RxThreadError;
 use crate::rx::background::{RxThread, Settle};
 use crate::rx::{DEFAULT_XSK_FRAMES, FlowKeyMode, RxBackend, RxConfig, RxProgress, RxReport};
 use crate::sys::rx_ring::RxRingConfig;
-use anyhow::{Context, Result};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -36,9 +37,9 @@ pub struct LabReceiver(RxThread);
 impl LabReceiver {
     /// Starts receiving on veth-rx in the namespace at `rx_ns`; returns once the socket is
     /// bound. With `auto`, standard error says which backend was taken and why.
-    pub fn start(rx_ns: &Path, cfg: RxConfig) -> Result<LabReceiver> {
-        let t = RxThread::start(Some(rx_ns.to_path_buf()), RX_IF, cfg)
-            .context("setting up the receiver on veth-rx")?;
+    pub fn start(rx_ns: &Path, cfg: RxConfig) -> Result<LabReceiver, LabError> {
+        let t =
+            RxThread::start(Some(rx_ns.to_path_buf()), RX_IF, cfg).map_err(LabError::Receiver)?;
         if let Some(c) = &t.started().choice {
             crate::errln!("upktgen: {c}");
         }
@@ -58,7 +59,7 @@ impl LabReceiver {
     /// After the sender is done: waits until `expected` frames are in or the count has not
     /// moved for 250 ms (at most 3 s), then stops the receiver, which drains what is left in
     /// its ring, and returns its report.
-    pub fn finish(self, expected: u64) -> Result<RxReport> {
+    pub fn finish(self, expected: u64) -> Result<RxReport, RxThreadError> {
         self.0.finish(Settle::expecting(expected))
     }
 }

@@ -4,16 +4,16 @@
 //! The programs themselves are pure and live with the others in [`crate::bpf::prog`]; here
 //! are the maps they use and the attaching.
 
+use super::LabError;
 use crate::bpf::asm::Insn;
 use crate::bpf::prog::{self, xdp_count};
 use crate::sys::{self, bpf, netns};
-use anyhow::{Context, Result};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
 /// The receiver programs the lab attaches to veth-rx.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum RxVerdict {
+pub enum RxVerdict {
     /// XDP_DROP: count the frame at the interface, go no further.
     Drop,
     /// XDP_PASS: hand it to the stack; the program's presence gives veth-rx the NAPI that
@@ -52,7 +52,7 @@ pub(super) fn attach_rx_program(
     ifname: &'static str,
     verdict: RxVerdict,
     insns: Option<Vec<Insn>>,
-) -> Result<OwnedFd> {
+) -> Result<OwnedFd, LabError> {
     netns::in_netns(ns, move || {
         let idx = sys::if_nametoindex(ifname)?;
         let (name, action) = match verdict {
@@ -62,9 +62,9 @@ pub(super) fn attach_rx_program(
         let prog = bpf::load_xdp(name, &insns.unwrap_or_else(|| prog::verdict(action)))?;
         bpf::attach_xdp_link(&prog, idx)
     })
-    .with_context(|| {
-        format!(
-            "attaching the lab's XDP {verdict:?} program to veth-rx (needs a kernel with BPF links, 5.9+)"
-        )
+    .map_err(|err| LabError::Attach {
+        verdict,
+        ifname,
+        err,
     })
 }

@@ -48,7 +48,7 @@
 mod server;
 
 pub use server::{
-    CpuProbe, Endpoint, IfaceProbe, Probe, netns_name, rx_probe, watch_run, watch_rx,
+    CpuProbe, Endpoint, IfaceProbe, MetricsError, Probe, netns_name, rx_probe, watch_run, watch_rx,
 };
 
 use crate::report::run::RunReport;
@@ -153,7 +153,7 @@ pub struct MetricsArgs {
 impl MetricsArgs {
     /// Binds the endpoint when `--metrics-listen` asks for one (None otherwise): call before
     /// anything is sent or received, so that a bad address stops the command first.
-    pub fn start(&self) -> anyhow::Result<Option<Endpoint>> {
+    pub fn start(&self) -> Result<Option<Endpoint>, MetricsError> {
         self.metrics_listen
             .map(|addr| Endpoint::start(addr, self.metrics_linger.unwrap_or_default()))
             .transpose()

@@ -1,12 +1,13 @@
 //! The HTTP endpoint (`GET /metrics`) and the probes it runs before each scrape.
 
 use super::{Direction, Format, Metrics, RunState, RxTotals};
+use crate::live::LiveError;
 use crate::live::{DevReader, Watched};
 use crate::report::run::RunReport;
 use crate::rx::recv::RxProgress;
 use crate::rx::report::RxReport;
+use crate::sample::SampleError;
 use crate::sample::{IfaceCounters, StatSnapshot};
-use anyhow::{Context, Result, anyhow};
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +58,27 @@ fn bind_hint(e: &io::Error) -> &'static str {
     }
 }
 
+/// Why the endpoint cannot listen or a probe cannot be made: the message names the address
+/// or what was read.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("--metrics-listen {addr}: cannot listen: {err}{hint}", hint = bind_hint(.err))]
+    Listen { addr: SocketAddr, err: io::Error },
+    #[error("--metrics-listen {addr}: cannot serve: {err}")]
+    Serve {
+        addr: SocketAddr,
+        err: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("starting the metrics server thread: {0}")]
+    Spawn(io::Error),
+    #[error(transparent)]
+    Live(#[from] LiveError),
+    #[error(transparent)]
+    Sample(#[from] SampleError),
+}
+
+type Result<T, E = MetricsError> = std::result::Result<T, E>;
+
 /// Answers one request: GET /metrics (a query string is ignored; OpenMetrics unless the
 /// Accept header lists only text/plain), 404 for other paths, 405 for other methods.
 fn respond(shared: &Shared, rq: tiny_http::Request) {
@@ -99,15 +121,10 @@ impl Endpoint {
     /// Listens on `addr` and starts serving (state `starting`). An address in use or not on
     /// this host is an error naming it; nothing has been sent by then.
     pub fn start(addr: SocketAddr, linger: Duration) -> Result<Endpoint> {
-        let listener = TcpListener::bind(addr).map_err(|e| {
-            anyhow!(
-                "--metrics-listen {addr}: cannot listen: {e}{}",
-                bind_hint(&e)
-            )
-        })?;
+        let listener = TcpListener::bind(addr).map_err(|err| MetricsError::Listen { addr, err })?;
         let addr = listener.local_addr().unwrap_or(addr);
         let server = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| anyhow!("--metrics-listen {addr}: cannot serve: {e}"))?;
+            .map_err(|err| MetricsError::Serve { addr, err })?;
         let server = Arc::new(server);
         let shared = Arc::new(Shared {
             metrics: Metrics::new(),
@@ -128,7 +145,7 @@ impl Endpoint {
                         }
                     }
                 })
-                .context("starting the metrics server thread")?
+                .map_err(MetricsError::Spawn)?
         };
         Ok(Endpoint {
             shared,

@@ -335,7 +335,7 @@ impl ResultsFile {
                 .push_str(&crate::schema::to_line(crate::schema::NDR_TRIAL, t)?);
             self.text.push('\n');
         }
-        crate::outfile::write_text(&self.path, &self.text)
+        Ok(crate::outfile::write_text(&self.path, &self.text)?)
     }
 }
 

@@ -320,7 +320,7 @@ fn send(
             Err(e) if i + 1 < backends.len() => {
                 skipped.push(format!("{} unavailable: {e:#}", plan.kind().name()));
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     bail!("no backend to try")

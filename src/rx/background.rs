@@ -5,7 +5,7 @@
 use super::recv::{Receiver, RxConfig, RxProgress};
 use super::report::{RxReport, RxStop};
 use crate::sys::{self, netns};
-use anyhow::{Context, Result, anyhow};
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +31,33 @@ impl Settle {
         }
     }
 }
+
+/// Why the background receiver did not start, or did not finish: the message names the
+/// interface or namespace and what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RxThreadError {
+    #[error("entering network namespace {}: {err}", .path.display())]
+    Netns { path: PathBuf, err: io::Error },
+    #[error("{0}: no such interface")]
+    NoDevice(String),
+    #[error("{dev}: {err}")]
+    Device { dev: String, err: io::Error },
+    #[error("{dev}: cannot set up the receiver: {err}")]
+    Open { dev: String, err: io::Error },
+    /// Receiving or building the report failed (the error names what).
+    #[error(transparent)]
+    Receive(#[from] io::Error),
+    #[error("starting the receiver thread: {0}")]
+    Spawn(io::Error),
+    #[error("the receiver thread ended before it was ready")]
+    EndedEarly,
+    #[error("receiver already finished")]
+    Finished,
+    #[error("the receiver thread panicked")]
+    Panicked,
+}
+
+type Result<T, E = RxThreadError> = std::result::Result<T, E>;
 
 /// What the thread was started on and what it chose.
 #[derive(Debug, Clone)]
@@ -64,26 +91,33 @@ impl RxThread {
             .spawn(move || -> Result<RxReport> {
                 let opened = (|| -> Result<Receiver> {
                     if let Some(path) = &netns {
-                        netns::setns_net(path).with_context(|| {
-                            format!("entering network namespace {}", path.display())
+                        netns::setns_net(path).map_err(|err| RxThreadError::Netns {
+                            path: path.clone(),
+                            err,
                         })?;
                     }
-                    let idx = sys::if_nametoindex(&dev2).map_err(|e| match e.raw_os_error() {
-                        Some(libc::ENODEV) | Some(libc::ENXIO) => {
-                            anyhow!("{dev2}: no such interface")
-                        }
-                        _ => anyhow!("{dev2}: {e}"),
-                    })?;
-                    Receiver::open(idx, &dev2, cfg)
-                        .map_err(|e| anyhow!("{dev2}: cannot set up the receiver: {e}"))
+                    let idx =
+                        sys::if_nametoindex(&dev2).map_err(|err| match err.raw_os_error() {
+                            Some(libc::ENODEV) | Some(libc::ENXIO) => {
+                                RxThreadError::NoDevice(dev2.clone())
+                            }
+                            _ => RxThreadError::Device {
+                                dev: dev2.clone(),
+                                err,
+                            },
+                        })?;
+                    Receiver::open(idx, &dev2, cfg).map_err(|err| RxThreadError::Open {
+                        dev: dev2.clone(),
+                        err,
+                    })
                 })();
                 let mut rx = match opened {
                     Ok(rx) => rx,
                     Err(e) => {
-                        let msg = format!("{e:#}");
+                        // start() answers with the error; nobody joins this thread then.
                         let _ = ready_tx.send(Err(e));
                         done2.store(true, Ordering::Relaxed);
-                        return Err(anyhow!(msg));
+                        return Err(RxThreadError::EndedEarly);
                     }
                 };
                 let started = Started {
@@ -91,7 +125,7 @@ impl RxThread {
                     choice: rx.choice.clone(),
                 };
                 let _ = ready_tx.send(Ok((rx.progress(), started)));
-                let r = rx.run(&stop2).map_err(anyhow::Error::from).and_then(|why| {
+                let r = rx.run(&stop2).map_err(RxThreadError::from).and_then(|why| {
                     let why = if stop2.load(Ordering::Relaxed) {
                         RxStop::SenderDone
                     } else {
@@ -102,10 +136,8 @@ impl RxThread {
                 done2.store(true, Ordering::Relaxed);
                 r
             })
-            .context("starting the receiver thread")?;
-        let (progress, started) = ready_rx
-            .recv()
-            .map_err(|_| anyhow!("the receiver thread ended before it was ready"))??;
+            .map_err(RxThreadError::Spawn)?;
+        let (progress, started) = ready_rx.recv().map_err(|_| RxThreadError::EndedEarly)??;
         Ok(RxThread {
             stop,
             progress,
@@ -154,9 +186,9 @@ impl RxThread {
         self.stop.store(true, Ordering::Relaxed);
         self.thread
             .take()
-            .context("receiver already finished")?
+            .ok_or(RxThreadError::Finished)?
             .join()
-            .map_err(|_| anyhow!("the receiver thread panicked"))?
+            .map_err(|_| RxThreadError::Panicked)?
     }
 }
 

@@ -172,7 +172,7 @@ impl InterruptsSnapshot {
     }
 
     /// Reads and parses `/proc/interrupts`.
-    pub fn read() -> anyhow::Result<Self> {
+    pub fn read() -> Result<Self, super::SampleError> {
         Ok(Self::parse(&read_proc(FILE)?)?)
     }
 

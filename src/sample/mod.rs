@@ -93,7 +93,6 @@ pub use snmp::SnmpSnapshot;
 pub use softirqs::SoftirqsSnapshot;
 pub use stat::{CpuTimes, StatSnapshot};
 
-use anyhow::Context;
 pub use cpu::CpuShares;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -131,6 +130,19 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// Why a sample could not be taken: a `/proc` file that cannot be read or used, or an
+/// interface that is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum SampleError {
+    #[error("reading {path}: {err}")]
+    Read { path: String, err: std::io::Error },
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// `have`: the interfaces there are, comma-separated.
+    #[error("no interface {iface} in /proc/net/dev of this network namespace (have: {have})")]
+    NoIface { iface: String, have: String },
+}
 
 /// Parses an unsigned decimal made of ASCII digits only (no sign, no spaces).
 fn parse_u64(s: &str) -> Option<u64> {
@@ -189,8 +201,11 @@ fn per_cpu_delta(pairs: &[(u32, usize, usize)], earlier: &[u64], later: &[u64]) 
 }
 
 /// Reads a whole `/proc` file, naming it in the error.
-fn read_proc(path: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading {path}"))
+fn read_proc(path: &str) -> Result<String, SampleError> {
+    std::fs::read_to_string(path).map_err(|err| SampleError::Read {
+        path: path.to_string(),
+        err,
+    })
 }
 
 /// top's label for a `/proc/stat` CPU name: `cpu` -> `Cpu(s)`, `cpu0` -> `Cpu0  `,
@@ -250,7 +265,7 @@ pub struct SystemDelta {
 
 impl SystemSnapshot {
     /// Reads and parses `/proc/stat`, `/proc/interrupts` and `/proc/softirqs`.
-    pub fn take() -> anyhow::Result<Self> {
+    pub fn take() -> Result<Self, SampleError> {
         Ok(Self {
             stat: StatSnapshot::read()?,
             interrupts: InterruptsSnapshot::read()?,

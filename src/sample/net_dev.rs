@@ -1,7 +1,6 @@
 //! `/proc/net/dev`: per-interface counters of one network namespace.
 
-use super::{ParseError, parse_u64, read_proc};
-use anyhow::Context;
+use super::{ParseError, SampleError, parse_u64, read_proc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -182,11 +181,16 @@ impl NetDevSnapshot {
     /// Reads `/proc/thread-self/net/dev`: the network namespace of the calling *thread*
     /// (which may have `setns()`ed elsewhere). Falls back to `/proc/net/dev` on kernels
     /// without `thread-self` (before 3.17).
-    pub fn read() -> anyhow::Result<Self> {
+    pub fn read() -> Result<Self, SampleError> {
         let text = match std::fs::read_to_string("/proc/thread-self/net/dev") {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => read_proc(FILE)?,
-            Err(e) => return Err(e).context("reading /proc/thread-self/net/dev"),
+            Err(err) => {
+                return Err(SampleError::Read {
+                    path: "/proc/thread-self/net/dev".to_string(),
+                    err,
+                });
+            }
         };
         Ok(Self::parse(&text)?)
     }
@@ -197,13 +201,13 @@ impl NetDevSnapshot {
     }
 
     /// One interface's counters, or an error naming the interfaces there are.
-    pub fn iface(&self, iface: &str) -> anyhow::Result<IfaceCounters> {
+    pub fn iface(&self, iface: &str) -> Result<IfaceCounters, SampleError> {
         self.get(iface).copied().ok_or_else(|| {
             let names: Vec<&str> = self.ifaces.keys().map(String::as_str).collect();
-            anyhow::anyhow!(
-                "no interface {iface} in /proc/net/dev of this network namespace (have: {})",
-                names.join(", ")
-            )
+            SampleError::NoIface {
+                iface: iface.to_string(),
+                have: names.join(", "),
+            }
         })
     }
 

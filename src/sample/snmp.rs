@@ -96,7 +96,7 @@ impl SnmpSnapshot {
 
     /// The three files of the calling thread's network namespace (`snmp6` is absent when
     /// IPv6 is off: then only the other two).
-    pub fn read() -> anyhow::Result<Self> {
+    pub fn read() -> Result<Self, super::SampleError> {
         let mut s = SnmpSnapshot::default();
         for f in ["snmp", "netstat"] {
             let text = super::read_proc(&format!("/proc/thread-self/net/{f}"))?;

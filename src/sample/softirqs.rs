@@ -97,7 +97,7 @@ impl SoftirqsSnapshot {
     }
 
     /// Reads and parses `/proc/softirqs`.
-    pub fn read() -> anyhow::Result<Self> {
+    pub fn read() -> Result<Self, super::SampleError> {
         Ok(Self::parse(&read_proc(FILE)?)?)
     }
 

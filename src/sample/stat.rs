@@ -200,7 +200,7 @@ impl StatSnapshot {
     }
 
     /// Reads and parses `/proc/stat`.
-    pub fn read() -> anyhow::Result<Self> {
+    pub fn read() -> Result<Self, super::SampleError> {
         Ok(Self::parse(&read_proc(FILE)?)?)
     }
 

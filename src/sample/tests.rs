@@ -185,7 +185,7 @@ fn top_labels_align() {
 fn parse_error_display() {
     let e = ParseError::new("/proc/stat", Some(3), "bad");
     assert_eq!(e.to_string(), "/proc/stat: line 3: bad");
-    let any: anyhow::Error = ParseError::new("/proc/softirqs", None, "empty file").into();
+    let any: SampleError = ParseError::new("/proc/softirqs", None, "empty file").into();
     assert_eq!(any.to_string(), "/proc/softirqs: empty file");
 }
 

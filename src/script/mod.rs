@@ -612,7 +612,7 @@ pub fn main(a: &ScriptArgs) -> ExitCode {
             );
             ExitCode::FAILURE
         }
-        Err(e) => out::fail(&e, 2),
+        Err(e) => out::fail(&*e, 2),
     }
 }
 

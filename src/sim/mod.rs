@@ -26,7 +26,6 @@ pub mod seed;
 pub use engine::{Outcome, simulate, wake_latency_min_s};
 pub use model::{Completion, Model, ModelError, SEED_CLOCKS_MHZ};
 
-use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -184,6 +183,64 @@ pub struct SimArgs {
 #[error("{0:?}: expected irq or napi")]
 pub struct BadCompletion(String);
 
+/// Why `upktgen sim` cannot run as asked: the message names the option and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("--{name} {value:?}: not a valid number")]
+    NotNumber { name: String, value: String },
+    #[error("--completion {0}")]
+    Completion(BadCompletion),
+    #[error("unknown parameter {0:?}; one of: {names}", names = PARAM_NAMES.join(", "))]
+    UnknownParam(String),
+    #[error("--sweep {0:?}: expected NAME=V1,V2,...")]
+    SweepSyntax(String),
+    #[error(
+        "--sweep {spec:?}: unknown parameter {name:?}; one of: {names}",
+        names = PARAM_NAMES.join(", ")
+    )]
+    SweepParam { spec: String, name: String },
+    #[error("--sweep {0:?}: no values")]
+    SweepNoValues(String),
+    #[error("--sweep: {0} combinations; at most 10000")]
+    SweepTooBig(usize),
+    /// `label`: the point's `NAME=VALUE`s.
+    #[error("--sweep point {label}: {error}")]
+    SweepPoint { label: String, error: ModelError },
+    /// `point`: the first combination's `NAME=VALUE`s; `why`: why it cannot run.
+    #[error("--sweep: no combination can run; e.g. {point}: {why}")]
+    SweepNone { point: String, why: String },
+    #[error("--clock-mhz: --preset seed runs the seed's three clocks; drop one of the two")]
+    SeedClock,
+    #[error(
+        "--start-thresh: --preset seed runs the seed's wake thresholds (1 and 16); drop one of the two"
+    )]
+    SeedStartThresh,
+    #[error("--sweep: cannot be combined with --preset seed")]
+    SeedSweep,
+    #[error(
+        "--ring {0}: the seed's second set wakes at 16 free descriptors, so the ring needs at least 16"
+    )]
+    SeedRing(u32),
+    #[error(
+        "--stop-thresh {0}: the seed's first set wakes at 1 free descriptor, so the stop threshold must be 1"
+    )]
+    SeedStopThresh(u32),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("writing the JSON report: {0}")]
+    Json(serde_json::Error),
+}
+
+// By hand, not `#[from]`: that would also make it the source, and the one-line message
+// (`upktgen: ...`, every cause after a colon) would name it twice.
+impl From<serde_json::Error> for SimError {
+    fn from(e: serde_json::Error) -> Self {
+        SimError::Json(e)
+    }
+}
+
+type Result<T, E = SimError> = std::result::Result<T, E>;
+
 fn parse_completion(s: &str) -> Result<Completion, BadCompletion> {
     match s {
         "irq" => Ok(Completion::Irq),
@@ -226,10 +283,10 @@ pub const PARAM_NAMES: [&str; 29] = [
 ];
 
 fn num<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
-    value
-        .trim()
-        .parse::<T>()
-        .map_err(|_| anyhow!("--{name} {value:?}: not a valid number"))
+    value.trim().parse::<T>().map_err(|_| SimError::NotNumber {
+        name: name.to_string(),
+        value: value.to_string(),
+    })
 }
 
 /// Sets one parameter by its flag name (without dashes) from text. Does not validate the
@@ -251,8 +308,7 @@ pub fn set_param(m: &mut Model, name: &str, value: &str) -> Result<()> {
         "coalesce-frames" => m.coalesce_frames = num(n, value)?,
         "coalesce-usecs" => m.coalesce_usecs = num(n, value)?,
         "completion" => {
-            m.completion =
-                parse_completion(value.trim()).map_err(|e| anyhow!("--completion {e}"))?
+            m.completion = parse_completion(value.trim()).map_err(SimError::Completion)?
         }
         "clock-mhz" => m.clock_mhz = num(n, value)?,
         "xmit-cycles" => m.xmit_cycles = num(n, value)?,
@@ -269,10 +325,7 @@ pub fn set_param(m: &mut Model, name: &str, value: &str) -> Result<()> {
         "bg-slice-us" => m.bg_slice_us = num(n, value)?,
         "jitter" => m.jitter = num(n, value)?,
         "seed" => m.seed = num(n, value)?,
-        _ => bail!(
-            "unknown parameter {name:?}; one of: {}",
-            PARAM_NAMES.join(", ")
-        ),
+        _ => return Err(SimError::UnknownParam(name.to_string())),
     }
     Ok(())
 }
@@ -348,13 +401,13 @@ pub fn render_run(m: &Model, o: &Outcome) -> String {
 fn parse_sweep(spec: &str) -> Result<(String, Vec<String>)> {
     let (name, values) = spec
         .split_once('=')
-        .ok_or_else(|| anyhow!("--sweep {spec:?}: expected NAME=V1,V2,..."))?;
+        .ok_or_else(|| SimError::SweepSyntax(spec.to_string()))?;
     let name = name.trim().trim_start_matches('-').to_string();
     if !PARAM_NAMES.contains(&name.as_str()) {
-        bail!(
-            "--sweep {spec:?}: unknown parameter {name:?}; one of: {}",
-            PARAM_NAMES.join(", ")
-        );
+        return Err(SimError::SweepParam {
+            spec: spec.to_string(),
+            name,
+        });
     }
     let values: Vec<String> = values
         .split(',')
@@ -362,7 +415,7 @@ fn parse_sweep(spec: &str) -> Result<(String, Vec<String>)> {
         .filter(|v| !v.is_empty())
         .collect();
     if values.is_empty() {
-        bail!("--sweep {spec:?}: no values");
+        return Err(SimError::SweepNoValues(spec.to_string()));
     }
     Ok((name, values))
 }
@@ -387,7 +440,7 @@ pub fn sweep(base: &Model, specs: &[String]) -> Result<Vec<SweepRow>> {
         .collect::<Result<_>>()?;
     let total: usize = axes.iter().map(|a| a.1.len()).product();
     if total > 10_000 {
-        bail!("--sweep: {total} combinations; at most 10000");
+        return Err(SimError::SweepTooBig(total));
     }
     let mut rows = Vec::with_capacity(total);
     for i in 0..total {
@@ -421,7 +474,7 @@ pub fn sweep(base: &Model, specs: &[String]) -> Result<Vec<SweepRow>> {
             });
             continue;
         }
-        let outcome = simulate(&m).with_context(|| format!("--sweep point {label}"))?;
+        let outcome = simulate(&m).map_err(|error| SimError::SweepPoint { label, error })?;
         rows.push(SweepRow {
             point,
             model: m,
@@ -432,16 +485,15 @@ pub fn sweep(base: &Model, specs: &[String]) -> Result<Vec<SweepRow>> {
     if let Some(first) = rows.first()
         && rows.iter().all(|r| r.outcome.is_none())
     {
-        bail!(
-            "--sweep: no combination can run; e.g. {}: {}",
-            first
+        return Err(SimError::SweepNone {
+            point: first
                 .point
                 .iter()
                 .map(|(n, v)| format!("{n}={v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
-            first.skipped.as_deref().unwrap_or("")
-        );
+            why: first.skipped.clone().unwrap_or_default(),
+        });
     }
     Ok(rows)
 }
@@ -504,26 +556,18 @@ pub fn render_sweep(rows: &[SweepRow]) -> String {
     out
 }
 
-/// `upktgen sim`: runs what the flags ask and prints it to stdout.
-pub fn run_cli(args: &SimArgs) -> Result<()> {
-    let text = run_to_string(args)?;
-    crate::out::print(text)?;
-    Ok(())
-}
-
-/// What [`run_cli`] prints.
+/// What `upktgen sim` prints (the binary writes it to standard output): the run, the
+/// sweep or the seed's reproduction the flags ask for.
 pub fn run_to_string(args: &SimArgs) -> Result<String> {
     if args.preset == Some(Preset::Seed) {
         if args.clock_mhz.is_some() {
-            bail!("--clock-mhz: --preset seed runs the seed's three clocks; drop one of the two");
+            return Err(SimError::SeedClock);
         }
         if args.start_thresh.is_some() {
-            bail!(
-                "--start-thresh: --preset seed runs the seed's wake thresholds (1 and 16); drop one of the two"
-            );
+            return Err(SimError::SeedStartThresh);
         }
         if !args.sweep.is_empty() {
-            bail!("--sweep: cannot be combined with --preset seed");
+            return Err(SimError::SeedSweep);
         }
     }
     let base = args.model();
@@ -534,16 +578,10 @@ pub fn run_to_string(args: &SimArgs) -> Result<String> {
         probe.ring.start_thresh = 16.min(probe.ring.size).max(probe.ring.stop_thresh);
         probe.validate()?;
         if base.ring.size < 16 {
-            bail!(
-                "--ring {}: the seed's second set wakes at 16 free descriptors, so the ring needs at least 16",
-                base.ring.size
-            );
+            return Err(SimError::SeedRing(base.ring.size));
         }
         if base.ring.stop_thresh > 1 {
-            bail!(
-                "--stop-thresh {}: the seed's first set wakes at 1 free descriptor, so the stop threshold must be 1",
-                base.ring.stop_thresh
-            );
+            return Err(SimError::SeedStopThresh(base.ring.stop_thresh));
         }
         let rows = seed::reproduce(&base)?;
         if args.json {

@@ -3,8 +3,7 @@
 
 use super::FrameSource;
 use crate::pcap::{self, Record};
-use anyhow::{Result, anyhow, bail};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// pktgen parameters that still mean something when the frames come from a file: how many,
 /// how fast, and how they are handed to the kernel.
@@ -82,6 +81,29 @@ pub enum ReplayError {
         "--replay-timing file: a file of one frame has no gaps to follow; pace it with --ratep or --delay"
     )]
     NoGaps,
+    /// Record `n` (1-based) is longer than device `dev` carries (`room` bytes: its MTU, the
+    /// Ethernet header and `tags` VLAN tags).
+    #[error(
+        "--replay: record {n} is a {len}-byte frame; {dev} carries at most {mtu} MTU + 14-byte Ethernet header{} = {room}",
+        if *.tags > 0 { " + VLAN tags" } else { "" }
+    )]
+    TooLong {
+        n: usize,
+        len: usize,
+        dev: String,
+        mtu: u32,
+        tags: usize,
+        room: usize,
+    },
+}
+
+/// A pcap file that cannot be replayed: its name, then why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    File(#[from] pcap::FileError),
+    #[error("{}: {error}", .path.display())]
+    Frames { path: PathBuf, error: ReplayError },
 }
 
 /// [`ReplayFrames`] built record by record, each checked as it comes.
@@ -171,17 +193,20 @@ impl ReplayFrames {
     /// Reads and checks a pcap file; errors start with its name.
     /// The file is read as a stream (at most [`pcap::MAX_REPLAY`] bytes), each record
     /// checked as it comes.
-    pub fn load(path: &Path) -> Result<Self> {
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let frames = |error| LoadError::Frames {
+            path: path.to_path_buf(),
+            error,
+        };
         let mut r = pcap::open(path)?;
         let mut b = Builder::default();
-        while let Some(rec) = r
-            .next_record()
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?
-        {
-            b.push(&rec)
-                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        while let Some(rec) = r.next_record().map_err(|error| pcap::FileError {
+            path: path.to_path_buf(),
+            error,
+        })? {
+            b.push(&rec).map_err(frames)?;
         }
-        b.finish().map_err(|e| anyhow!("{}: {e}", path.display()))
+        b.finish().map_err(frames)
     }
 
     /// Frames in the file.
@@ -194,16 +219,19 @@ impl ReplayFrames {
     }
 
     /// Refuses frames the device cannot carry: longer than MTU + 14 (+ 4 per VLAN tag).
-    pub fn check_fits(&self, mtu: u32, dev: &str) -> Result<()> {
+    pub fn check_fits(&self, mtu: u32, dev: &str) -> Result<(), ReplayError> {
         for (i, &(off, len)) in self.spans.iter().enumerate() {
             let tags = vlan_tags(&self.data[off..off + len]);
             let room = mtu as usize + crate::wire::ETH_HLEN + 4 * tags;
             if len > room {
-                bail!(
-                    "--replay: record {} is a {len}-byte frame; {dev} carries at most {mtu} MTU + 14-byte Ethernet header{} = {room}",
-                    i + 1,
-                    if tags > 0 { " + VLAN tags" } else { "" }
-                );
+                return Err(ReplayError::TooLong {
+                    n: i + 1,
+                    len,
+                    dev: dev.to_string(),
+                    mtu,
+                    tags,
+                    room,
+                });
             }
         }
         Ok(())

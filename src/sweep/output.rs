@@ -42,7 +42,7 @@ struct RunsView<'a> {
 /// renamed over it, so a reader (or a crash) sees the old file or the new one, never half of
 /// one, and a link at the name is replaced rather than followed.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    crate::outfile::write_text(path, text)
+    Ok(crate::outfile::write_text(path, text)?)
 }
 
 fn runs_json_text(
