@@ -528,6 +528,7 @@ mod tests {
         let far = LostSource::default();
         let mut st = State {
             tx: Some(DevReader::open(&lo).unwrap()),
+            sent: Vec::new(),
             rx: None,
             receiver: Some(Arc::clone(&far)),
             format: LiveFormat::JsonLines,
@@ -554,6 +555,41 @@ mod tests {
             s.rx_mbps,
             Some(54_000.0 * 8.0 / (b.at - a.at).as_secs_f64().max(1e-9) / 1e6)
         );
+    }
+
+    /// Frames the senders published replace the interface's tx counters (netif_receive).
+    #[test]
+    fn published_sends_are_the_tx_figures() {
+        let lo = Watched {
+            iface: "lo".into(),
+            netns: None,
+        };
+        let sent: Vec<_> = (0..2)
+            .map(|_| Arc::new(crate::sender::Progress::default()))
+            .collect();
+        let mut st = State {
+            tx: Some(DevReader::open(&lo).unwrap()),
+            sent: sent.clone(),
+            rx: None,
+            receiver: None,
+            format: LiveFormat::JsonLines,
+            t0: Instant::now(),
+            count: 3000,
+            base: None,
+            bar: None,
+        };
+        let a = st.point();
+        st.base = st.counted(&a);
+        for (p, n) in sent.iter().zip([1000u64, 500]) {
+            p.frames.store(n, Ordering::Relaxed);
+            p.bytes.store(n * 60, Ordering::Relaxed);
+        }
+        let b = st.point();
+        let s = st.sample(&a, &b, false);
+        assert_eq!(s.tx_packets, Some(1500));
+        let mbps = 1500.0 * 60.0 * 8.0 / s.interval_s / 1e6;
+        assert!((s.tx_mbps.unwrap() - mbps).abs() < 1e-6 * mbps.max(1.0));
+        assert_eq!(s.done_pct, Some(50.0));
     }
 
     #[test]
