@@ -734,7 +734,7 @@ enum Unobserved {
     NotUsed,
     /// The tracepoint program does not assemble (its assembler's words).
     #[error("assembling the xdp_devmap_xmit program: {0}")]
-    Assemble(String),
+    Assemble(crate::bpf::asm::AsmError),
     #[error("loading the xdp_devmap_xmit program: {0}")]
     Load(io::Error),
     #[error("attaching to the xdp_devmap_xmit tracepoint: {0}")]

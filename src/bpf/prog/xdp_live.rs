@@ -22,7 +22,7 @@
 //! program adds the words as loaded, folds, complements and stores without swapping; the
 //! constant bases are converted once in userspace ([`to_native`]).
 
-use crate::bpf::asm::{Asm, Insn, Label, helper, op};
+use crate::bpf::asm::{Asm, AsmError, Insn, Label, helper, op};
 use crate::wire::{checksum, ethernet, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
 
 pub use super::{XDP_ABORTED, XDP_PASS, XDP_REDIRECT};
@@ -1039,12 +1039,16 @@ fn verdict_tail(a: &mut Asm, s: &Spec) {
 /// abort:
 ///   r0 = XDP_ABORTED ; exit
 /// ```
-pub fn xdp_program(s: &Spec, state_fd: i32) -> Result<Vec<Insn>, String> {
+pub fn xdp_program(s: &Spec, state_fd: i32) -> Result<Vec<Insn>, AsmError> {
     xdp_program_with_flows(s, state_fd, -1)
 }
 
 /// [`xdp_program`] with the flow map's fd (used when `s.flows` is set).
-pub fn xdp_program_with_flows(s: &Spec, state_fd: i32, flows_fd: i32) -> Result<Vec<Insn>, String> {
+pub fn xdp_program_with_flows(
+    s: &Spec,
+    state_fd: i32,
+    flows_fd: i32,
+) -> Result<Vec<Insn>, AsmError> {
     let at = s.at;
     let mut a = Asm::new();
     let abort = a.label();
@@ -1175,7 +1179,7 @@ pub fn xdp_program_with_flows(s: &Spec, state_fd: i32, flows_fd: i32) -> Result<
         a.bind(abort);
         a.emit(Insn::mov64_imm(R0, XDP_ABORTED)).emit(Insn::exit());
     }
-    a.finish().map_err(|e| e.to_string())
+    a.finish()
 }
 
 /// The raw tracepoint program on `xdp:xdp_devmap_xmit(from_dev, to_dev, sent, drops, err)`:
@@ -1196,7 +1200,7 @@ pub fn xdp_program_with_flows(s: &Spec, state_fd: i32, flows_fd: i32) -> Result<
 /// out:
 ///   r0 = 0 ; exit
 /// ```
-pub fn devmap_xmit_program(driver_fd: i32) -> Result<Vec<Insn>, String> {
+pub fn devmap_xmit_program(driver_fd: i32) -> Result<Vec<Insn>, AsmError> {
     let mut a = Asm::new();
     let out = a.label();
     a.emit(Insn::mov64_reg(R6, R1))
@@ -1218,7 +1222,7 @@ pub fn devmap_xmit_program(driver_fd: i32) -> Result<Vec<Insn>, String> {
         .emit(Insn::stx(op::W, R7, driver::LAST_ERR, R1));
     a.bind(out);
     a.emit(Insn::mov64_imm(R0, 0)).emit(Insn::exit());
-    a.finish().map_err(|e| e.to_string())
+    a.finish()
 }
 
 #[cfg(test)]
