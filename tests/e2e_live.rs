@@ -24,15 +24,7 @@ fn json_lines_count_every_frame_and_end_with_a_final_line() {
         "100ms",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stderr(&o)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(lines.len() >= 2, "{}", stderr(&o));
-    let (last, rest) = lines.split_last().unwrap();
-    assert_eq!(last["final"], true);
-    assert!(rest.iter().all(|l| l["final"] == false));
+    let (last, _) = common::live_lines(&o);
     // The final line covers the whole run: every frame, sent and received, no loss.
     assert_eq!(last["tx_packets"], 200_000, "{last}");
     assert_eq!(last["rx_packets"], 200_000, "{last}");

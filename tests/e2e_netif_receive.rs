@@ -171,13 +171,7 @@ fn the_live_lines_count_the_injected_frames() {
         "100ms",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stderr(&o)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let (last, rest) = lines.split_last().expect("live lines");
-    assert_eq!(last["final"], true, "{last}");
+    let (last, rest) = live_lines(&o);
     assert_eq!(last["tx_packets"], 30000, "{last}");
     assert!(last["tx_mbps"].as_f64().unwrap() > 0.0, "{last}");
     // A 0.6 s run at 100 ms intervals: most intervals saw frames at about the rate asked.

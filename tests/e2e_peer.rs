@@ -125,13 +125,7 @@ fn live_lines_show_the_far_end_receiving() {
     );
     let j = json_of(&o);
     let err = String::from_utf8_lossy(&o.stderr);
-    let lines: Vec<Value> = err
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let (last, rest) = lines.split_last().unwrap();
-    assert_eq!(last["final"], true, "{err}");
+    let (last, rest) = common::live_lines(&o);
     assert!(
         rest.iter()
             .any(|l| l["rx_packets"].as_u64().is_some_and(|n| n > 0)),

@@ -29,15 +29,7 @@ fn rx_live_lines_count_what_the_receiver_read() {
     assert!(s.status.success(), "{}", stderr(&s));
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stderr(&o)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(lines.len() >= 2, "{}", stderr(&o));
-    let (last, rest) = lines.split_last().unwrap();
-    assert_eq!(last["final"], true);
-    assert!(rest.iter().all(|l| l["final"] == false));
+    let (last, rest) = common::live_lines(&o);
     // The receiver's lines: no tx figures; the whole run read every frame, lost none.
     assert!(last["tx_pps"].is_null(), "{last}");
     assert_eq!(last["rx_packets"], count, "{last}");

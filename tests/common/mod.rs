@@ -113,6 +113,23 @@ pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
 }
 
+/// The live lines (`--json-lines`) on standard error: (the final one, those before it). At
+/// least two, the last one marked final and only that one.
+#[allow(dead_code)]
+pub fn live_lines(o: &Output) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let err = stderr(o);
+    let mut lines: Vec<serde_json::Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(lines.len() >= 2, "fewer than two live lines:\n{err}");
+    let last = lines.pop().expect("two lines");
+    assert_eq!(last["final"], true, "{err}");
+    assert!(lines.iter().all(|l| l["final"] == false), "{err}");
+    (last, lines)
+}
+
 /// rx_packets of `iface` inside namespace `ns` (None if it is not there yet).
 pub fn rx_packets_in(ns: &str, iface: &str) -> Option<u64> {
     let o = Command::new("ip")
