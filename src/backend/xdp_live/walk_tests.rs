@@ -82,13 +82,7 @@ fn run(cmds: &[&str], n: usize) -> Run {
         }
         let page = &mut pages[k % 3];
         world.len = None; // each run starts from the prepared length (reset_ctx)
-        let rc = Vm {
-            pkt: page,
-            map: &mut st,
-            ctx: [0; 5],
-            world: &mut world,
-        }
-        .run(&prog);
+        let rc = Vm::on(page, &mut st, &mut world).run(&prog);
         assert_eq!(rc, XDP_REDIRECT as u64, "frame {k}");
         let out = page[..world.len.unwrap_or(frame.len())].to_vec();
         let be = |o: usize| u32::from_be_bytes(out[o..o + 4].try_into().unwrap());

@@ -52,7 +52,17 @@ pub(crate) struct Vm<'a> {
     pub(crate) world: &'a mut World,
 }
 
-impl Vm<'_> {
+impl<'a> Vm<'a> {
+    /// A machine on `pkt` and the state map `map`, its context registers zero.
+    pub(crate) fn on(pkt: &'a mut [u8], map: &'a mut [u8], world: &'a mut World) -> Vm<'a> {
+        Vm {
+            pkt,
+            map,
+            ctx: [0; 5],
+            world,
+        }
+    }
+
     fn pkt_len(&self) -> usize {
         self.world.len.unwrap_or(self.pkt.len())
     }
@@ -359,13 +369,7 @@ fn check_pages(
         if mangled {
             mangle(page);
         }
-        let rc = Vm {
-            pkt: page,
-            map: &mut st,
-            ctx: [0; 5],
-            world: &mut world,
-        }
-        .run(&prog);
+        let rc = Vm::on(page, &mut st, &mut world).run(&prog);
         assert_eq!(rc, XDP_REDIRECT as u64);
         let seq = start + k;
         let (tv_sec, tv_usec) = if timestamps {
@@ -540,13 +544,7 @@ fn plain_program_only_counts_and_redirects() {
     let mut world = World::default();
     let mut page = frame.clone();
     for _ in 0..5 {
-        let rc = Vm {
-            pkt: &mut page,
-            map: &mut st,
-            ctx: [0; 5],
-            world: &mut world,
-        }
-        .run(&prog);
+        let rc = Vm::on(&mut page, &mut st, &mut world).run(&prog);
         assert_eq!(rc, XDP_REDIRECT as u64);
     }
     assert_eq!(page, frame, "plain mode writes nothing");
@@ -578,13 +576,7 @@ fn pass_verdict_writes_the_same_frame_and_redirects_nothing() {
             let mut out = Vec::new();
             for _ in 0..6 {
                 let mut page = frame.clone();
-                let rc = Vm {
-                    pkt: &mut page,
-                    map: &mut st,
-                    ctx: [0; 5],
-                    world: &mut world,
-                }
-                .run(&prog);
+                let rc = Vm::on(&mut page, &mut st, &mut world).run(&prog);
                 assert_eq!(rc, want_rc as u64, "plain {plain}");
                 out.push(page);
             }
