@@ -262,14 +262,12 @@ impl State {
         let progress = self.receiver.as_ref().filter(|_| self.rx.is_none());
         let mut tx = self.tx.as_mut().map(|t| t.read().unwrap_or_default());
         if let (Some(t), false) = (&mut tx, self.sent.is_empty()) {
-            let sum = |f: fn(&crate::sender::Progress) -> &std::sync::atomic::AtomicU64| {
-                self.sent
-                    .iter()
-                    .map(|p| f(p).load(Ordering::Relaxed))
-                    .sum::<u64>()
-            };
-            t.tx_packets = sum(|p| &p.frames);
-            t.tx_bytes = sum(|p| &p.bytes);
+            (t.tx_packets, t.tx_bytes) = self.sent.iter().fold((0, 0), |(f, b), p| {
+                (
+                    f + p.frames.load(Ordering::Relaxed),
+                    b + p.bytes.load(Ordering::Relaxed),
+                )
+            });
         }
         let rx = match progress {
             Some(_) => None,

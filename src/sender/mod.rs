@@ -25,13 +25,12 @@ pub use result::PktgenResult;
 #[derive(Debug, Default)]
 pub struct Progress {
     pub frames: AtomicU64,
-    /// The frames' bytes: the backend's own count where it makes the sizes (xdp_live), else
-    /// frames times the frame source's size.
+    /// The frames' bytes, counted as the Result line counts them.
     pub bytes: AtomicU64,
 }
 
 /// What stops a run (and where it publishes its progress, if anywhere).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Frames to hand to the kernel (accepted or refused); 0 = no limit.
     pub count: u64,
@@ -203,6 +202,21 @@ impl SendOutcome {
     }
 }
 
+/// Bytes of the frames made so far when their sizes vary (None: every frame has the frame
+/// source's size): the backend's own count where it makes the frames (xdp_live's program),
+/// else the frame source's.
+fn varied_bytes<B: TxBackend, F: FrameSource + ?Sized>(
+    fills: bool,
+    backend: &B,
+    frames: &F,
+) -> Option<u64> {
+    if fills {
+        frames.imix_bytes()
+    } else {
+        backend.bytes_sent().or_else(|| frames.imix_bytes())
+    }
+}
+
 /// Sends until a limit is reached or `stop` is set, on the machine's clocks.
 pub fn run<B: TxBackend, F: FrameSource + ?Sized>(
     backend: &mut B,
@@ -322,10 +336,8 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
         errors += s.errors;
         attempted += s.sent + s.errors;
         if let Some(p) = &limits.progress {
-            let bytes = (!fills)
-                .then(|| backend.bytes_sent())
-                .flatten()
-                .unwrap_or(sent * u64::from(frames.pkt_size()));
+            let bytes =
+                varied_bytes(fills, backend, frames).unwrap_or(sent * u64::from(frames.pkt_size()));
             p.frames.store(sent, Ordering::Relaxed);
             p.bytes.store(bytes, Ordering::Relaxed);
         }
@@ -346,11 +358,7 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
             pkt_size: frames.pkt_size(),
             frags: 0,
             errors,
-            imix_bytes: if fills {
-                frames.imix_bytes()
-            } else {
-                backend.bytes_sent().or_else(|| frames.imix_bytes())
-            },
+            imix_bytes: varied_bytes(fills, backend, frames),
         },
         pacing_idle_ns,
         backend: bstats,
