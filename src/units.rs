@@ -10,6 +10,8 @@ pub enum DurationError {
     NotDuration(String),
     #[error("'{0}': the duration must be positive and finite")]
     OutOfRange(String),
+    #[error("'{0}': longer than 1000000000 s (31 years), the longest duration upktgen takes")]
+    TooLong(String),
 }
 
 /// Parses a duration: `10` (seconds), `2.5s`, `500ms`, `100us`, `3m`, `1h`.
@@ -31,7 +33,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
         _ => return Err(bad()),
     };
     let secs = v * scale;
-    if !secs.is_finite() || secs <= 0.0 || secs > 1e9 {
+    if secs > 1e9 {
+        return Err(DurationError::TooLong(s.to_string()));
+    }
+    if !secs.is_finite() || secs <= 0.0 {
         return Err(DurationError::OutOfRange(s.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -50,5 +55,14 @@ mod tests {
         for bad in ["", "s", "-1", "0", "1x", "1.2.3s", "nan", "1e999"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+        // Too long is said as too long, not as "not positive".
+        let e = parse_duration("1000000000000s").unwrap_err().to_string();
+        assert!(e.contains("longer than 1000000000 s"), "{e}");
+        assert!(
+            parse_duration("0")
+                .unwrap_err()
+                .to_string()
+                .contains("positive")
+        );
     }
 }

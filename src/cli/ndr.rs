@@ -35,25 +35,27 @@ change in NDR per frame size. See docs/ndr.md.";
 #[derive(clap::Args, Debug, Clone)]
 #[command(long_about = NDR_ABOUT, after_help = NDR_HELP)]
 pub struct NdrArgs {
-    /// Frame sizes in bytes with the FCS, comma-separated (64 to 9018).
-    #[arg(long, default_value = RFC2544_SIZES, value_name = "LIST")]
-    pub sizes: String,
+    /// Frame sizes in bytes with the FCS, comma-separated (64 to 9018)
+    /// [64,128,256,512,1024,1280,1518].
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
     /// The NDR's loss in percent: the share of frames a trial may lose and pass (0 = none;
-    /// `0.001%`; the sign is optional).
-    #[arg(long, default_value = "0", value_name = "PCT")]
-    pub loss: String,
-    /// The PDR's loss, searched beside the NDR (`none`: no PDR).
-    #[arg(long, default_value = "0.5%", value_name = "PCT")]
-    pub pdr: String,
-    /// Length of a final trial (the one that confirms a result).
-    #[arg(long, value_parser = crate::units::parse_duration, default_value = "10s", value_name = "TIME")]
-    pub trial: std::time::Duration,
+    /// `0.001%`; the sign is optional) [0].
+    #[arg(long, value_name = "PCT")]
+    pub loss: Option<String>,
+    /// The PDR's loss, searched beside the NDR (`none`: no PDR) [0.5%].
+    #[arg(long, value_name = "PCT")]
+    pub pdr: Option<String>,
+    /// Length of a final trial (the one that confirms a result; 100 ms to 24 h) [10s].
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
+    pub trial: Option<std::time::Duration>,
     /// Length of a searching trial [a tenth of --trial, at least 1 s, at most --trial].
     #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
     pub search_trial: Option<std::time::Duration>,
-    /// Precision: a share of the rate (`1%`) or packets per second (`500`, `500pps`).
-    #[arg(long, default_value = "1%", value_name = "P")]
-    pub precision: String,
+    /// Precision: a share of the rate (`1%`; 0.001 % to 50 %) or packets per second
+    /// (`500`, `500pps`; at least 1) [1%].
+    #[arg(long, value_name = "P")]
+    pub precision: Option<String>,
     /// The first trial's rate in packets per second [the line rate when --line-rate is
     /// given; else the sender's own ceiling, measured by an unpaced trial].
     #[arg(long, value_name = "PPS")]
@@ -66,13 +68,13 @@ pub struct NdrArgs {
     #[arg(long, value_name = "PPS")]
     pub min_rate: Option<f64>,
     /// How far the achieved rate may fall short of the asked one before the trial is the
-    /// sender's.
-    #[arg(long, default_value = "2%", value_name = "PCT")]
-    pub rate_tolerance: String,
+    /// sender's [2%].
+    #[arg(long, value_name = "PCT")]
+    pub rate_tolerance: Option<String>,
     /// Search each frame size N times (rounds interleaved), for the spread of the NDR and
-    /// for `compare`.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
-    pub repeat: u32,
+    /// for `compare` (1 to 100) [1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
+    pub repeat: Option<u32>,
     /// No latency trials at 10, 50 and 90 % of the NDR.
     #[arg(long)]
     pub no_latency: bool,

@@ -6,12 +6,13 @@
 //! - [`report`]: the table, JSON, CSV, SVG plots, index.html, and `compare` of two results.
 
 pub mod report;
+pub mod resume;
 pub mod search;
 pub mod trial;
 
 use crate::exit::Exit;
 use anyhow::{Context, Result, anyhow, bail};
-use search::{Config, Obs, Precision, Purpose, Request, Search};
+use search::{Config, Obs, Precision, Purpose, Request, Search, pct};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,12 +49,48 @@ pub fn parse_precision(s: &str) -> Result<Precision> {
                 .map_err(|_| bad())?,
         )
     };
-    match p {
-        Precision::Relative(v) if v.is_finite() && v > 0.0 && v < 0.5 => Ok(p),
-        Precision::Absolute(v) if v.is_finite() && v >= 1.0 => Ok(p),
-        Precision::Relative(_) => bail!("--precision {s}: must be above 0 % and below 50 %"),
-        Precision::Absolute(_) => bail!("--precision {s}: must be at least 1 pps"),
+    check_precision(&p).map_err(|e| anyhow!("--precision {s}: {e}"))?;
+    Ok(p)
+}
+
+/// The finest relative precision: 0.001 % (finer would take more trials than any search
+/// needs, and below the rate's own jitter).
+pub const MIN_RELATIVE_PRECISION: f64 = 1e-5;
+/// The highest rate ndr asks for, in packets per second: `run --ratep`'s limit.
+pub const MAX_RATE: f64 = 1e9;
+/// The highest line rate, in Mb/s (10 Tb/s).
+pub const MAX_LINE_RATE: f64 = 1e7;
+/// The shortest trial, in seconds: a shorter one is mostly the run's start and stop.
+pub const MIN_TRIAL_S: f64 = 0.1;
+/// The longest trial, in seconds (24 h).
+pub const MAX_TRIAL_S: f64 = 86_400.0;
+
+fn check_precision(p: &Precision) -> Result<()> {
+    match *p {
+        Precision::Relative(v) if v.is_finite() && v >= MIN_RELATIVE_PRECISION && v < 0.5 => Ok(()),
+        Precision::Absolute(v) if v.is_finite() && (1.0..=MAX_RATE).contains(&v) => Ok(()),
+        Precision::Relative(_) => {
+            bail!("must be above 0 % (at least 0.001 %) and below 50 %")
+        }
+        Precision::Absolute(_) => bail!("must be at least 1 pps (and at most {MAX_RATE} pps)"),
     }
+}
+
+fn check_sizes(v: &[u32], given: &str) -> Result<()> {
+    for (i, &n) in v.iter().enumerate() {
+        if !(64..=9018).contains(&n) {
+            bail!(
+                "--sizes {given}: {n} is outside 64 to 9018 (Ethernet frames with the FCS, as RFC 2544 counts them)"
+            );
+        }
+        if v[..i].contains(&n) {
+            bail!("--sizes {given}: {n} is given twice");
+        }
+    }
+    if v.is_empty() {
+        bail!("--sizes: give at least one frame size");
+    }
+    Ok(())
 }
 
 pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
@@ -62,19 +99,9 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u32>> {
         let n: u32 = w
             .parse()
             .map_err(|_| anyhow!("--sizes {s}: '{w}' is not a frame size in bytes"))?;
-        if !(64..=9018).contains(&n) {
-            bail!(
-                "--sizes {s}: {n} is outside 64 to 9018 (Ethernet frames with the FCS, as RFC 2544 counts them)"
-            );
-        }
-        if v.contains(&n) {
-            bail!("--sizes {s}: {n} is given twice");
-        }
         v.push(n);
     }
-    if v.is_empty() {
-        bail!("--sizes: give at least one frame size");
-    }
+    check_sizes(&v, s)?;
     Ok(v)
 }
 
@@ -132,55 +159,42 @@ pub struct NdrRun {
 
 const FORMAT: u32 = 1;
 
+/// The defaults of ndr's options (applied here, not by clap, so that an option given beside
+/// `--resume` can be told from one left out).
+const DEFAULT_LOSS: &str = "0";
+const DEFAULT_PDR: &str = "0.5%";
+const DEFAULT_TRIAL: std::time::Duration = std::time::Duration::from_secs(10);
+const DEFAULT_PRECISION: &str = "1%";
+const DEFAULT_TOLERANCE: &str = "2%";
+
 fn header_from(args: &NdrArgs) -> Result<Header> {
-    let sizes = parse_sizes(&args.sizes)?;
-    let loss = parse_pct("--loss", &args.loss)?;
-    let pdr = match args.pdr.trim() {
-        "none" | "off" => None,
-        p => Some(parse_pct("--pdr", p)?),
-    };
+    let sizes = parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?;
+    let loss_text = args.loss.as_deref().unwrap_or(DEFAULT_LOSS);
+    let pdr_text = args.pdr.as_deref().unwrap_or(DEFAULT_PDR);
+    let loss = parse_pct("--loss", loss_text)?;
+    let pdr = parse_pdr(pdr_text)?;
     if let Some(p) = pdr
         && p < loss
     {
         bail!(
-            "--pdr {} is below --loss {}: the partial-drop rate allows more loss than the no-drop rate",
-            args.pdr,
-            args.loss
+            "--pdr {pdr_text} is below --loss {loss_text}: the partial-drop rate allows more loss than the no-drop rate"
         );
     }
-    let precision = parse_precision(&args.precision)?;
-    let tolerance = parse_pct("--rate-tolerance", &args.rate_tolerance)?;
-    let final_s = args.trial.as_secs_f64();
+    let precision = parse_precision(args.precision.as_deref().unwrap_or(DEFAULT_PRECISION))?;
+    let tolerance = parse_pct(
+        "--rate-tolerance",
+        args.rate_tolerance.as_deref().unwrap_or(DEFAULT_TOLERANCE),
+    )?;
+    let final_s = args.trial.unwrap_or(DEFAULT_TRIAL).as_secs_f64();
     let search_s = match args.search_trial {
         Some(d) => d.as_secs_f64(),
         None => (final_s / 10.0).max(1.0).min(final_s),
     };
-    if search_s > final_s {
-        bail!("--search-trial is longer than --trial: searching trials are the short ones");
-    }
-    for (opt, v) in [("--max-rate", args.max_rate), ("--min-rate", args.min_rate)] {
-        if let Some(v) = v
-            && !(v.is_finite() && v >= 1.0)
-        {
-            bail!("{opt} {v}: must be at least 1 packet per second");
-        }
-    }
-    if let (Some(lo), Some(hi)) = (args.min_rate, args.max_rate)
-        && lo >= hi
-    {
-        bail!("--min-rate {lo} is not below --max-rate {hi}");
-    }
-    if let Some(l) = args.line_rate
-        && !(l.is_finite() && l > 0.0)
-    {
-        bail!("--line-rate {l}: must be a positive rate in Mb/s");
-    }
-    check_run_args(&args.run)?;
     let line = args.line_rate.or_else(|| link_speed(&args.run));
-    Ok(Header {
+    let h = Header {
         upktgen_ndr: FORMAT,
         sizes,
-        repeat: args.repeat,
+        repeat: args.repeat.unwrap_or(1),
         latency: !args.no_latency,
         config: Config {
             loss,
@@ -194,7 +208,156 @@ fn header_from(args: &NdrArgs) -> Result<Header> {
         },
         line_rate_mbps: line,
         run_args: args.run.clone(),
-    })
+    };
+    check_header(&h)?;
+    Ok(h)
+}
+
+fn parse_pdr(s: &str) -> Result<Option<f64>> {
+    match s.trim() {
+        "none" | "off" => Ok(None),
+        p => Ok(Some(parse_pct("--pdr", p)?)),
+    }
+}
+
+/// Seconds as an option's value reads them back (`0.25 s`).
+fn secs_text(s: f64) -> String {
+    format!("{} s", num_text(s))
+}
+
+/// A number as given, in scientific notation when it is far from everyday sizes (`1e300`,
+/// not 301 digits).
+fn num_text(v: f64) -> String {
+    if v == 0.0 || (v.is_finite() && (1e-3..1e12).contains(&v.abs())) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// What ndr accepts, checked on the values: the command line's (after parsing) and a
+/// resumed file's header alike, so a file holds nothing the command line would refuse.
+/// Each refusal names the option that sets the value.
+pub fn check_header(h: &Header) -> Result<()> {
+    let c = &h.config;
+    check_sizes(
+        &h.sizes,
+        &h.sizes
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    )?;
+    if !(1..=100).contains(&h.repeat) {
+        bail!("--repeat {}: must be 1 to 100", h.repeat);
+    }
+    let share = |opt: &str, v: f64| -> Result<()> {
+        if !(v.is_finite() && (0.0..1.0).contains(&v)) {
+            bail!("{opt} {}: must be at least 0 % and below 100 %", pct(v));
+        }
+        Ok(())
+    };
+    share("--loss", c.loss)?;
+    share("--rate-tolerance", c.tolerance)?;
+    if let Some(p) = c.pdr {
+        share("--pdr", p)?;
+        if p < c.loss {
+            bail!(
+                "--pdr {} is below --loss {}: the partial-drop rate allows more loss than the no-drop rate",
+                pct(p),
+                pct(c.loss)
+            );
+        }
+    }
+    check_precision(&c.precision).map_err(|e| {
+        let given = match c.precision {
+            Precision::Relative(v) => pct(v),
+            Precision::Absolute(v) => format!("{v} pps"),
+        };
+        anyhow!("--precision {given}: {e}")
+    })?;
+    for (opt, v) in [("--trial", c.final_s), ("--search-trial", c.search_s)] {
+        if !v.is_finite() || v < MIN_TRIAL_S {
+            bail!(
+                "{opt} {}: shorter than {} ms, the shortest trial ndr runs (a trial is a whole run: its start and stop would be most of it)",
+                secs_text(v),
+                MIN_TRIAL_S * 1000.0
+            );
+        }
+        if v > MAX_TRIAL_S {
+            bail!(
+                "{opt} {}: longer than 24 h, the longest trial ndr runs",
+                secs_text(v)
+            );
+        }
+    }
+    if c.search_s > c.final_s {
+        bail!("--search-trial is longer than --trial: searching trials are the short ones");
+    }
+    let min_rate = (c.min_rate != 0.0).then_some(c.min_rate);
+    for (opt, v) in [("--max-rate", c.max_rate), ("--min-rate", min_rate)] {
+        if let Some(v) = v
+            && !(v.is_finite() && (1.0..=MAX_RATE).contains(&v))
+        {
+            bail!(
+                "{opt} {}: must be at least 1 and at most {MAX_RATE} packets per second (the most `run --ratep` sends)",
+                num_text(v)
+            );
+        }
+    }
+    if let (Some(lo), Some(hi)) = (min_rate, c.max_rate)
+        && lo >= hi
+    {
+        bail!("--min-rate {lo} is not below --max-rate {hi}");
+    }
+    if let Some(l) = h.line_rate_mbps
+        && !(l.is_finite() && l > 0.0 && l <= MAX_LINE_RATE)
+    {
+        bail!(
+            "--line-rate {}: must be a positive rate in Mb/s, at most {MAX_LINE_RATE} (10 Tb/s)",
+            num_text(l)
+        );
+    }
+    check_run_args(&h.run_args)?;
+    Ok(())
+}
+
+/// A trial record of a resumed file, checked against what a trial can measure: a record
+/// that could not come from a trial is refused (it would steer the search).
+fn check_record(h: &Header, t: &TrialRecord) -> Result<()> {
+    let o = &t.obs;
+    let q = &t.request;
+    if !h.sizes.contains(&t.size) {
+        bail!("frame size {} is not one of the header's", t.size);
+    }
+    if !(1..=h.repeat).contains(&t.round) {
+        bail!("round {} is not 1 to {}", t.round, h.repeat);
+    }
+    let rate_ok = |r: Option<f64>| r.is_none_or(|r| r.is_finite() && (1.0..=MAX_RATE).contains(&r));
+    if !rate_ok(q.rate) || o.requested != q.rate {
+        bail!("its rate is not one a trial asks for");
+    }
+    let dur_ok = |d: f64| d.is_finite() && (MIN_TRIAL_S..=MAX_TRIAL_S).contains(&d);
+    if !dur_ok(q.duration_s) || o.duration_s != q.duration_s {
+        bail!("its duration is not one a trial runs for");
+    }
+    if !(o.achieved.is_finite() && o.achieved >= 0.0 && t.seconds.is_finite() && t.seconds >= 0.0) {
+        bail!("its achieved rate or wall time is not a finite, non-negative number");
+    }
+    let lost = o
+        .dut_lost
+        .checked_add(o.receiver_lost)
+        .and_then(|l| l.checked_add(o.sender_lost));
+    if lost.is_none_or(|l| l > o.sent) {
+        bail!(
+            "it lost more frames ({} + {} + {}) than it sent ({})",
+            o.dut_lost,
+            o.receiver_lost,
+            o.sender_lost,
+            o.sent
+        );
+    }
+    Ok(())
 }
 
 /// The run options are `run`'s, without those the search sets.
@@ -277,17 +440,22 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
             header.upktgen_ndr
         );
     }
+    check_header(&header).map_err(|e| {
+        anyhow!(
+            "{}:1: the header holds what ndr refuses on its command line: {e}",
+            path.display()
+        )
+    })?;
     let mut trials = Vec::new();
     for (i, l) in lines {
         let t: TrialRecord =
             serde_json::from_value(line(i, l, crate::schema::NDR_TRIAL, "a trial record")?)
                 .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
-        if !header.sizes.contains(&t.size) {
+        if let Err(e) = check_record(&header, &t) {
             bail!(
-                "{}:{}: frame size {} is not one of the header's",
+                "{}:{}: not a trial ndr could have recorded: {e}",
                 path.display(),
-                i + 1,
-                t.size
+                i + 1
             );
         }
         trials.push(t);
@@ -493,11 +661,118 @@ pub fn compare_cli(args: &crate::cli::CompareArgs) -> Result<()> {
     crate::sweep::compare_cli(args)
 }
 
+/// Refuses ndr's options given beside `--resume` that differ from the file's settings
+/// (a resumed search keeps them; an option is never dropped without a word).
+fn check_given_beside_resume(args: &NdrArgs, h: &Header, path: &Path) -> Result<()> {
+    let c = &h.config;
+    let mut differ: Vec<String> = Vec::new();
+    let mut say =
+        |given: String, file: String| differ.push(format!("{given} (the file's: {file})"));
+    let sizes = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let pdr_text = |p: Option<f64>| p.map_or("none".into(), pct);
+    if let Some(s) = &args.sizes
+        && parse_sizes(s)? != h.sizes
+    {
+        say(format!("--sizes {s}"), sizes(&h.sizes));
+    }
+    if let Some(s) = &args.loss
+        && parse_pct("--loss", s)? != c.loss
+    {
+        say(format!("--loss {s}"), pct(c.loss));
+    }
+    if let Some(s) = &args.pdr
+        && parse_pdr(s)? != c.pdr
+    {
+        say(format!("--pdr {s}"), pdr_text(c.pdr));
+    }
+    if let Some(s) = &args.rate_tolerance
+        && parse_pct("--rate-tolerance", s)? != c.tolerance
+    {
+        say(format!("--rate-tolerance {s}"), pct(c.tolerance));
+    }
+    if let Some(s) = &args.precision
+        && parse_precision(s)? != c.precision
+    {
+        let file = match c.precision {
+            Precision::Relative(v) => pct(v),
+            Precision::Absolute(v) => format!("{v} pps"),
+        };
+        say(format!("--precision {s}"), file);
+    }
+    if let Some(d) = args.trial
+        && d.as_secs_f64() != c.final_s
+    {
+        say(format!("--trial {d:?}"), secs_text(c.final_s));
+    }
+    if let Some(d) = args.search_trial
+        && d.as_secs_f64() != c.search_s
+    {
+        say(format!("--search-trial {d:?}"), secs_text(c.search_s));
+    }
+    let opt_text = |v: Option<f64>| v.map_or("none".into(), |v| v.to_string());
+    if let Some(v) = args.max_rate
+        && Some(v) != c.max_rate
+    {
+        say(format!("--max-rate {v}"), opt_text(c.max_rate));
+    }
+    if let Some(v) = args.min_rate
+        && v != c.min_rate
+    {
+        say(
+            format!("--min-rate {v}"),
+            opt_text((c.min_rate != 0.0).then_some(c.min_rate)),
+        );
+    }
+    if let Some(v) = args.line_rate
+        && Some(v) != h.line_rate_mbps
+    {
+        say(format!("--line-rate {v}"), opt_text(h.line_rate_mbps));
+    }
+    if let Some(n) = args.repeat
+        && n != h.repeat
+    {
+        say(format!("--repeat {n}"), h.repeat.to_string());
+    }
+    if args.no_latency && h.latency {
+        say("--no-latency".into(), "latency trials".into());
+    }
+    if !differ.is_empty() {
+        bail!(
+            "--resume {}: given beside --resume, {} differ from the file's settings. A resumed search keeps them: leave these out, or start a new search",
+            path.display(),
+            differ.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The search of a frame size failed (its trials gave no report: a bad run option, a
+/// set-up that failed); ndr then ends with an error after its table.
+#[derive(Debug, thiserror::Error)]
+#[error("{} of {} frame-size searches failed ({}); the first: {first}", .failed.len(), .of, .failed.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))]
+pub struct SearchesFailed {
+    pub failed: Vec<u32>,
+    pub of: usize,
+    pub first: String,
+}
+
+fn failed_searches(run: &NdrRun) -> Option<SearchesFailed> {
+    let failed: Vec<&SizeResult> = run.sizes.iter().filter(|s| s.failed.is_some()).collect();
+    let first = failed.first()?.failed.clone().unwrap_or_default();
+    Some(SearchesFailed {
+        failed: failed.iter().map(|s| s.size).collect(),
+        of: run.sizes.len(),
+        first,
+    })
+}
+
 /// `upktgen ndr`.
 pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     let (header, stored, path) = match &args.resume {
         Some(p) => {
             let (h, t) = read_results(p)?;
+            check_given_beside_resume(args, &h, p)?;
+            resume::check_run_options(p, &h.run_args, &args.run)?;
             crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
                 p.display(),
@@ -519,7 +794,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }
     };
     if let Some(d) = &args.out {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        crate::outfile::out_dir(d, "--out")?;
     }
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
@@ -580,6 +855,9 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(d) = &args.out {
         let w = report::write_dir(d, &run)?;
         crate::errln!("[ndr] wrote {} in {}", w.join(", "), d.display());
+    }
+    if !interrupted && let Some(e) = failed_searches(&run) {
+        return Err(e.into());
     }
     Ok(if interrupted {
         Exit::Interrupted
