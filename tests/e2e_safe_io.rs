@@ -224,15 +224,15 @@ fn endless_inputs_fail_at_once_with_flat_memory() {
     for (args, want) in [
         (
             vec!["script", "/dev/zero"],
-            "upktgen: reading /dev/zero: line 1: longer than 64 KiB, the most a line may hold\n",
+            "upktgen: reading /dev/zero: a character device, not a regular file\n",
         ),
         (
             vec!["run", "--replay", "/dev/zero", "--count", "1"],
-            "upktgen: /dev/zero: not a pcap file (magic 0x00000000)\n",
+            "upktgen: /dev/zero: a character device, not a regular file\n",
         ),
         (
             vec!["compare", "/dev/zero", "/dev/zero"],
-            "upktgen: /dev/zero: not JSON: expected value at line 1 column 1\n",
+            "upktgen: reading /dev/zero: a character device, not a regular file\n",
         ),
     ] {
         let o = bounded(&args);

@@ -135,6 +135,13 @@ pub struct FarArgs {
     /// --lab dut: run FILE with sh inside the DUT namespace (after every --dut-setup).
     #[arg(long, value_name = "FILE")]
     pub dut_setup_file: Vec<PathBuf>,
+
+    /// --lab dut: how long each --dut-setup or --dut-setup-file may run. One that runs
+    /// longer is killed with every process of its group, and the run fails; SIGINT or
+    /// SIGTERM meanwhile kills it too (the run is then interrupted). What a set-up leaves
+    /// running in the background is killed when the lab is removed [60s].
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
+    pub dut_setup_timeout: Option<Duration>,
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

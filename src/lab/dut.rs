@@ -9,16 +9,23 @@
 //! reach veth-rx with dut-out's MAC as source. Neighbours are static everywhere and IPv6 is
 //! on only when the run sends IPv6, so the run's frames are the only traffic. `--dut-setup`
 //! commands run inside the DUT namespace after it is built (an nftables ruleset, a tc qdisc,
-//! an XDP program, sysctls).
+//! an XDP program, sysctls). Each runs in its own process group, for at most its timeout
+//! (`--dut-setup-timeout`), and is killed, group and all, at the timeout or when upktgen is
+//! asked to stop (SIGINT, SIGTERM, SIGHUP). What it leaves running in the background is
+//! killed with the lab: every process in the DUT namespace, when the lab is removed.
 
 use super::{Lab, LabError, RX_IF, RX_MAC, Result, TX_IF, TX_MAC, ip, netns_path};
 use crate::sample::dut::{DutSample, qdisc_drops};
 use crate::sample::{NetDevSnapshot, SnmpSnapshot};
 use crate::sys::netns;
 use crate::wire::MacAddr;
+use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub const DUT_IN_IF: &str = "dut-in";
 pub const DUT_OUT_IF: &str = "dut-out";
@@ -42,8 +49,11 @@ pub enum DutSetup {
     File(PathBuf),
 }
 
+/// How long a set-up step may run by default (`--dut-setup-timeout`).
+pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How to build the DUT.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DutOptions {
     /// IPv6 on (addresses, forwarding) for a run that sends IPv6.
     pub ipv6: bool,
@@ -51,6 +61,19 @@ pub struct DutOptions {
     /// by XDP (xdp_live) need.
     pub ingress_napi: bool,
     pub setup: Vec<DutSetup>,
+    /// How long each set-up step may run before it is killed.
+    pub setup_timeout: Duration,
+}
+
+impl Default for DutOptions {
+    fn default() -> Self {
+        DutOptions {
+            ipv6: false,
+            ingress_napi: false,
+            setup: Vec::new(),
+            setup_timeout: DEFAULT_SETUP_TIMEOUT,
+        }
+    }
 }
 
 fn sysctl(ns: &str, settings: &[(&str, &str)]) -> Result<()> {
@@ -103,7 +126,7 @@ impl Lab {
     }
 
     /// Builds the three namespaces and their links (called by [`Lab::create_dut`]).
-    pub(super) fn build_dut(&mut self, o: &DutOptions) -> Result<()> {
+    pub(super) fn build_dut(&mut self, o: &DutOptions, stop: &AtomicBool) -> Result<()> {
         let (tx, rx) = (self.tx_ns.clone(), self.rx_ns.clone());
         let dut = self.dut_ns.clone().ok_or(LabError::NoDutNs)?;
         for ns in [&tx, &dut, &rx] {
@@ -218,7 +241,7 @@ impl Lab {
             super::wait_running(&netns_path(ns), dev)?;
         }
         for s in &o.setup {
-            run_setup(&dut, s)?;
+            run_setup(&dut, s, o.setup_timeout, stop)?;
         }
         Ok(())
     }
@@ -256,9 +279,38 @@ impl Lab {
     }
 }
 
-/// Runs one set-up step inside the DUT namespace; what it prints goes to standard error,
-/// and a failure is an error with its status and last line.
-fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
+/// The longest line of a set-up's output kept (the rest of the line is dropped).
+const MAX_SETUP_LINE: u64 = 64 << 10;
+
+/// Forwards the lines of `r` to standard error as the set-up's, keeping the last non-empty
+/// one in `last`.
+fn forward(r: impl Read, last: Arc<Mutex<String>>) {
+    let mut r = BufReader::new(r);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match r.by_ref().take(MAX_SETUP_LINE).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches(['\n', '\r']);
+        crate::errln!("upktgen: dut-setup: {}", line.escape_debug());
+        if !line.trim().is_empty()
+            && let Ok(mut l) = last.lock()
+        {
+            *l = line.to_string();
+        }
+    }
+}
+
+/// Runs one set-up step inside the DUT namespace, in its own process group; what it prints
+/// goes to standard error as it comes, and a failure is an error with its status and last
+/// line. At `timeout`, or when `stop` is set (SIGINT/SIGTERM/SIGHUP), its group is killed.
+/// What it starts in the background may outlive it (and keep its output open): it is
+/// killed with the lab ([`super::Lab::remove`]).
+fn run_setup(dut: &str, s: &DutSetup, timeout: Duration, stop: &AtomicBool) -> Result<()> {
+    use std::os::unix::process::CommandExt;
     let (opt, what) = match s {
         DutSetup::Command(c) => ("--dut-setup", c.clone()),
         DutSetup::File(f) => ("--dut-setup-file", f.display().to_string()),
@@ -269,30 +321,93 @@ fn run_setup(dut: &str, s: &DutSetup) -> Result<()> {
         DutSetup::Command(c) => cmd.args(["-c", c]),
         DutSetup::File(f) => cmd.arg(f),
     };
-    let out = cmd.output().map_err(|err| LabError::SetupSpawn {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // A set-up never outlives upktgen, even one killed with SIGKILL.
+    crate::sys::proc::die_with_parent(&mut cmd, libc::SIGKILL);
+    let mut child = cmd.spawn().map_err(|err| LabError::SetupSpawn {
         opt,
         what: what.clone(),
         err,
     })?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    for l in text.lines() {
-        crate::errln!("upktgen: dut-setup: {l}");
+    let pgid = child.id();
+    let last = Arc::new(Mutex::new(String::new()));
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|r| {
+        let last = Arc::clone(&last);
+        std::thread::spawn(move || forward(r, last))
+    })
+    .collect();
+    let t0 = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        let ended = if stop.load(Ordering::Relaxed) {
+            Some(LabError::SetupInterrupted {
+                opt,
+                what: what.clone(),
+            })
+        } else if t0.elapsed() >= timeout {
+            Some(LabError::SetupTimedOut {
+                opt,
+                what: what.clone(),
+                secs: timeout.as_secs_f64(),
+            })
+        } else {
+            None
+        };
+        if let Some(e) = ended {
+            // The leader is ours and not yet reaped: the group id is still its own.
+            let _ = crate::sys::proc::signal_group(pgid, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = match status {
+        Ok(st) => st,
+        Err(err) => {
+            let _ = crate::sys::proc::signal_group(pgid, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(LabError::SetupSpawn { opt, what, err });
+        }
+    };
+    // Its output to the end, unless a background process it started holds the pipes open:
+    // then what came so far (the readers go on until the lab kills that process).
+    let t1 = Instant::now();
+    while readers.iter().any(|r| !r.is_finished()) && t1.elapsed() < Duration::from_millis(200) {
+        std::thread::sleep(Duration::from_millis(5));
     }
-    if !out.status.success() {
-        let last = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("no output");
+    if !status.success() {
+        let last = last.lock().map(|l| l.clone()).unwrap_or_default();
         return Err(LabError::SetupFailed {
             opt,
             what,
-            how: match out.status.code() {
+            how: match status.code() {
                 Some(c) => format!("exit status {c}"),
                 None => "killed by a signal".into(),
             },
-            last: last.to_string(),
+            last: if last.is_empty() {
+                "no output".into()
+            } else {
+                last
+            },
         });
     }
     Ok(())

@@ -26,7 +26,7 @@ use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use xdp::{RxVerdict, XdpCounter, attach_rx_program};
 
 /// Prefix of every namespace upktgen creates.
@@ -113,8 +113,34 @@ pub enum LabError {
         how: String,
         last: String,
     },
+    /// Stopped by SIGINT/SIGTERM/SIGHUP while it ran (its process group was killed).
+    #[error(
+        "{opt} {what:?} interrupted: stopped on a signal to upktgen, with every process it started"
+    )]
+    SetupInterrupted { opt: &'static str, what: String },
+    /// Ran past `--dut-setup-timeout` (its process group was killed).
+    #[error(
+        "{opt} {what:?} did not end within {secs} s (--dut-setup-timeout): killed, with every process it started"
+    )]
+    SetupTimedOut {
+        opt: &'static str,
+        what: String,
+        secs: f64,
+    },
     #[error("setting up the receiver on veth-rx: {0}")]
     Receiver(crate::rx::background::RxThreadError),
+}
+
+impl LabError {
+    /// The lab was not made because upktgen was asked to stop while a `--dut-setup` ran
+    /// (an interruption, not a failure).
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            LabError::SetupInterrupted { .. } => true,
+            LabError::Create(e) | LabError::CreateDut(e) => e.is_interrupted(),
+            _ => false,
+        }
+    }
 }
 
 /// `errs` in one line, `; ` between them.
@@ -204,14 +230,25 @@ impl Lab {
         queues: u16,
         o: &dut::DutOptions,
     ) -> Result<Lab> {
-        Lab::create_topology(rx_mode, rx_napi, queues, Some(o))
+        Lab::create_dut_until(rx_mode, rx_napi, queues, o, &AtomicBool::new(false))
+    }
+
+    /// [`Lab::create_dut`], its set-up steps ended (and the lab removed) when `stop` is set.
+    pub fn create_dut_until(
+        rx_mode: RxMode,
+        rx_napi: bool,
+        queues: u16,
+        o: &dut::DutOptions,
+        stop: &AtomicBool,
+    ) -> Result<Lab> {
+        Lab::create_topology(rx_mode, rx_napi, queues, Some((o, stop)))
     }
 
     fn create_topology(
         rx_mode: RxMode,
         rx_napi: bool,
         queues: u16,
-        dut: Option<&dut::DutOptions>,
+        dut: Option<(&dut::DutOptions, &AtomicBool)>,
     ) -> Result<Lab> {
         check_queues(usize::from(queues))?;
         for (ns, owner) in sweep_stale() {
@@ -237,8 +274,8 @@ impl Lab {
         // From here on, Drop removes whatever exists.
         match dut {
             None => lab.build().map_err(|e| LabError::Create(Box::new(e)))?,
-            Some(o) => lab
-                .build_dut(o)
+            Some((o, stop)) => lab
+                .build_dut(o, stop)
                 .map_err(|e| LabError::CreateDut(Box::new(e)))?,
         }
         Ok(lab)
@@ -380,6 +417,11 @@ impl Lab {
         self._dut_link = None;
         self.rx_counter = None;
         let mut errs = Vec::new();
+        if let Some(dut) = &self.dut_ns {
+            // What a --dut-setup left running there goes with the lab (deleting the name
+            // alone would leave the namespace alive around them).
+            kill_processes_in(&netns_path(dut));
+        }
         for ns in [Some(&self.tx_ns), self.dut_ns.as_ref(), Some(&self.rx_ns)]
             .into_iter()
             .flatten()
@@ -404,6 +446,49 @@ impl Drop for Lab {
             crate::errln!("upktgen: warning: {e:#}");
         }
     }
+}
+
+/// Kills (SIGKILL) every process whose network namespace is the one at `ns` (a lab's own
+/// namespace: what a `--dut-setup` started there), except this process; returns how many.
+/// Each is held by a pidfd and checked again before the signal, so a pid reused meanwhile
+/// is never signalled. A few passes, for what was forked during the last.
+pub(crate) fn kill_processes_in(ns: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(t) = std::fs::metadata(ns) else {
+        return 0;
+    };
+    let target = (t.dev(), t.ino());
+    let me = std::process::id();
+    let in_ns = |pid: u32| {
+        std::fs::metadata(format!("/proc/{pid}/ns/net")).is_ok_and(|m| (m.dev(), m.ino()) == target)
+    };
+    let mut killed = 0;
+    for _ in 0..5 {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            break;
+        };
+        let mut found = 0;
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid == me || !in_ns(pid) {
+                continue;
+            }
+            found += 1;
+            if let Ok(fd) = sys::proc::Pidfd::open(pid)
+                && in_ns(pid)
+                && fd.send_signal(libc::SIGKILL).is_ok()
+            {
+                killed += 1;
+            }
+        }
+        if found == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    killed
 }
 
 /// Path of a named namespace.
@@ -538,6 +623,8 @@ pub fn sweep_stale() -> Vec<(String, u32)> {
         if proc_start_time(pid) == Some(start) {
             continue; // its run is alive
         }
+        // What its --dut-setup left running (its owner was killed before it removed them).
+        kill_processes_in(&netns_path(&name));
         if ip(&["netns", "del", &name]).is_ok() {
             removed.push((name, pid));
         }

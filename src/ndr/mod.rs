@@ -467,8 +467,10 @@ pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
 pub fn is_results_file(path: &Path) -> bool {
     use std::io::Read;
     let mut buf = [0u8; 40];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut buf))
+    // Through the one input opener: a FIFO is refused, not waited on.
+    let n = crate::input::open_regular(path)
+        .ok()
+        .and_then(|mut f| f.read(&mut buf).ok())
         .unwrap_or(0);
     // Since schema version 1 the header names its schema first; before, its format.
     buf[..n].starts_with(b"{\"upktgen_ndr\"")

@@ -94,7 +94,7 @@ struct Site {
 
 impl Site {
     /// Checks the privileges the target needs and makes the lab.
-    fn open(plan: &RunPlan) -> Result<Site> {
+    fn open(plan: &RunPlan, stop: &AtomicBool) -> Result<Site> {
         match &plan.target {
             plan::Target::Device(d) => {
                 caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
@@ -122,7 +122,7 @@ impl Site {
                     &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
                     "the DUT lab (network namespaces and veth pairs)",
                 )?;
-                let lab = Lab::create_dut(l.rx_mode, l.peer_napi, l.queues, d)?;
+                let lab = Lab::create_dut_until(l.rx_mode, l.peer_napi, l.queues, d, stop)?;
                 let ns = Some(lab.tx_path());
                 Ok(Site { lab: Some(lab), ns })
             }
@@ -171,7 +171,18 @@ fn execute_with(
     stop: &Arc<AtomicBool>,
     metrics: Option<&crate::metrics::Endpoint>,
 ) -> Result<Option<RunResult>> {
-    let site = Site::open(&plan)?;
+    let site = match Site::open(&plan, stop) {
+        Ok(s) => s,
+        // Stopped during the DUT's set-up: an interruption, said so, not a failure.
+        Err(e)
+            if e.downcast_ref::<lab::LabError>()
+                .is_some_and(lab::LabError::is_interrupted) =>
+        {
+            crate::errln!("upktgen: {e:#}");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
     let devices = site.probe(&plan.senders)?;
     let inject = plan
         .senders

@@ -548,8 +548,10 @@ fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
         .chain(f.dut_setup_file.iter().cloned().map(DutSetup::File))
         .collect();
     if f.lab != LabKind::Dut {
-        if !setup.is_empty() {
-            bail!("--dut-setup/--dut-setup-file: there is a DUT only in the DUT lab (--lab dut)");
+        if !setup.is_empty() || f.dut_setup_timeout.is_some() {
+            bail!(
+                "--dut-setup/--dut-setup-file/--dut-setup-timeout: there is a DUT only in the DUT lab (--lab dut)"
+            );
         }
         return Ok(None);
     }
@@ -559,12 +561,17 @@ fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
         );
     }
     for p in &f.dut_setup_file {
-        if !p.is_file() {
-            bail!("--dut-setup-file {}: no such file", p.display());
+        match crate::input::check_regular(p) {
+            Ok(()) => {}
+            Err(crate::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                bail!("--dut-setup-file {}: no such file", p.display())
+            }
+            Err(e) => bail!("--dut-setup-file {}: {e}", p.display()),
         }
     }
     Ok(Some(DutOptions {
         setup,
+        setup_timeout: f.dut_setup_timeout.unwrap_or(dut::DEFAULT_SETUP_TIMEOUT),
         ..DutOptions::default()
     }))
 }

@@ -84,12 +84,15 @@ pub(crate) fn run_child(
     grace: Duration,
 ) -> std::io::Result<ChildEnd> {
     let t0 = Instant::now();
-    let mut child = Command::new(exe)
-        .args(args)
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
+        .stderr(Stdio::piped());
+    // Killed with this process, even by SIGKILL: a run never goes on sending without the
+    // sweep or ndr that started it (SIGTERM: it stops as on Ctrl-C and removes its lab).
+    crate::sys::proc::die_with_parent(&mut cmd, libc::SIGTERM);
+    let mut child = cmd.spawn()?;
     let pid = child.id();
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
@@ -174,6 +177,10 @@ pub(crate) fn run_child(
 /// The child's message: its last lines on standard error, without the program's prefix.
 pub(crate) fn message_of(stderr: &[u8], code: Option<i32>) -> String {
     let text = String::from_utf8_lossy(stderr);
+    // A command line the child refused: clap's own line, not its "For more information".
+    if let Some(l) = text.lines().find(|l| l.starts_with("error: ")) {
+        return l.trim_start_matches("error: ").trim().to_string();
+    }
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
