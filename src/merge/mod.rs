@@ -25,7 +25,9 @@ use crate::sys::clock::ClockSync;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// `upktgen merge`'s options.
@@ -247,7 +249,7 @@ impl RunDoc {
     fn end_ns(&self) -> u64 {
         self.outcomes()
             .iter()
-            .map(|o| o.start_realtime_ns + o.result.elapsed_ns)
+            .map(|o| o.start_realtime_ns.saturating_add(o.result.elapsed_ns))
             .max()
             .unwrap_or(0)
     }
@@ -289,20 +291,27 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
     }
     let mut runs: Vec<(PathBuf, RunDoc)> = Vec::new();
     let mut receivers: Vec<ReceiverHost> = Vec::new();
-    let mut rx_keys: Vec<(String, String, PathBuf)> = Vec::new();
+    // What was seen, by key, so that each check is a look-up (merge is linear in its
+    // documents, not quadratic).
+    let mut paths: HashSet<&Path> = HashSet::new();
+    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut run_keys: HashMap<(String, String, Option<String>, u64), PathBuf> = HashMap::new();
+    let mut rx_keys: HashMap<(String, String), PathBuf> = HashMap::new();
     let mut version: Option<(String, PathBuf)> = None;
     let mut flags = Vec::new();
     for (i, (path, v)) in docs.iter().enumerate() {
         let name = path.display();
-        if docs[..i].iter().any(|(p, _)| p == path) {
+        if !paths.insert(path.as_path()) {
             bail!("{name}: given twice");
         }
-        if let Some((first, _)) = docs[..i].iter().find(|(_, w)| w == v) {
+        let same = by_hash.entry(value_hash(v)).or_default();
+        if let Some(&j) = same.iter().find(|&&j| docs[j].1 == *v) {
             bail!(
                 "{name}: the same document as {}: each run may be merged once",
-                first.display()
+                docs[j].0.display()
             );
         }
+        same.push(i);
         let doc = classify(path, v)?;
         let ver = match &doc {
             Doc::Run(r) => r.version.clone(),
@@ -318,10 +327,13 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
         }
         match doc {
             Doc::Run(r) => {
-                let key = (&r.host, &r.target.device, &r.target.netns, r.start_ns());
-                if let Some((p0, _)) = runs.iter().find(|(_, o)| {
-                    (&o.host, &o.target.device, &o.target.netns, o.start_ns()) == key
-                }) {
+                let key = (
+                    r.host.clone(),
+                    r.target.device.clone(),
+                    r.target.netns.clone(),
+                    r.start_ns(),
+                );
+                if let Some(p0) = run_keys.get(&key) {
                     bail!(
                         "{name}: the same run as {} ({}, started at {}): each run may be merged once",
                         p0.display(),
@@ -329,16 +341,15 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
                         crate::start_at::format_rfc3339(r.start_ns())
                     );
                 }
+                run_keys.insert(key, path.clone());
                 if let Some(a) = &r.rx_analysis {
                     receivers.push(receiver_of(path, &a.receiver));
                 }
                 runs.push((path.clone(), *r));
             }
             Doc::Rx(r) => {
-                if let Some((_, _, p0)) = rx_keys
-                    .iter()
-                    .find(|(h, d, _)| *h == r.host && *d == r.device)
-                {
+                let key = (r.host.clone(), r.device.clone());
+                if let Some(p0) = rx_keys.get(&key) {
                     bail!(
                         "{name}: the same receiver as {} ({} {}): each receiver may be merged once",
                         p0.display(),
@@ -346,7 +357,7 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
                         r.device
                     );
                 }
-                rx_keys.push((r.host.clone(), r.device.clone(), path.clone()));
+                rx_keys.insert(key, path.clone());
                 receivers.push(receiver_of(path, &r));
             }
         }
@@ -427,6 +438,7 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
             reconciliation: r.reconciliation.clone(),
         });
     }
+    check_sums(&senders, &receivers)?;
     let start_ns = senders.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let end_ns = senders.iter().map(|s| s.end_ns).max().unwrap_or(0);
     let last_start = senders.iter().map(|s| s.start_ns).max().unwrap_or(0);
@@ -436,8 +448,11 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
         total.imix_bytes = Some(
             results
                 .iter()
-                .map(|r| r.imix_bytes.unwrap_or(r.sent * u64::from(r.pkt_size)))
-                .sum(),
+                .map(|r| {
+                    r.imix_bytes
+                        .unwrap_or(r.sent.saturating_mul(u64::from(r.pkt_size)))
+                })
+                .fold(0u64, u64::saturating_add),
         );
     }
     let reconciliation = sum_reconciliations(senders.iter().map(|s| &s.reconciliation));
@@ -451,7 +466,8 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
             lost: sum(&|r| r.lost),
             duplicates: sum(&|r| r.duplicates),
             reordered: sum(&|r| r.reordered),
-            missing: total.sent as i64 - received as i64,
+            missing: i64::try_from(i128::from(total.sent) - i128::from(received))
+                .unwrap_or(i64::MIN),
         }
     });
     Ok(Merged {
@@ -468,6 +484,111 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
         received,
         flags,
     })
+}
+
+/// Every sum merge makes, checked before it is made: counts that add up past 2^64 - 1
+/// cannot be one run's (a document that lies, or is corrupt); refused, naming the file at
+/// which the sum overflows, never wrapped.
+fn check_sums(senders: &[SenderHost], receivers: &[ReceiverHost]) -> Result<()> {
+    fn total<'a, T: 'a>(
+        what: &str,
+        all: impl Iterator<Item = &'a T>,
+        file: fn(&T) -> &Path,
+        value: impl Fn(&T) -> Option<u64>,
+    ) -> Result<()> {
+        let mut sum = 0u64;
+        for x in all {
+            let Some(v) = value(x) else { continue };
+            sum = sum.checked_add(v).ok_or_else(|| {
+                anyhow!(
+                    "{}: its {what} ({v}) takes the hosts' sum past {} (2^64 - 1): not the counts of one run",
+                    file(x).display(),
+                    u64::MAX
+                )
+            })?;
+        }
+        Ok(())
+    }
+    fn f(s: &SenderHost) -> &Path {
+        &s.file
+    }
+    total("sent", senders.iter(), f, |s| Some(s.result.sent))?;
+    total("errors", senders.iter(), f, |s| Some(s.result.errors))?;
+    total("idle_ns", senders.iter(), f, |s| Some(s.result.idle_ns))?;
+    total("imix_bytes", senders.iter(), f, |s| s.result.imix_bytes)?;
+    total("bytes (sent x pkt_size)", senders.iter(), f, |s| {
+        Some(
+            s.result
+                .imix_bytes
+                .unwrap_or(s.result.sent.saturating_mul(u64::from(s.result.pkt_size))),
+        )
+    })?;
+    total("reconciliation sent", senders.iter(), f, |s| {
+        Some(s.reconciliation.sent)
+    })?;
+    total("tx_packets", senders.iter(), f, |s| {
+        Some(s.reconciliation.tx_packets)
+    })?;
+    total("tx_dropped", senders.iter(), f, |s| {
+        Some(s.reconciliation.tx_dropped)
+    })?;
+    total("rx_packets", senders.iter(), f, |s| {
+        s.reconciliation.rx_packets
+    })?;
+    total("rx_dropped", senders.iter(), f, |s| {
+        s.reconciliation.rx_dropped
+    })?;
+    total("lost", senders.iter(), f, |s| s.reconciliation.lost)?;
+    total("vanished", senders.iter(), f, |s| s.reconciliation.vanished)?;
+    for s in senders {
+        if s.end_ns == u64::MAX {
+            bail!(
+                "{}: its start plus its elapsed time is past 2^64 - 1 ns: not a run's times",
+                s.file.display()
+            );
+        }
+    }
+    fn g(r: &ReceiverHost) -> &Path {
+        &r.file
+    }
+    total("pktgen frames", receivers.iter(), g, |r| {
+        Some(r.pktgen_frames)
+    })?;
+    total("received", receivers.iter(), g, |r| Some(r.received))?;
+    total("lost", receivers.iter(), g, |r| Some(r.lost))?;
+    total("duplicates", receivers.iter(), g, |r| Some(r.duplicates))?;
+    total("reordered", receivers.iter(), g, |r| Some(r.reordered))?;
+    Ok(())
+}
+
+/// A hash of a JSON value, the same for equal values (object keys taken in sorted order).
+fn value_hash(v: &Value) -> u64 {
+    fn feed(v: &Value, h: &mut impl Hasher) {
+        match v {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Number(n) => (2u8, n.to_string()).hash(h),
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(a) => {
+                (4u8, a.len()).hash(h);
+                for x in a {
+                    feed(x, h);
+                }
+            }
+            Value::Object(o) => {
+                (5u8, o.len()).hash(h);
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                for k in keys {
+                    k.hash(h);
+                    feed(&o[k], h);
+                }
+            }
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    feed(v, &mut h);
+    h.finish()
 }
 
 /// The hosts' reconciliations as one: rx_packets, rx_dropped and lost only when every host

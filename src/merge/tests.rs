@@ -331,3 +331,39 @@ fn schema_versions_are_checked_naming_the_file() {
         "{e}"
     );
 }
+
+#[test]
+fn sums_past_u64_are_refused_naming_the_file_never_wrapped() {
+    // Two hosts that claim 2^63 packets each: 2^64 does not fit.
+    let big = 1u64 << 63;
+    let e = refused(&[run("a", big, AT, 1_000, 0), run("b", big, AT + 1, 1_000, 0)]);
+    assert!(e.starts_with("h1.json: its sent"), "{e}");
+    assert!(e.contains("past 18446744073709551615"), "{e}");
+    // Receivers too.
+    let e = refused(&[
+        run("a", 10, AT, 1_000, 0),
+        rx("r1", u64::MAX, 0),
+        rx("r2", 1, 0),
+    ]);
+    assert!(e.starts_with("h2.json: its pktgen frames (1)"), "{e}");
+    // A start at the end of time.
+    let e = refused(&[run("a", 10, u64::MAX - 5, 1_000, 0)]);
+    assert!(e.contains("past 2^64 - 1 ns"), "{e}");
+}
+
+#[test]
+fn many_documents_merge_in_one_pass() {
+    // 3,000 hosts: each duplicate check is a look-up (this took seconds when each document
+    // was compared with every earlier one).
+    let vs: Vec<Value> = (0..3000)
+        .map(|i| run(&format!("h{i}"), 10, AT + i, 1_000, 0))
+        .collect();
+    let m = merge(&docs(&vs)).unwrap();
+    assert_eq!(m.senders.len(), 3000);
+    assert_eq!(m.total.sent, 30_000);
+    // And a duplicate among them is still found, naming the first.
+    let mut vs = vs;
+    vs.push(vs[1234].clone());
+    let e = refused(&vs);
+    assert!(e.contains("the same document as h1234.json"), "{e}");
+}
