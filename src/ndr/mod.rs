@@ -919,6 +919,251 @@ mod tests {
         assert_eq!(h.config.pdr, Some(0.005));
     }
 
+    /// A results file of `header` (and `trials`), written for a test.
+    fn results_file(
+        tag: &str,
+        header: &serde_json::Value,
+        trials: &[serde_json::Value],
+    ) -> PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("upktgen-ndr-{tag}-{}.jsonl", std::process::id()));
+        let mut text = header.to_string() + "\n";
+        for t in trials {
+            text += &(t.to_string() + "\n");
+        }
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn hostile_header() -> serde_json::Value {
+        serde_json::json!({"schema": "upktgen.ndr-results/1", "upktgen_ndr": 1, "sizes": [64],
+            "repeat": 1, "latency": false, "line_rate_mbps": null,
+            "config": {"loss": 0.0, "pdr": null, "precision": {"relative": 0.02},
+                       "max_rate": 1000.0, "min_rate": 0.0, "search_s": 0.25, "final_s": 0.5,
+                       "tolerance": 0.02},
+            "run_args": []})
+    }
+
+    #[test]
+    fn a_results_files_header_is_checked_as_the_command_line_is() {
+        read_results(&results_file("ok", &hostile_header(), &[])).unwrap();
+        for (path, value, want) in [
+            (
+                "/sizes",
+                serde_json::json!([0]),
+                "--sizes 0: 0 is outside 64 to 9018",
+            ),
+            ("/sizes", serde_json::json!([]), "at least one frame size"),
+            ("/repeat", serde_json::json!(0), "--repeat 0"),
+            (
+                "/config/max_rate",
+                serde_json::json!(-1000.0),
+                "--max-rate -1000",
+            ),
+            (
+                "/config/max_rate",
+                serde_json::json!(1e300),
+                "--max-rate 1e300",
+            ),
+            ("/config/min_rate", serde_json::json!(-5.0), "--min-rate -5"),
+            (
+                "/config/search_s",
+                serde_json::json!(-0.25),
+                "--search-trial -0.25 s",
+            ),
+            (
+                "/config/final_s",
+                serde_json::json!(1e300),
+                "--trial 1e300 s: longer than 24 h",
+            ),
+            ("/config/loss", serde_json::json!(-0.5), "--loss"),
+            (
+                "/config/tolerance",
+                serde_json::json!(2.0),
+                "--rate-tolerance",
+            ),
+            (
+                "/config/precision",
+                serde_json::json!({"relative": 1e-300}),
+                "--precision",
+            ),
+            ("/line_rate_mbps", serde_json::json!(-1.0), "--line-rate -1"),
+            (
+                "/run_args",
+                serde_json::json!(["--ratep", "5"]),
+                "--ratep: ndr sets it",
+            ),
+            (
+                "/run_args",
+                serde_json::json!(["--pcap", "x.pcap"]),
+                "--pcap: ndr sets it",
+            ),
+            (
+                "/run_args",
+                serde_json::json!(["--backend", "nope"]),
+                "run options --backend nope",
+            ),
+        ] {
+            let mut h = hostile_header();
+            *h.pointer_mut(path).unwrap() = value;
+            let p = results_file("bad", &h, &[]);
+            let e = read_results(&p).unwrap_err().to_string();
+            assert!(
+                e.contains("the header holds what ndr refuses on its command line")
+                    && e.contains(want),
+                "{path}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_trial_record_that_no_trial_could_give_is_refused() {
+        let t = serde_json::json!({"size": 64, "round": 1,
+            "request": {"rate": 1000.0, "duration_s": 0.25, "purpose": "ceiling"},
+            "obs": {"requested": 1000.0, "duration_s": 0.25, "achieved": 1000.0, "sent": 250,
+                    "dut_lost": 0, "receiver_lost": 0, "sender_lost": 0, "error": null},
+            "figures": Figures::default(), "seconds": 1.5});
+        let (_, trials) =
+            read_results(&results_file("rec", &hostile_header(), &[t.clone()])).unwrap();
+        assert_eq!(trials.len(), 1);
+        for (path, value, want) in [
+            (
+                "/obs/dut_lost",
+                serde_json::json!(u64::MAX),
+                "lost more frames",
+            ),
+            ("/obs/dut_lost", serde_json::json!(251), "lost more frames"),
+            ("/round", serde_json::json!(7), "round 7"),
+            ("/size", serde_json::json!(128), "frame size 128"),
+            ("/request/duration_s", serde_json::json!(1e300), "duration"),
+            ("/obs/requested", serde_json::json!(5.0), "rate"),
+            ("/seconds", serde_json::json!(-1.0), "wall time"),
+        ] {
+            let mut t = t.clone();
+            *t.pointer_mut(path).unwrap() = value;
+            let e = read_results(&results_file("rec-bad", &hostile_header(), &[t]))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(":2: not a trial ndr could have recorded") && e.contains(want),
+                "{path}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn options_beside_resume_must_match_the_file_or_are_refused() {
+        use clap::Parser;
+        let h: Header = serde_json::from_value(hostile_header()).unwrap();
+        let args = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr", "--resume", "r.jsonl"];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            a
+        };
+        let p = Path::new("r.jsonl");
+        // The file's own values, and the per-invocation options, are fine.
+        for ok in [
+            &[][..],
+            &[
+                "--sizes",
+                "64",
+                "--trial",
+                "500ms",
+                "--search-trial",
+                "250ms",
+            ],
+            &[
+                "--precision",
+                "2%",
+                "--pdr",
+                "none",
+                "--no-latency",
+                "--max-rate",
+                "1000",
+            ],
+            &["--json", "--out", "d"],
+        ] {
+            check_given_beside_resume(&args(ok), &h, p).unwrap();
+        }
+        let e = check_given_beside_resume(
+            &args(&["--sizes", "128", "--trial", "1s", "--repeat", "3"]),
+            &h,
+            p,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--sizes 128 (the file's: 64)")
+                && e.contains("--trial 1s (the file's: 0.5 s)")
+                && e.contains("--repeat 3 (the file's: 1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn absurd_values_are_refused_naming_the_option() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr"];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            header_from(&a).unwrap_err().to_string()
+        };
+        for (args, want) in [
+            (
+                &["--max-rate", "1e300"][..],
+                "--max-rate 1e300: must be at least 1 and at most 1000000000",
+            ),
+            (&["--trial", "1ns"], "--trial 1e-9 s: shorter than 100 ms"),
+            (&["--trial", "48h"], "--trial 172800 s: longer than 24 h"),
+            (
+                &["--precision", "1e-300%"],
+                "--precision 1e-300%: must be above 0 % (at least 0.001 %)",
+            ),
+            (&["--line-rate", "1e300"], "--line-rate 1e300"),
+        ] {
+            let e = parse(args);
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_failed_search_is_an_error_after_the_table() {
+        let h = header(vec![64, 128], 1);
+        let stop = AtomicBool::new(false);
+        let failing = |_: u32, q: &Request| {
+            Some((
+                Obs {
+                    requested: q.rate,
+                    duration_s: q.duration_s,
+                    error: Some("no such device".into()),
+                    ..Obs::default()
+                },
+                Figures::default(),
+                0.1,
+            ))
+        };
+        let (sizes, trials, _) = drive(&h, vec![], &stop, failing, |_| Ok(())).unwrap();
+        let e = failed_searches(&run_of(h.clone(), sizes, trials))
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("2 of 2 frame-size searches failed (64, 128)"),
+            "{e}"
+        );
+        assert!(e.ends_with("no such device"), "{e}");
+        let (sizes, trials, _) =
+            drive(&h, vec![], &stop, limiter(100_000.0, 1), |_| Ok(())).unwrap();
+        assert!(failed_searches(&run_of(h, sizes, trials)).is_none());
+    }
+
     #[test]
     fn line_rate_in_packets() {
         // 10 Gb/s of 64-byte frames: 14.88 Mpps.
