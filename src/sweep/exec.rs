@@ -370,6 +370,27 @@ pub fn run_all(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_childs_message_is_its_error_line() {
+        // clap's error, not the "For more information" line after it.
+        let clap = b"error: the argument '--pcap <FILE>' cannot be used with '--duration <TIME>'\n\nUsage: upktgen run --pcap <FILE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            message_of(clap, Some(2)),
+            "the argument '--pcap <FILE>' cannot be used with '--duration <TIME>'"
+        );
+        assert_eq!(
+            message_of(
+                b"upktgen: warning: x\nupktgen: eth9: no such device\n",
+                Some(1)
+            ),
+            "eth9: no such device"
+        );
+        assert_eq!(
+            message_of(b"", Some(1)),
+            "exited with status 1 and no message"
+        );
+    }
+
     fn point() -> Point {
         Point {
             index: 2,
