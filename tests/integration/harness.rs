@@ -10,19 +10,33 @@ use std::sync::Mutex;
 
 use libtest_mimic::{Arguments, Completion, Trial};
 
-/// One test: its name in the module and its body.
+/// One test: its name in the module, its body, and whether it must run alone.
 pub struct Test {
     pub name: &'static str,
     pub run: fn(),
+    /// Runs with no other test beside it: it measures what the machine can do (a search
+    /// for the highest loss-free rate), which tests running beside it would change.
+    pub alone: bool,
 }
 
 /// `tests![a, b]`: the `TESTS` list of a module, each test named as its function.
 #[macro_export]
 macro_rules! tests {
     ($($f:ident),* $(,)?) => {
-        &[$($crate::harness::Test { name: stringify!($f), run: $f }),*]
+        &[$($crate::harness::Test { name: stringify!($f), run: $f, alone: false }),*]
     };
 }
+
+/// `tests_alone![a, b]`: as [`tests!`], for tests that each run with no other beside them.
+#[macro_export]
+macro_rules! tests_alone {
+    ($($f:ident),* $(,)?) => {
+        &[$($crate::harness::Test { name: stringify!($f), run: $f, alone: true }),*]
+    };
+}
+
+/// Held shared by every test, and exclusively by a test that runs alone.
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 thread_local! {
     /// Why the test running on this thread stopped early; set by [`skip`].
@@ -79,11 +93,18 @@ pub fn tool_or_skip(cmd: &str, how: &str) -> bool {
 
 fn trial(module: &'static str, t: &Test) -> Trial {
     let name = format!("{module}::{}", t.name);
-    let run = t.run;
+    let (run, alone) = (t.run, t.alone);
     let full = name.clone();
     Trial::ignorable_test(name, move || {
         SKIPPED.with(|s| s.borrow_mut().take());
-        run();
+        // A failed test poisons the lock; the others still run.
+        if alone {
+            let _g = ALONE.write().unwrap_or_else(|e| e.into_inner());
+            run();
+        } else {
+            let _g = ALONE.read().unwrap_or_else(|e| e.into_inner());
+            run();
+        }
         match SKIPPED.with(|s| s.borrow_mut().take()) {
             None => Ok(Completion::Completed),
             Some(reason) => {

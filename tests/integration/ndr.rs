@@ -10,14 +10,6 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The searches run one at a time: each measures rates, and eight of them at once on a
-/// 2-CPU machine starved their senders below the limiter's rate (a search then ends
-/// sender-bound, or finds a rate the sender, not the DUT, could not hold).
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn tmp(tag: &str) -> Tmp {
     tmp_dir("ndr", tag)
 }
@@ -112,7 +104,6 @@ fn no_lab_left(pid: u32) {
 }
 
 fn a_known_capacity_is_found_at_three_frame_sizes() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -165,7 +156,6 @@ fn a_known_capacity_is_found_at_three_frame_sizes() {
 }
 
 fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -208,7 +198,6 @@ fn a_share_lost_at_every_rate_has_no_ndr_but_a_pdr() {
 }
 
 fn a_dut_faster_than_the_sender_is_sender_bound() {
-    let _one_at_a_time = serial();
     if !root_or_skip() {
         return;
     }
@@ -262,7 +251,6 @@ fn a_dut_faster_than_the_sender_is_sender_bound() {
 }
 
 fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -447,7 +435,6 @@ fn far_end_finds_the_limiter(h: &TwoHosts, limiter_ns: &str, far: &[&str]) -> Va
 }
 
 fn a_limiter_at_a_netns_far_end_is_found() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -465,7 +452,6 @@ fn a_limiter_at_a_netns_far_end_is_found() {
 }
 
 fn a_limiter_at_an_ssh_far_end_is_found() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !crate::common::ssh_or_skip() || !nft_or_skip() {
         return;
     }
@@ -490,7 +476,6 @@ fn a_limiter_at_an_ssh_far_end_is_found() {
 }
 
 fn a_limiter_before_a_second_local_interface_is_found() {
-    let _one_at_a_time = serial();
     if !root_or_skip() || !nft_or_skip() {
         return;
     }
@@ -500,7 +485,10 @@ fn a_limiter_before_a_second_local_interface_is_found() {
     far_end_finds_the_limiter(&h, &h.a, &["--rx-dev", hosts::B_DATA]);
 }
 
-pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
+// The searches run alone (harness.rs): each measures rates, and eight of them at once on a
+// 2-CPU machine starved their senders below the limiter's rate (a search then ends
+// sender-bound, or finds a rate the sender, not the DUT, could not hold).
+pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_known_capacity_is_found_at_three_frame_sizes,
     a_share_lost_at_every_rate_has_no_ndr_but_a_pdr,
     a_dut_faster_than_the_sender_is_sender_bound,
