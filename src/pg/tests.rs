@@ -355,3 +355,47 @@ fn a_value_is_one_word() {
     d.command("imix_weights 64,7 576,4").unwrap();
     assert_eq!(d.imix.len(), 2);
 }
+
+/// The kernel's selftest writes `min_pkt_size=1001`, `min_pkt_size =2002`,
+/// `min_pkt_size= 3003` and `min_pkt_size = 4004`: '=' separates as a blank does.
+#[test]
+fn equals_separates_a_name_from_its_value_as_in_the_kernel() {
+    let mut d = dev();
+    for (cmd, n) in [
+        ("min_pkt_size=1001", 1001),
+        ("min_pkt_size =2002", 2002),
+        ("min_pkt_size= 3003", 3003),
+        ("min_pkt_size = 4004", 4004),
+    ] {
+        assert_eq!(d.command(cmd), Ok(format!("OK: min_pkt_size={n}")), "{cmd}");
+        assert_eq!(d.min_pkt_size, n);
+    }
+    assert_eq!(split_command("add_device=lo@0"), ("add_device", "lo@0"));
+    assert_eq!(split_command(" dst = 10.0.0.1 "), ("dst", "10.0.0.1"));
+    assert_eq!(
+        split_command("imix_weights 64,7 576,4"),
+        ("imix_weights", "64,7 576,4")
+    );
+}
+
+/// A loopback device lacks IFF_TX_SKB_SHARING: the kernel answers EOPNOTSUPP to
+/// `clone_skb 1` (its selftest checks it on lo) and to `burst` above 1 with start_xmit;
+/// an Ethernet device takes both. (Before: lo took `clone_skb 1`.)
+#[test]
+fn a_loopback_device_cannot_send_one_buffer_several_times() {
+    let mut lo = DevConfig::new("lo@0");
+    lo.loopback = true;
+    let e = refused(lo.command("clone_skb 1"));
+    assert!(e.contains("lo is a loopback device"), "{e}");
+    assert!(e.contains("EOPNOTSUPP"), "{e}");
+    assert_eq!(lo.clone_skb, 0);
+    assert_eq!(lo.command("clone_skb 0"), Ok("OK: clone_skb=0".into()));
+    assert!(refused(lo.command("burst 8")).contains("loopback"));
+    assert_eq!(lo.command("burst 1"), Ok("OK: burst=1".into()));
+    // Into the receive path nothing is shared: burst is allowed there, as in the kernel.
+    lo.command("xmit_mode netif_receive").unwrap();
+    assert_eq!(lo.command("burst 8"), Ok("OK: burst=8".into()));
+    let mut eth = dev();
+    assert_eq!(eth.command("clone_skb 1"), Ok("OK: clone_skb=1".into()));
+    assert_eq!(eth.command("burst 8"), Ok("OK: burst=8".into()));
+}
