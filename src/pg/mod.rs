@@ -311,6 +311,8 @@ pub enum CommandError {
         "{name}: {dev} is a loopback device, which cannot send one buffer several times (the kernel answers EOPNOTSUPP)"
     )]
     NoSkbSharing { name: &'static str, dev: String },
+    #[error("node {n}: node not possible (this machine's possible NUMA nodes: {possible})")]
+    NodeNotPossible { n: u64, possible: String },
     /// A setting refused as such (a combination, a feature upktgen does not have): why.
     #[error("{0}")]
     Refused(&'static str),
@@ -348,6 +350,32 @@ pub fn split_command(line: &str) -> (&str, &str) {
         name,
         rest.trim_start_matches(is_sep).trim_end_matches(is_sep),
     )
+}
+
+/// Whether NUMA node `n` is in `list`, the kernel's list format (`0-3,6`) as
+/// /sys/devices/system/node/possible gives it.
+pub fn node_in_list(list: &str, n: u64) -> bool {
+    list.trim()
+        .split(',')
+        .any(|part| match part.split_once('-') {
+            Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Ok(a), Ok(b)) => (a..=b).contains(&n),
+                _ => false,
+            },
+            None => part.parse::<u64>() == Ok(n),
+        })
+}
+
+/// The NUMA nodes this machine may have (/sys/devices/system/node/possible, read once); a
+/// kernel without NUMA has node 0 only.
+fn possible_nodes() -> &'static str {
+    static NODES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NODES.get_or_init(|| {
+        std::fs::read_to_string("/sys/devices/system/node/possible")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .map_or_else(|| "0".to_string(), |s| s.trim().to_string())
+    })
 }
 
 /// Parses an unsigned decimal number, naming the parameter when it is not one.
@@ -533,7 +561,9 @@ impl DevConfig {
                 Ok(format!("OK: debug={}", self.debug))
             }
             "frags" => {
-                self.frags = num_max(name, w()?, 17)? as u32;
+                // Any count, as the kernel takes it (it uses at most MAX_SKB_FRAGS when it
+                // builds a frame); frames are linear here whatever it says.
+                self.frags = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 self.note(
                     "frags",
                     "upktgen hands every frame over as one linear buffer (AF_PACKET copies it into a linear skb), so the Result line shows 0frags",
@@ -634,7 +664,15 @@ impl DevConfig {
                 Ok(format!("OK: burst={}", self.burst))
             }
             "node" => {
-                let n = num_max(name, w()?, 1023)? as i32;
+                let n = num_max(name, w()?, 1023)?;
+                // As the kernel: a node this machine cannot have is refused.
+                if !node_in_list(possible_nodes(), n) {
+                    return Err(CommandError::NodeNotPossible {
+                        n,
+                        possible: possible_nodes().to_string(),
+                    });
+                }
+                let n = n as i32;
                 self.node = n;
                 self.note(
                     "node",

@@ -269,11 +269,11 @@ impl Interp {
     }
 
     fn thread(&mut self, n: usize, cmd: &str) -> Result<String, Refused> {
-        let mut w = cmd.split_whitespace();
-        let name = w.next().unwrap_or("");
+        // Read as the kernel reads it: `add_device lo@0` and `add_device=lo@0` alike.
+        let (name, rest) = crate::pg::split_command(cmd);
         match name {
             "add_device" => {
-                let dev = w.next().unwrap_or("");
+                let dev = crate::pg::split_command(rest).0;
                 if dev.is_empty() {
                     return Err(Refused::NoDeviceName);
                 }

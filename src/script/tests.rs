@@ -671,3 +671,21 @@ fn a_loopback_device_is_added_and_starts_without_a_destination() {
         Some("not an ethernet or loopback device: \"tun0\"")
     );
 }
+
+/// A thread's commands are read as the kernel reads them: `add_device=lo@0` as
+/// `add_device lo@0`; a prefix of a command is no command (the selftest writes every
+/// prefix of `max_before_softirq`: EINVAL until it is whole).
+#[test]
+fn thread_commands_are_read_as_the_kernel_reads_them() {
+    let mut it = with_loopback();
+    assert_eq!(
+        ok(it.apply(&w("kpktgend_0", "add_device=lo@0"))),
+        "OK: add_device=lo@0"
+    );
+    let full = "max_before_softirq";
+    for i in 1..full.len() {
+        let e = error(it.apply(&w("kpktgend_0", &full[..i])));
+        assert!(e.contains("No such parameter"), "{e}");
+    }
+    assert!(ok(it.apply(&w("kpktgend_0", full))).contains("obsolete"));
+}
