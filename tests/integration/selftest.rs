@@ -10,9 +10,7 @@
 //! why ([`Write::differs`]); the writes a script line cannot make are in [`NOT_A_LINE`]. The
 //! test fails when upktgen answers otherwise than the row says, in either direction.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 
@@ -793,7 +791,6 @@ fn replay(ns: &LoopbackNs, dir: &Path, real: bool) -> Vec<String> {
 /// lo@0` was refused, "not an ethernet device", so every case failed at its fixture; with
 /// `--lab`, where lo stands for the lab's veth, `frags 100` was refused, `node 100` taken
 /// and `clone_skb 1` taken.)
-#[test]
 fn the_kernels_selftest_cases_answer_as_the_kernel_does() {
     if !root_or_skip() {
         return;
@@ -805,3 +802,6 @@ fn the_kernels_selftest_cases_answer_as_the_kernel_does() {
     eprintln!("{}", table(&cases()));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+pub(crate) const TESTS: &[crate::harness::Test] =
+    crate::tests![the_kernels_selftest_cases_answer_as_the_kernel_does];
