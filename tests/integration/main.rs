@@ -28,6 +28,7 @@ mod safe_io;
 mod schema;
 mod schemas;
 mod script;
+mod selftest;
 mod stack;
 mod standards;
 mod sweep;
@@ -58,6 +59,7 @@ fn main() {
         ("schema", schema::TESTS),
         ("schemas", schemas::TESTS),
         ("script", script::TESTS),
+        ("selftest", selftest::TESTS),
         ("stack", stack::TESTS),
         ("standards", standards::TESTS),
         ("sweep", sweep::TESTS),
