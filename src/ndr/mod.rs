@@ -67,7 +67,7 @@ pub const MAX_TRIAL_S: f64 = 86_400.0;
 
 fn check_precision(p: &Precision) -> Result<()> {
     match *p {
-        Precision::Relative(v) if v.is_finite() && v >= MIN_RELATIVE_PRECISION && v < 0.5 => Ok(()),
+        Precision::Relative(v) if (MIN_RELATIVE_PRECISION..0.5).contains(&v) => Ok(()),
         Precision::Absolute(v) if v.is_finite() && (1.0..=MAX_RATE).contains(&v) => Ok(()),
         Precision::Relative(_) => {
             bail!("must be above 0 % (at least 0.001 %) and below 50 %")
@@ -1023,8 +1023,12 @@ mod tests {
             "obs": {"requested": 1000.0, "duration_s": 0.25, "achieved": 1000.0, "sent": 250,
                     "dut_lost": 0, "receiver_lost": 0, "sender_lost": 0, "error": null},
             "figures": Figures::default(), "seconds": 1.5});
-        let (_, trials) =
-            read_results(&results_file("rec", &hostile_header(), &[t.clone()])).unwrap();
+        let (_, trials) = read_results(&results_file(
+            "rec",
+            &hostile_header(),
+            std::slice::from_ref(&t),
+        ))
+        .unwrap();
         assert_eq!(trials.len(), 1);
         for (path, value, want) in [
             (
