@@ -391,6 +391,28 @@ fn check_run_args(run: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The run options planned as a trial's run will plan them (`RunPlan::from_args`, what
+/// `run` refuses before it makes a lab), so that options no trial could run are refused
+/// once, before the first trial, not by every trial. Called after the resume's check
+/// ([`resume::check_run_options`]): planning reads the files the options name.
+fn plan_run_args(run: &[String]) -> Result<()> {
+    let probe = Request {
+        rate: Some(1000.0),
+        duration_s: 1.0,
+        purpose: Purpose::Search,
+    };
+    let mut argv = vec!["upktgen".to_string()];
+    argv.extend(trial::child_args(64, &probe, run));
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(&argv)
+        .map_err(|e| anyhow!("run options {}: {}", run.join(" "), resume::first_line(&e)))?;
+    if let Some(crate::cli::Cmd::Run(a)) = &cli.cmd {
+        crate::run::plan::RunPlan::from_args(a)
+            .map_err(|e| anyhow!("run options {}: {e:#}", run.join(" ")))?;
+    }
+    Ok(())
+}
+
 /// The link speed of `--dev IFACE` from sysfs, when it says one.
 fn link_speed(run: &[String]) -> Option<f64> {
     let i = run.iter().position(|a| a == "--dev")?;
@@ -775,6 +797,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             let (h, t) = read_results(p)?;
             check_given_beside_resume(args, &h, p)?;
             resume::check_run_options(p, &h.run_args, &args.run)?;
+            plan_run_args(&h.run_args)?;
             crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
                 p.display(),
@@ -784,6 +807,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }
         None => {
             let h = header_from(args)?;
+            plan_run_args(&h.run_args)?;
             let path = match (&args.results, &args.out) {
                 (Some(p), _) => p.clone(),
                 (None, Some(d)) => d.join("trials.jsonl"),

@@ -288,8 +288,17 @@ fn ctrl_c_prints_the_partial_table_and_resume_finishes_the_search() {
     no_lab_left(pid);
     let recorded = std::fs::read_to_string(&res).unwrap().lines().count() - 1;
     assert!(recorded >= 2);
-    // Resumed: the recorded trials are not run again and the search ends.
-    let o = upktgen(&["ndr", "--resume", &res_s, "--json"]);
+    // Resumed: the recorded trials are not run again and the search ends; its --dut-setup
+    // is given again (a results file runs no command of its own).
+    let o = upktgen(&[
+        "ndr",
+        "--resume",
+        &res_s,
+        "--json",
+        "--",
+        "--dut-setup",
+        &setup,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains(&format!("{recorded} trials recorded")), "{e}");

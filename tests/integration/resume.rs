@@ -427,7 +427,16 @@ fn ndr_whose_every_trial_fails_exits_non_zero() {
     let d = tmp("fail");
     let r = d.join("r.jsonl");
     for run in [
-        vec!["--dev", "nosuchdev0"],
+        vec![
+            "--dev",
+            "nosuchdev0",
+            "--rx-dev",
+            "nosuchdev1",
+            "--dst",
+            "10.0.0.1",
+            "--dst-mac",
+            "02:00:00:00:00:01",
+        ],
         vec!["--lab", "dut", "--dut-setup", "false"],
     ] {
         let mut a = vec![
@@ -456,6 +465,16 @@ fn ndr_whose_every_trial_fails_exits_non_zero() {
         // The table is still printed.
         assert!(String::from_utf8_lossy(&o.stdout).contains("NDR pps"));
     }
+    // Run options no trial could run are refused once, before any trial (as `run` plans
+    // them).
+    let o = upktgen(&["ndr", "--results", s(&r), "--", "--dev", "nosuchdev0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run options --dev nosuchdev0: --dst: required with --dev"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("[ndr] size"), "{}", stderr(&o));
 }
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
