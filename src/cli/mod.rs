@@ -101,6 +101,16 @@ pub struct AgentArgs {
     /// figures) and linger after the session ends with --metrics-linger.
     #[command(flatten)]
     pub metrics: crate::metrics::MetricsArgs,
+
+    /// While a receiver runs, stop it and exit when no request has come for TIME (the
+    /// controller is gone without closing the channel: a lost management link); 0 never.
+    /// The controller calls at least every 5 s while it sends.
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = crate::run::agent::WATCHDOG, value_name = "TIME")]
+    pub watchdog: std::time::Duration,
+
+    /// A far end that misbehaves on purpose, for testing controllers (hidden).
+    #[arg(long, value_name = "MODE", hide = true)]
+    pub fake: Option<crate::run::fake_agent::Mode>,
 }
 
 const AGENT_ABOUT: &str = "The far end of a two-ended run. Reads JSON-RPC 2.0 requests from standard input, one per \

@@ -129,6 +129,11 @@ pub struct RunReport {
     /// reconciliation's interface counts do not apply then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_path: Option<crate::report::receive::ReceivePath>,
+    /// --peer: why the far end's part (`peer`, `rx_analysis`) is missing, when it failed
+    /// after the send. Text only: the JSON document has `peer` null, and the reason goes
+    /// to standard error (a field of its own would be a new version of the document).
+    #[serde(skip)]
+    pub peer_missing: Option<String>,
 }
 
 /// `--start-at`: the instant asked for, when each sender began, and the clock's state.
@@ -336,6 +341,12 @@ impl RunReport {
                     rc.lost.unwrap_or(0)
                 );
             }
+            _ if self.peer_missing.is_some() => {
+                let _ = writeln!(
+                    s,
+                    "Delivered:   unknown (the far end's report is missing: see Peer below)"
+                );
+            }
             _ => {
                 let _ = writeln!(
                     s,
@@ -421,6 +432,9 @@ impl RunReport {
         }
         if let Some(p) = &self.peer {
             s.push_str(&p.text());
+        }
+        if let Some(why) = &self.peer_missing {
+            let _ = writeln!(s, "Peer:        missing: {why}");
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());

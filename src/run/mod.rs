@@ -5,6 +5,8 @@
 
 pub mod agent;
 pub(crate) mod device;
+#[doc(hidden)]
+pub mod fake_agent;
 pub(crate) mod pcap;
 pub(crate) mod plan;
 pub mod rx;
@@ -53,6 +55,9 @@ pub struct RunResult {
     pub report: RunReport,
     pub senders: Vec<SenderDone>,
     pub interrupted: bool,
+    /// --peer: the far end failed after the send (its part of the report may be missing,
+    /// `report.peer_missing` says so): the report is printed, then this error.
+    pub far_failed: Option<String>,
 }
 
 /// Runs `upktgen run`.
@@ -76,6 +81,17 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     if let Some(m) = &metrics {
         m.linger(stop);
+    }
+    if let Some(why) = r.far_failed {
+        // The local report is out, whole; the failure is the last word, and the status.
+        bail!(
+            "{why}{}",
+            if r.report.peer.is_none() {
+                " (the report above is this end's only: the far end's part is missing)"
+            } else {
+                " (after its report, which is above)"
+            }
+        );
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -267,9 +283,15 @@ fn execute_with(
     let lo = &plan.live;
     let shown = metrics.is_some()
         || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
-    let (far, far_watch) = match far {
-        Some(f) if shown => (None, Some(f.watch(lo.interval)?)),
-        f => (f, None),
+    // Read at least every KEEPALIVE, shown or not: the far agent's watchdog ends a session
+    // that hears nothing (a lost management link) instead of receiving for hours.
+    let far_watch = match far {
+        Some(f) => Some(f.watch(if shown {
+            lo.interval.min(crate::agent::far::KEEPALIVE)
+        } else {
+            crate::agent::far::KEEPALIVE
+        })?),
+        None => None,
     };
     let far_progress = far_watch.as_ref().map(FarWatch::progress);
     let receiver = || {
@@ -321,12 +343,28 @@ fn execute_with(
         _ => None,
     };
     let mut peer = None;
-    let far = match far_watch {
-        Some(w) => Some(w.stop()?),
-        None => far,
+    // A far end that fails now (gone mid-run, lying, slow to exit) costs its part of the
+    // report only: what this end measured is reported whole, and the failure after it.
+    let mut far_failed = None;
+    let far = match far_watch.map(FarWatch::stop).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            far_failed = Some(format!("{e:#}"));
+            None
+        }
     };
-    if let Some(f) = far {
-        let far = f.finish(outcome.result.sent)?;
+    let far = match far.map(|f| f.finish(outcome.result.sent)).transpose() {
+        Ok(Some((far, closed))) => {
+            far_failed = closed.map(|e| format!("{e:#}"));
+            Some(far)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            far_failed = Some(format!("{e:#}"));
+            None
+        }
+    };
+    if let Some(far) = far {
         if let Some(p) = &far_progress {
             crate::agent::far::publish_report(p, &far.receiver);
         }
@@ -373,6 +411,7 @@ fn execute_with(
     let start = plan
         .start_at
         .map(|at| start_report(at, ran.late_ns, &senders));
+    let peer_missing = far_failed.clone().filter(|_| peer.is_none());
     let report = RunReport {
         host: crate::report::hostname(),
         version: crate::report::VERSION.into(),
@@ -398,12 +437,14 @@ fn execute_with(
         dut,
         start,
         receive_path,
+        peer_missing,
     };
     drop(site);
     Ok(Some(RunResult {
         report,
         senders,
         interrupted,
+        far_failed,
     }))
 }
 
