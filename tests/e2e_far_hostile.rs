@@ -494,9 +494,15 @@ fn sigterm_ends_the_agent_inside_rx_stop_s_wait() {
     );
     std::thread::sleep(Duration::from_millis(300));
     let pid = a.child.id().to_string();
+    let t0 = Instant::now();
     hosts::run(&["kill", "-TERM", &pid]);
-    let answer = a.answer();
+    // Its answer fits in the pipe: it can exit before this reads it.
     let status = a.exited_within(Duration::from_secs(10));
+    eprintln!(
+        "agent: exited {:.1} s after SIGTERM ({status:?})",
+        t0.elapsed().as_secs_f64()
+    );
+    let answer = a.answer();
     assert!(status.is_some(), "the agent ignored SIGTERM inside rx.stop");
     // It answered with what it had, then ended.
     assert_eq!(answer["result"]["stopped_by"], "sender_done", "{answer}");
@@ -556,4 +562,128 @@ fn ssh_names_that_are_not_names_are_refused_before_ssh() {
         assert!(matches!(o.status.code(), Some(1 | 2)), "{uri}: {e}");
         assert!(e.contains(want), "{uri}: {e}");
     }
+}
+
+/// The pids in namespace `ns` whose command line (its words joined by blanks) holds `word`.
+fn pids_in(ns: &str, word: &str) -> Vec<u32> {
+    let o = Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(word)
+            })
+        })
+        .collect()
+}
+
+/// `upktgen run` in a to b over ssh, with `cut` done to the far end after a second of
+/// sending.
+fn ssh_run_cut(h: &mut TwoHosts, cut: impl FnOnce(&TwoHosts)) -> Ran {
+    let cfg = h.start_sshd();
+    let h = &*h;
+    let cfg = cfg.to_str().unwrap().to_string();
+    std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            let o = Command::new("ip")
+                .args(["netns", "exec", &h.a, &controller(), "run"])
+                .args(["--dev", hosts::A_DATA, "--dst", &h.b_ip, "--src", &h.a_ip])
+                .args([
+                    "--dst-mac",
+                    hosts::B_MAC,
+                    "--count",
+                    "150000",
+                    "--ratep",
+                    "50000",
+                ])
+                .args([
+                    "--peer",
+                    "ssh://far",
+                    "--ssh-config",
+                    &cfg,
+                    "--peer-agent",
+                    &controller(),
+                ])
+                .args(["--peer-dev", hosts::B_DATA, "--rx-backend", "af_packet"])
+                .output()
+                .unwrap();
+            (o, Instant::now())
+        });
+        let t0 = Instant::now();
+        while common::rx_packets_in(&h.b, hosts::B_DATA).unwrap_or(0) < 10_000 {
+            assert!(t0.elapsed().as_secs() < 30, "no traffic");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        cut(h);
+        let (o, _) = run.join().unwrap();
+        Ran {
+            status: o.status,
+            stdout: common::stdout(&o),
+            stderr: common::stderr(&o),
+            hwm_kib: 0,
+            secs: t0.elapsed().as_secs_f64(),
+        }
+    })
+}
+
+#[test]
+fn a_lost_management_link_keeps_the_local_report_and_the_far_agent_goes() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut h = TwoHosts::new();
+    let r = ssh_run_cut(&mut h, |h| {
+        hosts::run(&["ip", "-n", &h.b, "link", "set", "mgt-b", "down"]);
+    });
+    eprintln!(
+        "management link down: status {:?}, {:.1} s",
+        r.status.code(),
+        r.secs
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", r.stderr);
+    assert_local_report(&r, 150_000);
+    assert!(r.stdout.contains("Peer:        missing: "), "{}", r.stdout);
+    // The agent hears nothing more: its watchdog ends it (30 s after the last request),
+    // not TCP's timeout hours later.
+    let t0 = Instant::now();
+    while !pids_in(&h.b, " agent").is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(45),
+            "the far agent outlived the lost link: {:?}",
+            pids_in(&h.b, " agent")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!(
+        "far agent gone {:.1} s after the controller",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn a_killed_sshd_keeps_the_local_report() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut h = TwoHosts::new();
+    let r = ssh_run_cut(&mut h, |h| {
+        // The session's own sshd (not the listener, which the test's TwoHosts owns).
+        for p in pids_in(&h.b, "sshd: root") {
+            hosts::run(&["kill", "-9", &p.to_string()]);
+        }
+    });
+    assert_eq!(r.status.code(), Some(1), "{}", r.stderr);
+    assert_local_report(&r, 150_000);
+    assert!(r.stdout.contains("Peer:        missing: "), "{}", r.stdout);
+    assert!(
+        last_error(&r).contains("the far end's part is missing"),
+        "{}",
+        r.stderr
+    );
 }
