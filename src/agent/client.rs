@@ -635,3 +635,46 @@ impl Drop for Peer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_lines_are_cut_and_the_rest_dropped() {
+        let mut input = b"short\n".to_vec();
+        input.extend(vec![b'x'; 100_000]);
+        input.extend(b"\nnext\nlast");
+        let mut r = BufReader::with_capacity(64, &input[..]);
+        let mut l = Vec::new();
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"short");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(true));
+        assert_eq!(l, vec![b'x'; 16]);
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"next");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"last");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+        // An endless line without a newline: cut, then the end.
+        let endless = vec![b'y'; 1 << 20];
+        let mut r = BufReader::new(&endless[..]);
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(true));
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+    }
+
+    #[test]
+    fn an_ssh_config_must_be_a_small_regular_file() {
+        let uri: PeerUri = "ssh://far".parse().unwrap();
+        let e = check_ssh_config(&uri, std::path::Path::new("/dev/null")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "peer ssh://far: --ssh-config /dev/null: not a regular file (a character device)"
+        );
+        let e = check_ssh_config(&uri, std::path::Path::new("/nonexistent/x")).unwrap_err();
+        assert!(e.to_string().contains("No such file"), "{e}");
+        let me = std::env::current_exe().unwrap();
+        let big = std::fs::metadata(&me).unwrap().len() > MAX_SSH_CONFIG;
+        assert_eq!(check_ssh_config(&uri, &me).is_err(), big);
+    }
+}

@@ -75,39 +75,35 @@ fn max_counter(v: &serde_json::Value, path: &str) -> Option<String> {
 
 /// What a receiver's report says against what is possible: no counter at 2^64 − 1, no
 /// more pktgen frames than frames, no more frames received than were sent (and duplicated
-/// on the way).
-fn check_report(r: &RxReport, sent: u64) -> Result<(), String> {
+/// on the way). Says what is impossible, if anything.
+fn impossible_report(r: &RxReport, sent: u64) -> Option<String> {
     if let Some(w) = serde_json::to_value(r)
         .ok()
         .and_then(|v| max_counter(&v, ""))
     {
-        return Err(w);
+        return Some(w);
     }
     let (f, t) = (&r.frames, &r.sink.totals);
     if f.pktgen > f.frames {
-        return Err(format!(
+        return Some(format!(
             "{} pktgen frames of {} frames in all",
             f.pktgen, f.frames
         ));
     }
     if t.received > sent.saturating_add(t.duplicates) {
-        return Err(format!(
+        return Some(format!(
             "{} frames received of {sent} sent (and {} duplicates)",
             t.received, t.duplicates
         ));
     }
-    Ok(())
+    None
 }
 
-/// Interface counters from the far end, checked: none at 2^64 − 1.
-fn check_counters(c: &IfaceCounters) -> Result<(), String> {
-    match serde_json::to_value(c)
+/// Interface counters from the far end: one at 2^64 − 1 is impossible (named, if any).
+fn impossible_counters(c: &IfaceCounters) -> Option<String> {
+    serde_json::to_value(c)
         .ok()
         .and_then(|v| max_counter(&v, ""))
-    {
-        Some(w) => Err(w),
-        None => Ok(()),
-    }
 }
 
 type Result<T, E = FarError> = std::result::Result<T, E>;
@@ -190,12 +186,14 @@ impl RemoteReceiver {
             uri: peer.uri.to_string(),
             dev: dev.to_string(),
         })?;
-        check_counters(&c).map_err(|what| FarError::Impossible {
-            uri: peer.uri.to_string(),
-            method: "counters",
-            what: format!("{dev}: {what}"),
-        })?;
-        Ok(c)
+        match impossible_counters(&c) {
+            Some(what) => Err(FarError::Impossible {
+                uri: peer.uri.to_string(),
+                method: "counters",
+                what: format!("{dev}: {what}"),
+            }),
+            None => Ok(c),
+        }
     }
 
     /// The backend the far end chose, and why (with auto).
@@ -279,11 +277,13 @@ impl RemoteReceiver {
             },
             Duration::from_secs(15),
         )?;
-        check_report(&receiver, expected).map_err(|what| FarError::Impossible {
-            uri: self.peer.uri.to_string(),
-            method: "rx.stop",
-            what,
-        })?;
+        if let Some(what) = impossible_report(&receiver, expected) {
+            return Err(FarError::Impossible {
+                uri: self.peer.uri.to_string(),
+                method: "rx.stop",
+                what,
+            });
+        }
         let after = Self::read_counters(&mut self.peer, &self.dev)?;
         let one_way = receiver.sink.latency.map(|l| {
             let c = |v: u64| clock::one_way(v as i64, &self.clock);
@@ -459,5 +459,26 @@ impl PeerSummary {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_of_2_64_minus_1_are_named_by_path() {
+        let v = json!({"a": {"b": [1, u64::MAX]}, "c": 2});
+        assert_eq!(max_counter(&v, "").as_deref(), Some("a.b[1] is 2^64-1"));
+        assert_eq!(max_counter(&json!({"a": u64::MAX - 1}), ""), None);
+        let c = IfaceCounters {
+            rx_packets: u64::MAX,
+            ..IfaceCounters::default()
+        };
+        assert_eq!(
+            impossible_counters(&c).as_deref(),
+            Some("rx_packets is 2^64-1")
+        );
+        assert_eq!(impossible_counters(&IfaceCounters::default()), None);
     }
 }

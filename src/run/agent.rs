@@ -27,10 +27,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// `--watchdog`'s default: a controller calls at least every
-/// [`crate::agent::far::KEEPALIVE`] while its far receiver runs.
-pub const WATCHDOG: &str = "30s";
-
 /// The methods, in the order docs/agent.md gives them.
 pub const METHODS: &[&str] = &[
     "hello", "clock", "counters", "rx.start", "rx.stats", "rx.stop", "shutdown",

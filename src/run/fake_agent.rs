@@ -5,6 +5,7 @@
 //! that runs `upktgen agent --fake MODE`.
 
 use super::agent::Agent;
+pub use crate::agent::fake::Mode;
 use crate::agent::proto::{self, Request, Response};
 use serde_json::{Value, json};
 use std::io::{BufReader, Write};
@@ -15,33 +16,6 @@ use std::time::Duration;
 /// How much a flood writes before it stops (so that a controller without bounds, as a
 /// test's "before", grows by this much and not without end).
 pub const FLOOD_BYTES: u64 = 256 << 20;
-
-/// What the fake far end does wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// Names itself with escape sequences (hostname, kernel) and writes them to standard
-    /// error with a forged `Result:` line.
-    Escapes,
-    /// Before answering hello, one standard-error line of FLOOD_BYTES without a newline.
-    StderrLine,
-    /// Once rx.start is answered, FLOOD_BYTES of answer lines to no request.
-    StdoutFlood,
-    /// Answers every request with another id.
-    WrongIds,
-    /// Answers with "jsonrpc":"1.0".
-    LieVersion,
-    /// The interface counters after rx.start say 2^64 − 1 frames came in.
-    LieCounters,
-    /// rx.stop's report says a million times more frames came than were sent.
-    LieReport,
-    /// Exits (status 3) 300 ms after answering rx.start, in the middle of the run.
-    ExitMidRun,
-    /// Answers everything, then takes 10 s to exit after its input ends.
-    SlowExit,
-    /// Starts a child that keeps its pipes open (`sleep 600`, its pid on standard error),
-    /// then never answers and never exits by itself.
-    ForkHang,
-}
 
 type Out = Arc<Mutex<std::io::Stdout>>;
 
