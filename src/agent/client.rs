@@ -104,11 +104,12 @@ pub enum PeerError {
         method: String,
         err: serde_json::Error,
     },
-    #[error("peer {uri}: {method}: unexpected answer: {err}")]
+    /// `why`: what did not fit (it may quote the answer: escaped, see [`escaped`]).
+    #[error("peer {uri}: {method}: unexpected answer: {why}")]
     Unexpected {
         uri: PeerUri,
         method: String,
-        err: serde_json::Error,
+        why: String,
     },
     #[error("peer {uri}: no answer to {method} within {secs} s")]
     Timeout {
@@ -117,10 +118,10 @@ pub enum PeerError {
         secs: u64,
     },
     /// `line`: the start of what came instead.
-    #[error("peer {uri}: not a JSON-RPC response ({err}): {line}")]
+    #[error("peer {uri}: not a JSON-RPC response ({why}): {line}")]
     NotJsonRpc {
         uri: PeerUri,
-        err: serde_json::Error,
+        why: String,
         line: String,
     },
     /// `version`: what the far end's line says instead of "2.0".
@@ -177,6 +178,12 @@ pub enum PeerError {
         path: PathBuf,
         why: String,
     },
+}
+
+/// A parse error of what the far end sent, fit to print: serde quotes the value it could not
+/// take, which may hold anything.
+fn escaped(e: &serde_json::Error) -> String {
+    crate::text::printable(&super::short(&e.to_string())).into_owned()
 }
 
 /// The largest --ssh-config file handed to ssh (a configuration is a few kilobytes).
@@ -408,7 +415,7 @@ impl Peer {
         peer.hello = serde_json::from_value(reply).map_err(|err| PeerError::Unexpected {
             uri: uri.clone(),
             method: "hello".into(),
-            err,
+            why: escaped(&err),
         })?;
         Ok(peer)
     }
@@ -468,7 +475,7 @@ impl Peer {
             let resp: Response =
                 serde_json::from_slice(&line).map_err(|err| PeerError::NotJsonRpc {
                     uri: self.uri.clone(),
-                    err,
+                    why: escaped(&err),
                     line: crate::text::printable(&super::short(&String::from_utf8_lossy(&line)))
                         .into_owned(),
                 })?;
@@ -511,7 +518,7 @@ impl Peer {
                 PeerError::Unexpected {
                     uri: self.uri.clone(),
                     method: method.into(),
-                    err,
+                    why: escaped(&err),
                 }
             });
         }

@@ -240,7 +240,11 @@ fn execute_with(
     if let Some(f) = &far
         && let Some(c) = &f.started().choice
     {
-        crate::errln!("upktgen: peer {}: {c}", f.peer_name());
+        crate::errln!(
+            "upktgen: peer {}: {}",
+            f.peer_name(),
+            crate::text::printable(c)
+        );
     }
     let dut0 = match lab {
         Some(l) => l.dut_sample()?,
