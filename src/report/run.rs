@@ -129,11 +129,13 @@ pub struct RunReport {
     /// reconciliation's interface counts do not apply then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_path: Option<crate::report::receive::ReceivePath>,
-    /// --peer: why the far end's part (`peer`, `rx_analysis`) is missing, when it failed
-    /// after the send. Text only: the JSON document has `peer` null, and the reason goes
-    /// to standard error (a field of its own would be a new version of the document).
+    /// Parts of the report an observer could not give (its name, why): a far end that failed
+    /// after the send. Text only for now: in the JSON document the part is null.
     #[serde(skip)]
-    pub peer_missing: Option<String>,
+    pub missing: Vec<(&'static str, String)>,
+    /// Lines from observers without a field of their own (label, text). Text only.
+    #[serde(skip)]
+    pub extra: Vec<(&'static str, String)>,
 }
 
 /// `--start-at`: the instant asked for, when each sender began, and the clock's state.
@@ -341,10 +343,10 @@ impl RunReport {
                     rc.lost.unwrap_or(0)
                 );
             }
-            _ if self.peer_missing.is_some() => {
+            _ if self.peer.is_none() && self.missing.iter().any(|(w, _)| *w == "far end") => {
                 let _ = writeln!(
                     s,
-                    "Delivered:   unknown (the far end's report is missing: see Peer below)"
+                    "Delivered:   unknown (the far end's report is missing: see Missing below)"
                 );
             }
             _ => {
@@ -433,8 +435,11 @@ impl RunReport {
         if let Some(p) = &self.peer {
             s.push_str(&p.text());
         }
-        if let Some(why) = &self.peer_missing {
-            let _ = writeln!(s, "Peer:        missing: {why}");
+        for (what, why) in &self.missing {
+            let _ = writeln!(s, "Missing:     the {what}'s part: {why}");
+        }
+        for (label, text) in &self.extra {
+            let _ = writeln!(s, "{:<13}{text}", format!("{label}:"));
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());

@@ -29,6 +29,7 @@ mod safe_io;
 mod schema;
 mod schemas;
 mod script;
+mod selftest;
 mod stack;
 mod standards;
 mod sweep;
@@ -60,6 +61,7 @@ fn main() {
         ("schema", schema::TESTS),
         ("schemas", schemas::TESTS),
         ("script", script::TESTS),
+        ("selftest", selftest::TESTS),
         ("stack", stack::TESTS),
         ("standards", standards::TESTS),
         ("sweep", sweep::TESTS),
