@@ -139,7 +139,13 @@ impl Observer for Far {
             FarEnd::Watched(w) => w.stop()?,
             FarEnd::Quiet(r) => *r,
         };
-        let far = r.finish(ended.sent)?;
+        let (far, closed) = r.finish(ended.sent)?;
+        if let Some(e) = closed {
+            // Its report came whole: the part is kept, the far end's trouble said beside it.
+            let why = format!("{e:#}");
+            crate::errln!("upktgen: warning: {why} (after its report, which is kept)");
+            parts.extra.push(("Peer exit", why));
+        }
         if let Some(p) = &progress {
             crate::agent::far::publish_report(p, &far.receiver);
         }
