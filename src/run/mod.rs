@@ -343,11 +343,11 @@ fn observers<'a>(
     let far = match far {
         Some(f) => Some(observe::Far::new(
             f,
-            Some(if shown {
+            if shown {
                 lo.interval.min(keepalive)
             } else {
                 keepalive
-            }),
+            },
             devices[0].name.clone(),
         )?),
         None => None,
@@ -355,7 +355,7 @@ fn observers<'a>(
     let receiver = lab_rx
         .as_ref()
         .map(LabReceiver::progress)
-        .or_else(|| far.as_ref().and_then(observe::Far::progress));
+        .or_else(|| far.as_ref().map(observe::Far::progress));
     if let Some(r) = lab_rx {
         list.push(Box::new(observe::LabRx(r)));
     }
