@@ -296,17 +296,7 @@ fn forward(r: impl Read, last: Arc<Mutex<String>>) {
         let line = String::from_utf8_lossy(&buf);
         let line = line.trim_end_matches(['\n', '\r']);
         // Control characters shown, not obeyed by the terminal.
-        let shown: String = line
-            .chars()
-            .map(|c| {
-                if c.is_control() && c != '\t' {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect();
-        crate::errln!("upktgen: dut-setup: {shown}");
+        crate::errln!("upktgen: dut-setup: {}", crate::text::printable(line));
         if !line.trim().is_empty()
             && let Ok(mut l) = last.lock()
         {

@@ -386,7 +386,10 @@ fn check_run_args(run: &[String]) -> Result<()> {
             .next()
             .unwrap_or("")
             .trim_start_matches("error: ");
-        bail!("run options {}: {first}", run.join(" "));
+        bail!(
+            "run options {}: {first}",
+            crate::text::printable(&run.join(" "))
+        );
     }
     Ok(())
 }
@@ -404,11 +407,20 @@ fn plan_run_args(run: &[String]) -> Result<()> {
     let mut argv = vec!["upktgen".to_string()];
     argv.extend(trial::child_args(64, &probe, run));
     use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(&argv)
-        .map_err(|e| anyhow!("run options {}: {}", run.join(" "), resume::first_line(&e)))?;
+    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+        anyhow!(
+            "run options {}: {}",
+            crate::text::printable(&run.join(" ")),
+            resume::first_line(&e)
+        )
+    })?;
     if let Some(crate::cli::Cmd::Run(a)) = &cli.cmd {
-        crate::run::plan::RunPlan::from_args(a)
-            .map_err(|e| anyhow!("run options {}: {e:#}", run.join(" ")))?;
+        crate::run::plan::RunPlan::from_args(a).map_err(|e| {
+            anyhow!(
+                "run options {}: {e:#}",
+                crate::text::printable(&run.join(" "))
+            )
+        })?;
     }
     Ok(())
 }
@@ -782,7 +794,8 @@ pub struct SearchesFailed {
 
 fn failed_searches(run: &NdrRun) -> Option<SearchesFailed> {
     let failed: Vec<&SizeResult> = run.sizes.iter().filter(|s| s.failed.is_some()).collect();
-    let first = failed.first()?.failed.clone().unwrap_or_default();
+    let first =
+        crate::text::printable(failed.first()?.failed.as_deref().unwrap_or_default()).into_owned();
     Some(SearchesFailed {
         failed: failed.iter().map(|s| s.size).collect(),
         of: run.sizes.len(),
@@ -845,7 +858,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
                 None => None,
                 Some((o, f, s)) => {
                     if let Some(e) = &o.error {
-                        crate::errln!("[ndr]   failed: {e}");
+                        crate::errln!("[ndr]   failed: {}", crate::text::printable(e));
                     } else {
                         crate::errln!(
                             "[ndr]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",

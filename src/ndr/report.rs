@@ -208,7 +208,8 @@ pub fn table(run: &NdrRun) -> String {
             ));
         }
         if let Some(e) = &r.failed {
-            notes.push(format!("the search failed: {e}"));
+            // A resumed file's error texts are its own: shown, not obeyed by the terminal.
+            notes.push(format!("the search failed: {}", crate::text::printable(e)));
         }
         for n in notes {
             let _ = writeln!(s, "  {} (round {}): {n}", r.size, r.round);

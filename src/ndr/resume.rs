@@ -45,7 +45,7 @@ impl Given {
         }
         self.values
             .iter()
-            .map(|v| format!("{} {v:?}", self.long))
+            .map(|v| format!("{} \"{}\"", self.long, crate::text::printable(v)))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -217,7 +217,7 @@ mod tests {
         let e = check_run_options(p, &v(&["--dut-setup", "\x1b[2Jx"]), &[])
             .unwrap_err()
             .to_string();
-        assert!(!e.contains('\x1b') && e.contains("\\u{1b}"), "{e}");
+        assert!(!e.contains('\x1b') && e.contains("\\x1b[2Jx"), "{e}");
     }
 
     #[test]
