@@ -27,7 +27,12 @@ rate adds the 20 bytes of preamble and inter-frame gap each frame takes on the w
 
 Every trial is appended to the results file (JSON lines: a header, then one line per trial) as \
 it ends; `--resume FILE` continues an interrupted search from it with the file's own settings \
-(the trials it holds are not run again). Ctrl-C stops the running trial, prints what was found \
+(the trials it holds are not run again). A results file is data: the run options it holds that \
+run a command, name a program or a file, or choose this host's interfaces (--dut-setup, \
+--dut-setup-file, --peer, --peer-agent, --ssh-config, --replay, --dev, --rx-dev, \
+--metrics-listen) are used only when given again after `--`, exactly as recorded; other options \
+given beside --resume must be the file's. A search that failed (its trials gave no report) \
+ends with status 1 after the table. Ctrl-C stops the running trial, prints what was found \
 so far and exits with status 130. `upktgen compare A.jsonl B.jsonl` compares two results: the \
 change in NDR per frame size. See docs/ndr.md.";
 
@@ -82,7 +87,8 @@ pub struct NdrArgs {
     /// upktgen-ndr-<time>.jsonl here].
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub results: Option<PathBuf>,
-    /// Continue the search recorded in FILE (appending to it).
+    /// Continue the search recorded in FILE (appending to it); its commands, programs, files
+    /// and interfaces must be given again after `--` (see below).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Print the result as one JSON document.
