@@ -415,13 +415,17 @@ fn a_sweep_value_is_one_word_and_dry_run_quotes_what_it_prints() {
     // What --dry-run prints is words a shell reads back.
     std::fs::write(
         &f,
-        "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[[dimension]]\nname = \"dev\"\nvalues = [\"x;y\"]\n",
+        // With the destination --dev needs, so that the plan accepts the point.
+        "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[base]\ndst = \"10.99.0.2\"\n\
+         dst_mac = \"02:00:00:99:00:02\"\n[[dimension]]\nname = \"dev\"\nvalues = [\"x;y\"]\n",
     )
     .unwrap();
     let o = upktgen(&["sweep", s(&f), "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("upktgen run '--dev=x;y' --json --no-live"),
+        stdout(&o).contains(
+            "upktgen run --dst=10.99.0.2 --dst-mac=02:00:00:99:00:02 '--dev=x;y' --json --no-live"
+        ),
         "{}",
         stdout(&o)
     );
