@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 pub const MANIFEST: &str = ".upktgen-manifest";
 
 /// The manifest's first line.
-const HEADER: &str = "# upktgen: the files it wrote in this directory (it replaces or removes only these)";
+const HEADER: &str =
+    "# upktgen: the files it wrote in this directory (it replaces or removes only these)";
 
 /// Entries named in a refusal at most.
 const SHOWN: usize = 3;
@@ -267,7 +268,10 @@ mod tests {
             e.contains("notes.txt exists and upktgen's manifest does not list it"),
             "{e}"
         );
-        assert_eq!(std::fs::read_to_string(d.join("notes.txt")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+            "mine"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -280,7 +284,9 @@ mod tests {
         }
         let e = SessionDir::open(&d, "--out", &[]).unwrap_err().to_string();
         assert!(
-            e.contains("not empty (index.html, thesis.tex, y and 1 more) and without upktgen's manifest"),
+            e.contains(
+                "not empty (index.html, thesis.tex, y and 1 more) and without upktgen's manifest"
+            ),
             "{e}"
         );
         assert_eq!(names(&d), ["index.html", "thesis.tex", "y", "z"]);
@@ -308,7 +314,10 @@ mod tests {
         std::fs::write(outside.join("precious"), "p").unwrap();
         std::fs::write(d.join(MANIFEST), "# x\n../evil-outside/precious\n").unwrap();
         let e = SessionDir::open(&d, "--out", &[]).unwrap_err().to_string();
-        assert!(e.contains("line 2: `../evil-outside/precious` is not a file name"), "{e}");
+        assert!(
+            e.contains("line 2: `../evil-outside/precious` is not a file name"),
+            "{e}"
+        );
         // A listed name that is now a link (or a directory) is left alone.
         std::fs::write(d.join(MANIFEST), "# x\nl\nsub\n").unwrap();
         std::os::unix::fs::symlink(outside.join("precious"), d.join("l")).unwrap();
@@ -316,7 +325,10 @@ mod tests {
         let s = SessionDir::open(&d, "--out", &[]).unwrap();
         assert_eq!(s.finish().unwrap(), Vec::<String>::new());
         assert_eq!(names(&d), [MANIFEST, "l", "sub"]);
-        assert_eq!(std::fs::read_to_string(outside.join("precious")).unwrap(), "p");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("precious")).unwrap(),
+            "p"
+        );
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::remove_dir_all(&outside).unwrap();
     }

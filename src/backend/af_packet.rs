@@ -127,7 +127,9 @@ impl SendRoom {
 
     /// `n` more frames handed over.
     pub fn charge(&mut self, n: u64) {
-        self.charged = self.charged.saturating_add(n.saturating_mul(self.per_frame));
+        self.charged = self
+            .charged
+            .saturating_add(n.saturating_mul(self.per_frame));
     }
 
     /// The charge as the kernel reports it now (SIOCOUTQ).

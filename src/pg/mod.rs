@@ -235,6 +235,12 @@ pub struct DevConfig {
     pub flags: u32,
     /// The kernel's `debug` knob (accepted, no effect).
     pub debug: u32,
+    /// The device is a loopback device (ARPHRD_LOOPBACK, as `lo`), which the kernel's
+    /// `add_device` accepts beside Ethernet devices. As in the kernel it cannot send one
+    /// buffer several times (it lacks IFF_TX_SKB_SHARING: `clone_skb` above 0 and `burst`
+    /// above 1 are refused), and its frames come back into this host, so a start needs no
+    /// destination MAC or address (the kernel's 00:00:00:00:00:00 and 0.0.0.0 are sent).
+    pub loopback: bool,
     /// Settings accepted for compatibility that do nothing here, noted once each.
     pub notes: Vec<String>,
 }
@@ -300,6 +306,13 @@ pub enum CommandError {
     MplsNotHex(String),
     #[error("mpls: at most {MAX_MPLS_LABELS} labels")]
     MplsTooMany,
+    /// What a loopback device cannot do (the kernel's EOPNOTSUPP: no IFF_TX_SKB_SHARING).
+    #[error(
+        "{name}: {dev} is a loopback device, which cannot send one buffer several times (the kernel answers EOPNOTSUPP)"
+    )]
+    NoSkbSharing { name: &'static str, dev: String },
+    #[error("node {n}: node not possible (this machine's possible NUMA nodes: {possible})")]
+    NodeNotPossible { n: u64, possible: String },
     /// A setting refused as such (a combination, a feature upktgen does not have): why.
     #[error("{0}")]
     Refused(&'static str),
@@ -322,6 +335,47 @@ pub enum StartError {
         min: std::net::Ipv4Addr,
         max: std::net::Ipv4Addr,
     },
+}
+
+/// Splits a command of pktgen's control language into its name and the rest, as the kernel
+/// reads a write to a device's or a thread's file: blanks, quotes and `=` before the name,
+/// the name up to the next of them, then the same separators skipped (so `name=value`,
+/// `name = value` and `name value` are the same command). The rest keeps its inner blanks.
+pub fn split_command(line: &str) -> (&str, &str) {
+    let is_sep = |c: char| matches!(c, '"' | '\n' | '\r' | '\t' | ' ' | '=');
+    let line = line.trim_start_matches(is_sep);
+    let name_end = line.find(is_sep).unwrap_or(line.len());
+    let (name, rest) = line.split_at(name_end);
+    (
+        name,
+        rest.trim_start_matches(is_sep).trim_end_matches(is_sep),
+    )
+}
+
+/// Whether NUMA node `n` is in `list`, the kernel's list format (`0-3,6`) as
+/// /sys/devices/system/node/possible gives it.
+pub fn node_in_list(list: &str, n: u64) -> bool {
+    list.trim()
+        .split(',')
+        .any(|part| match part.split_once('-') {
+            Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Ok(a), Ok(b)) => (a..=b).contains(&n),
+                _ => false,
+            },
+            None => part.parse::<u64>() == Ok(n),
+        })
+}
+
+/// The NUMA nodes this machine may have (/sys/devices/system/node/possible, read once); a
+/// kernel without NUMA has node 0 only.
+fn possible_nodes() -> &'static str {
+    static NODES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NODES.get_or_init(|| {
+        std::fs::read_to_string("/sys/devices/system/node/possible")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .map_or_else(|| "0".to_string(), |s| s.trim().to_string())
+    })
 }
 
 /// Parses an unsigned decimal number, naming the parameter when it is not one.
@@ -432,6 +486,7 @@ impl DevConfig {
             xmit_mode: None,
             flags: Flag::Shared.bit(),
             debug: 0,
+            loopback: false,
             notes: Vec::new(),
         }
     }
@@ -460,13 +515,10 @@ impl DevConfig {
     }
 
     /// Applies one command line of pktgen's device language (`name value...`); the name and
-    /// value may be separated by spaces, tabs, `=` or quotes as the kernel allows.
+    /// value may be separated by spaces, tabs, `=` or quotes as the kernel allows
+    /// (`min_pkt_size 100`, `min_pkt_size=100`, `min_pkt_size = 100`).
     pub fn command(&mut self, line: &str) -> Answer {
-        let is_sep = |c: char| matches!(c, '"' | '\n' | '\r' | '\t' | ' ' | '=');
-        let line = line.trim_start_matches(is_sep);
-        let name_end = line.find(is_sep).unwrap_or(line.len());
-        let (name, rest) = line.split_at(name_end);
-        let rest = rest.trim_start_matches(is_sep).trim_end_matches(is_sep);
+        let (name, rest) = split_command(line);
         if name.is_empty() {
             return Err(CommandError::Empty);
         }
@@ -509,7 +561,9 @@ impl DevConfig {
                 Ok(format!("OK: debug={}", self.debug))
             }
             "frags" => {
-                self.frags = num_max(name, w()?, 17)? as u32;
+                // Any count, as the kernel takes it (it uses at most MAX_SKB_FRAGS when it
+                // builds a frame); frames are linear here whatever it says.
+                self.frags = num_max(name, w()?, u64::from(u32::MAX))? as u32;
                 self.note(
                     "frags",
                     "upktgen hands every frame over as one linear buffer (AF_PACKET copies it into a linear skb), so the Result line shows 0frags",
@@ -556,6 +610,12 @@ impl DevConfig {
             }
             "clone_skb" => {
                 let n = num_max(name, w()?, u64::from(u32::MAX))? as u32;
+                if n > 0 && self.loopback {
+                    return Err(CommandError::NoSkbSharing {
+                        name: "clone_skb",
+                        dev: self.device().to_string(),
+                    });
+                }
                 if n > 0 && !self.imix.is_empty() {
                     return Err(CommandError::Refused("clone_skb: not with imix_weights"));
                 }
@@ -591,6 +651,12 @@ impl DevConfig {
             }
             "burst" => {
                 let n = num_max(name, w()?, 1 << 16)? as u32;
+                if n > 1 && self.loopback && self.xmit_mode != Some(XmitMode::NetifReceive) {
+                    return Err(CommandError::NoSkbSharing {
+                        name: "burst",
+                        dev: self.device().to_string(),
+                    });
+                }
                 if n > 1 && !self.has(Flag::Shared) {
                     return Err(CommandError::Refused("burst: needs the SHARED flag"));
                 }
@@ -598,7 +664,15 @@ impl DevConfig {
                 Ok(format!("OK: burst={}", self.burst))
             }
             "node" => {
-                let n = num_max(name, w()?, 1023)? as i32;
+                let n = num_max(name, w()?, 1023)?;
+                // As the kernel: a node this machine cannot have is refused.
+                if !node_in_list(possible_nodes(), n) {
+                    return Err(CommandError::NodeNotPossible {
+                        n,
+                        possible: possible_nodes().to_string(),
+                    });
+                }
+                let n = n as i32;
                 self.node = n;
                 self.note(
                     "node",

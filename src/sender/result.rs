@@ -45,8 +45,14 @@ impl PktgenResult {
     pub fn add_up(all: &[PktgenResult], elapsed_ns: u64) -> PktgenResult {
         let n = (all.len() as u64).max(1);
         let sent: u64 = all.iter().map(|r| r.sent).sum();
-        let lo = all.iter().map(|r| r.size_range.map_or(r.pkt_size, |(l, _)| l)).min();
-        let hi = all.iter().map(|r| r.size_range.map_or(r.pkt_size, |(_, h)| h)).max();
+        let lo = all
+            .iter()
+            .map(|r| r.size_range.map_or(r.pkt_size, |(l, _)| l))
+            .min();
+        let hi = all
+            .iter()
+            .map(|r| r.size_range.map_or(r.pkt_size, |(_, h)| h))
+            .max();
         let size_range = lo.zip(hi).filter(|(l, h)| l != h);
         let varied = size_range.is_some() || all.iter().any(|r| r.imix_bytes.is_some());
         let imix_bytes = varied.then(|| all.iter().map(PktgenResult::bytes).sum::<u64>());
@@ -312,7 +318,10 @@ mod tests {
         assert_eq!(again.imix_bytes, Some(560_000 + 90_000));
         // The same size everywhere: the line and the arithmetic are pktgen's.
         let same = PktgenResult::add_up(&[part(1000, 60), part(500, 60)], 4_915_000);
-        assert_eq!((same.size_range, same.imix_bytes, same.pkt_size), (None, None, 60));
+        assert_eq!(
+            (same.size_range, same.imix_bytes, same.pkt_size),
+            (None, None, 60)
+        );
         assert!(same.lines().contains(", 1500 (60byte,0frags)"));
     }
 

@@ -921,7 +921,8 @@ mod tests {
     fn a_sweep_with_fewer_plots_leaves_none_of_the_last_ones_and_none_of_the_users() {
         let f = sweep();
         let d = tmp_dir("stale");
-        let (first, removed) = write_dir(SessionDir::open(&d, "--out", &[]).unwrap(), &f, true).unwrap();
+        let (first, removed) =
+            write_dir(SessionDir::open(&d, "--out", &[]).unwrap(), &f, true).unwrap();
         assert!(removed.is_empty());
         assert!(first.iter().any(|n| n.ends_with(".svg")), "{first:?}");
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
@@ -939,14 +940,20 @@ mod tests {
         for n in &gone {
             assert!(!d.join(n).exists(), "{n}");
         }
-        assert_eq!(std::fs::read_to_string(d.join("notes.txt")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+            "mine"
+        );
         std::fs::remove_dir_all(&d).unwrap();
         // A directory of someone else's files is refused before anything is run or written.
         let d = tmp_dir("theirs");
         std::fs::write(d.join("index.html"), "their page").unwrap();
         let e = SessionDir::open(&d, "--out", &[]).unwrap_err().to_string();
         assert!(e.contains("not empty (index.html)"), "{e}");
-        assert_eq!(std::fs::read_to_string(d.join("index.html")).unwrap(), "their page");
+        assert_eq!(
+            std::fs::read_to_string(d.join("index.html")).unwrap(),
+            "their page"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
