@@ -343,6 +343,12 @@ impl RunReport {
                     rc.lost.unwrap_or(0)
                 );
             }
+            _ if self.peer.is_none() && self.missing.iter().any(|(w, _)| *w == "far end") => {
+                let _ = writeln!(
+                    s,
+                    "Delivered:   unknown (the far end's report is missing: see Missing below)"
+                );
+            }
             _ => {
                 let _ = writeln!(
                     s,

@@ -5,6 +5,8 @@
 
 pub mod agent;
 pub(crate) mod device;
+#[doc(hidden)]
+pub mod fake_agent;
 mod observe;
 pub(crate) mod pcap;
 pub(crate) mod plan;
@@ -308,7 +310,11 @@ fn observers<'a>(
     if let Some(f) = &far
         && let Some(c) = &f.started().choice
     {
-        crate::errln!("upktgen: peer {}: {c}", f.peer_name());
+        crate::errln!(
+            "upktgen: peer {}: {}",
+            f.peer_name(),
+            crate::text::printable(c)
+        );
     }
     let mut list: Vec<Box<dyn session::Observer + 'a>> = vec![Box::new(observe::Interfaces::open(
         site.ns.as_deref(),
@@ -325,14 +331,21 @@ fn observers<'a>(
         )?),
         _ => None,
     };
-    // The far receiver's totals, read each interval, when live lines or metrics show them.
+    // The far receiver's totals, read each interval when live lines or metrics show them,
+    // and every KEEPALIVE at least, shown or not: the far agent's watchdog ends a session
+    // that hears nothing (a lost management link) instead of receiving for hours.
     let lo = &plan.live;
     let shown = metrics.is_some()
         || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
+    let keepalive = crate::agent::far::KEEPALIVE;
     let far = match far {
         Some(f) => Some(observe::Far::new(
             f,
-            shown.then_some(lo.interval),
+            if shown {
+                lo.interval.min(keepalive)
+            } else {
+                keepalive
+            },
             devices[0].name.clone(),
         )?),
         None => None,
@@ -340,7 +353,7 @@ fn observers<'a>(
     let receiver = lab_rx
         .as_ref()
         .map(LabReceiver::progress)
-        .or_else(|| far.as_ref().and_then(observe::Far::progress));
+        .or_else(|| far.as_ref().map(observe::Far::progress));
     if let Some(r) = lab_rx {
         list.push(Box::new(observe::LabRx(r)));
     }

@@ -95,37 +95,25 @@ impl Observer for LabRx {
 /// (the receiver's account, the far interface, the peer line) replaces the lab's; when the
 /// far end fails after the send, only its part is missing.
 pub(crate) struct Far {
-    far: FarEnd,
+    /// Read every interval (the live lines, the metrics, and the far agent's watchdog,
+    /// which ends a session that hears nothing).
+    watch: FarWatch,
     /// The sending device's name, for the path the analysis names.
     tx_name: String,
 }
 
-enum FarEnd {
-    /// Its totals read every interval (for the live lines and the metrics).
-    Watched(FarWatch),
-    Quiet(Box<RemoteReceiver>),
-}
-
 impl Far {
-    /// `watch`: read its totals at this interval while the senders run.
-    pub fn new(
-        r: RemoteReceiver,
-        watch: Option<std::time::Duration>,
-        tx_name: String,
-    ) -> Result<Far> {
-        let far = match watch {
-            Some(i) => FarEnd::Watched(r.watch(i)?),
-            None => FarEnd::Quiet(Box::new(r)),
-        };
-        Ok(Far { far, tx_name })
+    /// Reads the far receiver's totals every `interval` while the senders run.
+    pub fn new(r: RemoteReceiver, interval: std::time::Duration, tx_name: String) -> Result<Far> {
+        Ok(Far {
+            watch: r.watch(interval)?,
+            tx_name,
+        })
     }
 
-    /// Its totals as they are read, when watched.
-    pub fn progress(&self) -> Option<std::sync::Arc<crate::rx::RxProgress>> {
-        match &self.far {
-            FarEnd::Watched(w) => Some(w.progress()),
-            FarEnd::Quiet(_) => None,
-        }
+    /// Its totals as they are read.
+    pub fn progress(&self) -> std::sync::Arc<crate::rx::RxProgress> {
+        self.watch.progress()
     }
 }
 
@@ -135,14 +123,14 @@ impl Observer for Far {
     }
     fn finish(self: Box<Self>, ended: &Ended, parts: &mut Parts) -> Result<()> {
         let progress = self.progress();
-        let r = match self.far {
-            FarEnd::Watched(w) => w.stop()?,
-            FarEnd::Quiet(r) => *r,
-        };
-        let far = r.finish(ended.sent)?;
-        if let Some(p) = &progress {
-            crate::agent::far::publish_report(p, &far.receiver);
+        let (far, closed) = self.watch.stop()?.finish(ended.sent)?;
+        if let Some(e) = closed {
+            // Its report came whole: the part is kept, the far end's trouble said beside it.
+            let why = format!("{e:#}");
+            crate::errln!("upktgen: warning: {why} (after its report, which is kept)");
+            parts.extra.push(("Peer exit", why));
         }
+        crate::agent::far::publish_report(&progress, &far.receiver);
         parts.rx_analysis = Some(
             RxAnalysis::new(
                 ended.sent,

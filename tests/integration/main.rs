@@ -9,6 +9,7 @@ mod agent;
 mod ansible;
 mod cli;
 mod dut;
+mod far_hostile;
 mod fleet;
 mod layers;
 mod live;
@@ -41,6 +42,7 @@ fn main() {
         ("ansible", ansible::TESTS),
         ("cli", cli::TESTS),
         ("dut", dut::TESTS),
+        ("far_hostile", far_hostile::TESTS),
         ("fleet", fleet::TESTS),
         ("layers", layers::TESTS),
         ("live", live::TESTS),
