@@ -21,6 +21,7 @@ mod output;
 mod params;
 mod pcap;
 mod peer;
+mod refused;
 mod rings;
 mod run;
 mod rx;
@@ -53,6 +54,7 @@ fn main() {
         ("params", params::TESTS),
         ("pcap", pcap::TESTS),
         ("peer", peer::TESTS),
+        ("refused", refused::TESTS),
         ("rings", rings::TESTS),
         ("run", run::TESTS),
         ("rx", rx::TESTS),
