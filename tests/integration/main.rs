@@ -21,6 +21,7 @@ mod output;
 mod params;
 mod pcap;
 mod peer;
+mod refused;
 mod resume;
 mod rings;
 mod run;
@@ -54,6 +55,7 @@ fn main() {
         ("params", params::TESTS),
         ("pcap", pcap::TESTS),
         ("peer", peer::TESTS),
+        ("refused", refused::TESTS),
         ("resume", resume::TESTS),
         ("rings", rings::TESTS),
         ("run", run::TESTS),
