@@ -983,7 +983,9 @@ mod tests {
 
     #[test]
     fn a_results_files_header_is_checked_as_the_command_line_is() {
-        read_results(&results_file("ok", &hostile_header(), &[])).unwrap();
+        let p = results_file("ok", &hostile_header(), &[]);
+        read_results(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
         for (path, value, want) in [
             (
                 "/sizes",
@@ -1045,6 +1047,7 @@ mod tests {
             *h.pointer_mut(path).unwrap() = value;
             let p = results_file("bad", &h, &[]);
             let e = read_results(&p).unwrap_err().to_string();
+            std::fs::remove_file(&p).unwrap();
             assert!(
                 e.contains("the header holds what ndr refuses on its command line")
                     && e.contains(want),
@@ -1060,12 +1063,9 @@ mod tests {
             "obs": {"requested": 1000.0, "duration_s": 0.25, "achieved": 1000.0, "sent": 250,
                     "dut_lost": 0, "receiver_lost": 0, "sender_lost": 0, "error": null},
             "figures": Figures::default(), "seconds": 1.5});
-        let (_, trials) = read_results(&results_file(
-            "rec",
-            &hostile_header(),
-            std::slice::from_ref(&t),
-        ))
-        .unwrap();
+        let p = results_file("rec", &hostile_header(), std::slice::from_ref(&t));
+        let (_, trials) = read_results(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
         assert_eq!(trials.len(), 1);
         for (path, value, want) in [
             (
@@ -1082,9 +1082,9 @@ mod tests {
         ] {
             let mut t = t.clone();
             *t.pointer_mut(path).unwrap() = value;
-            let e = read_results(&results_file("rec-bad", &hostile_header(), &[t]))
-                .unwrap_err()
-                .to_string();
+            let p = results_file("rec-bad", &hostile_header(), &[t]);
+            let e = read_results(&p).unwrap_err().to_string();
+            std::fs::remove_file(&p).unwrap();
             assert!(
                 e.contains(":2: not a trial ndr could have recorded") && e.contains(want),
                 "{path}: {e}"
