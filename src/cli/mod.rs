@@ -70,7 +70,7 @@ pub enum Cmd {
     /// `upktgen ndr` results files: the change in NDR per frame size).
     Compare(CompareArgs),
     /// Merge the JSON reports of several hosts' runs and receivers into one: per-host and
-    /// total Result lines, the start skew, the reconciliation (docs: README, "Fleets").
+    /// total Result lines, the start skew, the reconciliation (docs/fleet.md).
     Merge(crate::merge::MergeArgs),
     /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
     /// search over real runs), with latency (docs/ndr.md).

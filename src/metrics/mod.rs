@@ -41,7 +41,7 @@
 //!
 //! # Families
 //!
-//! See [`FAMILIES`] (and the README): per sending thread (final), per interface (live),
+//! See [`FAMILIES`] (and docs/live.md): per sending thread (final), per interface (live),
 //! the receiver's frames and bytes (live), per flow (live, about every 250 ms; at most [`MAX_FLOW_LABELS`]
 //! flows are labelled, the others summed under `flow="other"`), CPU busy ratio (live), the
 //! run state (one gauge per state, 1 for the current one) and build info.
@@ -108,7 +108,7 @@ impl Format {
 /// The content type of `GET /metrics` (OpenMetrics).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// The families' names as exposed (a test holds the registry and the README to this list).
+/// The families' names as exposed (a test holds the registry and docs/live.md to this list).
 pub const FAMILIES: &[&str] = &[
     "upktgen_thread_sent_packets",
     "upktgen_thread_sent_bytes",

@@ -1,0 +1,269 @@
+//! The standards the CI enforces, checked where the compiler cannot: `unsafe` stays in
+//! src/sys (the crate root denies it elsewhere), .ci/run runs fmt and clippy, and library
+//! errors are typed (no `Result<_, String>`, no `anyhow` below the edges).
+
+use std::path::Path;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn unsafe_code_is_denied_outside_sys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("\n#![deny(unsafe_code)]\n"),
+        "src/lib.rs must deny unsafe code"
+    );
+    let allows: Vec<&str> = lib
+        .lines()
+        .filter(|l| l.contains("allow(unsafe_code)"))
+        .collect();
+    assert_eq!(allows, ["#[allow(unsafe_code)]"], "one allow, for sys");
+    assert!(
+        lib.contains("#[allow(unsafe_code)]\npub mod sys;\n"),
+        "the allow is sys's"
+    );
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("#![deny(unsafe_code)]"),
+        "src/main.rs must deny unsafe code"
+    );
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for f in files {
+        // The one allow (checked above) and the module that uses it.
+        if f.starts_with(root.join("src/sys")) || f == root.join("src/lib.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, l) in text.lines().enumerate() {
+            let code = l.split("//").next().unwrap_or("");
+            assert!(
+                !code.contains("unsafe ")
+                    && !code.contains("unsafe(")
+                    && !code.contains("allow(unsafe_code"),
+                "{}:{}: unsafe outside src/sys: {l}",
+                f.display(),
+                i + 1
+            );
+        }
+    }
+}
+
+fn ci_runs_fmt_and_clippy() {
+    let ci =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
+    assert!(ci.contains("\ncargo fmt --all --check\n"), "{ci}");
+    assert!(
+        ci.contains("\ncargo clippy --workspace --all-targets -- -D warnings\n"),
+        "{ci}"
+    );
+    // The README's test command, which installs what the tests need.
+    assert!(ci.ends_with("\ncargo xtask test\n"), "{ci}");
+}
+
+/// The integration tests run on a harness of their own (harness.rs): a `#[test]` function
+/// there would be compiled out without a word, so none may be written.
+fn integration_tests_are_listed_not_attributed() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration"),
+        &mut files,
+    );
+    assert!(files.len() > 20, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, l) in text.lines().enumerate() {
+            assert!(
+                l.trim() != "#[test]",
+                "{}:{}: #[test] is not run here: list the function in the module's TESTS",
+                f.display(),
+                i + 1
+            );
+        }
+    }
+}
+
+/// What `find` finds in each of `files` not in `allowed` (paths from the crate root), as
+/// `path:line: text`.
+fn findings(
+    files: &[std::path::PathBuf],
+    allowed: &[&str],
+    find: fn(&str) -> Vec<(usize, String)>,
+) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if allowed.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        out.extend(
+            find(&text)
+                .into_iter()
+                .map(|(n, l)| format!("{rel}:{n}: {l}")),
+        );
+    }
+    out
+}
+
+/// Every `Result<_, String>` type written in `text` (comments skipped): (line number, line).
+fn string_results(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let code = l.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("Result<") {
+            let args = &rest[at + "Result<".len()..];
+            // The arguments up to the matching '>', split at top-level commas.
+            let (mut depth, mut last_comma, mut end) = (0i32, None, None);
+            for (j, c) in args.char_indices() {
+                match c {
+                    '<' | '(' | '[' => depth += 1,
+                    ')' | ']' => depth -= 1,
+                    '>' if depth == 0 => {
+                        end = Some(j);
+                        break;
+                    }
+                    '>' => depth -= 1,
+                    ',' if depth == 0 => last_comma = Some(j),
+                    _ => {}
+                }
+            }
+            if let (Some(c), Some(e)) = (last_comma, end)
+                && args[c + 1..e].trim() == "String"
+            {
+                out.push((i + 1, l.trim().to_string()));
+            }
+            rest = &args[end.unwrap_or(args.len())..];
+        }
+    }
+    out
+}
+
+fn the_string_result_finder_finds_them() {
+    let text = "fn a() -> Result<u8, String> {}\n\
+                fn b() -> std::result::Result<Vec<(u8, u16)>, String> {}\n\
+                type C = Result<String, Error>;\n\
+                // fn d() -> Result<(), String>\n\
+                fn e(x: Result<(), String>, y: Result<u8, io::Error>) {}\n";
+    let found: Vec<usize> = string_results(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(found, [1, 2, 5]);
+}
+
+fn library_errors_are_typed_not_strings() {
+    // Errors are typed values (an error enum per module); no file answers with a String.
+    let allowed: [&str; 0] = [];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let bad = findings(&files, &allowed, string_results);
+    assert!(
+        bad.is_empty(),
+        "Result<_, String> outside the allow-list: {bad:#?}"
+    );
+}
+
+/// Every line of `text` whose code (comments skipped) names `anyhow`: (line number, line).
+fn anyhow_uses(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.split("//").next().unwrap_or("").contains("anyhow"))
+        .map(|(i, l)| (i + 1, l.trim().to_string()))
+        .collect()
+}
+
+fn the_anyhow_finder_finds_them() {
+    let text = "use anyhow::{Context, Result};\n\
+                // anyhow in a comment\n\
+                /// docs that name anyhow::Error\n\
+                fn a() -> anyhow::Result<()> { Ok(()) }\n\
+                let x = 1; // anyhow after the code\n\
+                fn b() -> Result<(), Error> { anyhow::bail!(\"no\") }\n\
+                fn c() -> Result<(), Error> {}\n";
+    let found: Vec<usize> = anyhow_uses(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(found, [1, 4, 6]);
+}
+
+fn library_layers_do_not_use_anyhow() {
+    // Typed errors in the library layers, `anyhow` at the edges (main, cli, run, ndr,
+    // sweep, script, merge, manual, schema): a library error is a value its caller can
+    // match, and its message names the file, interface or option.
+    let layers = [
+        "src/backend",
+        "src/sample",
+        "src/lab",
+        "src/rx",
+        "src/stream",
+        "src/sim",
+        "src/outfile.rs",
+        "src/input.rs",
+        "src/out.rs",
+        "src/caps.rs",
+        "src/metrics",
+        "src/http",
+        "src/live.rs",
+        "src/agent/far.rs",
+        "src/exit.rs",
+    ];
+    // Library files that may still use it, each with its reason (none today).
+    let allowed: [&str; 0] = [];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for l in layers {
+        let p = root.join(l);
+        assert!(p.exists(), "{l}: no such file or folder (update the list)");
+        if p.is_dir() {
+            rust_files(&p, &mut files);
+        } else {
+            files.push(p);
+        }
+    }
+    let bad = findings(&files, &allowed, anyhow_uses);
+    assert!(
+        bad.is_empty(),
+        "anyhow in a library layer (give it a typed error): {bad:#?}"
+    );
+}
+
+fn unit_tests_sit_in_their_module_or_its_tests_rs() {
+    // README's layout: `mod tests { ... }` in the module, or the module's own tests.rs
+    // (or NAME_tests.rs) in its folder; never a test file reached through #[path].
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !text.contains("#[path"),
+            "{}: a module reached through #[path]",
+            f.display()
+        );
+        assert!(
+            name == "tests.rs" || name.ends_with("_tests.rs") || !name.contains("test"),
+            "{}: a test file is named tests.rs (or NAME_tests.rs beside it)",
+            f.display()
+        );
+    }
+}
+
+pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
+    unsafe_code_is_denied_outside_sys,
+    ci_runs_fmt_and_clippy,
+    integration_tests_are_listed_not_attributed,
+    the_string_result_finder_finds_them,
+    library_errors_are_typed_not_strings,
+    the_anyhow_finder_finds_them,
+    library_layers_do_not_use_anyhow,
+    unit_tests_sit_in_their_module_or_its_tests_rs,
+];
