@@ -452,10 +452,24 @@ fn pipeline_without_reading(addr: SocketAddr, stop: Arc<std::sync::atomic::Atomi
     }
 }
 
+/// Drops its endpoint on a thread of its own, so that a failed assertion fails the test
+/// even when the drop would hang.
+struct DropAside(Option<Endpoint>);
+
+impl Drop for DropAside {
+    fn drop(&mut self) {
+        if let Some(e) = self.0.take() {
+            std::thread::spawn(move || drop(e));
+        }
+    }
+}
+
 #[test]
 fn hostile_clients_do_not_stall_scrapes_nor_the_endpoints_end() {
-    let e = Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::ZERO).unwrap();
-    let addr = e.addr();
+    let mut e = DropAside(Some(
+        Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::ZERO).unwrap(),
+    ));
+    let addr = e.0.as_ref().unwrap().addr();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hog = {
         let stop = Arc::clone(&stop);
@@ -465,6 +479,9 @@ fn hostile_clients_do_not_stall_scrapes_nor_the_endpoints_end() {
     let mut endless = TcpStream::connect(addr).unwrap();
     endless
         .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    endless
+        .set_write_timeout(Some(Duration::from_secs(2)))
         .unwrap();
     endless
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Endless: ")
@@ -495,6 +512,7 @@ fn hostile_clients_do_not_stall_scrapes_nor_the_endpoints_end() {
     // The drop ends the endpoint with the hog still attached (watched from another thread,
     // so that a hang is a failure, not a hung test).
     let (done_tx, done) = std::sync::mpsc::channel();
+    let e = e.0.take();
     std::thread::spawn(move || {
         drop(e);
         let _ = done_tx.send(());
