@@ -90,8 +90,12 @@ def hostile(mode, stop):
                         s.sendall(chunk)
                     except socket.timeout:
                         pass
-            elif mode == "slowpost":
-                msg = b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + b"a" * 1000
+            elif mode in ("slowpost", "slowbody"):
+                head = b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
+                msg = head + b"a" * 1000
+                if mode == "slowbody":
+                    s.sendall(head)
+                    msg = b"a" * 1000
                 for b in msg:
                     if stop.is_set():
                         break
@@ -154,7 +158,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--modes", default="none pipeline header slowpost conns")
+    ap.add_argument("--modes", default="none pipeline header slowpost slowbody conns")
     a = ap.parse_args()
     print(f"binary {a.bin}, run --duration {a.duration}s, one hostile client per row")
     print("| hostile client | peak RSS | scrapes answered | latency median / max ms | run ended |")

@@ -13,7 +13,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 DURATION=${DURATION:-10}
-MODES=${MODES:-none pipeline header slowpost conns}
+MODES=${MODES:-none pipeline header slowpost slowbody conns}
 [[ $(id -u) -eq 0 ]] || { echo "metrics_hostile.sh: must run as root" >&2; exit 1; }
 if [[ -z ${UPKTGEN_BIN:-} ]]; then
 	(cd "$REPO" && cargo build --release --quiet)

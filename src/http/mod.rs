@@ -18,7 +18,7 @@
 //!   is closed, whatever it is doing (a client that pipelines requests without reading the
 //!   answers stalls its own connection, and only that, until then).
 //! - **Body**: a declared `Content-Length` above [`Limits::max_body_bytes`] is answered
-//!   `413 Content Too Large` before any handler runs; a chunked body is cut off at the same
+//!   `413 Payload Too Large` before any handler runs; a chunked body is cut off at the same
 //!   size (an extractor reading it answers 413). A request whose handler (body included)
 //!   has not answered within [`Limits::request_timeout`] is answered `408`.
 //! - **Memory**: per connection, one read buffer of at most [`Limits::max_header_bytes`]

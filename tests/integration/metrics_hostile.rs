@@ -1,7 +1,8 @@
 //! End-to-end: hostile HTTP clients against `upktgen run --metrics-listen`, all at once on
 //! the lab's sending namespace's loopback: one that pipelines `GET /metrics` without ever
 //! reading, one that sends an endless header line, one that sends a POST a byte a second,
-//! and 1,000 connections held open in silence; beside them a normal scraper. The scraper is
+//! one that sends a POST's head at once and its body a byte a second, and 1,000 connections
+//! held open in silence; beside them a normal scraper. The scraper is
 //! answered, the controller's memory stays bounded (VmHWM from /proc), and the run ends on
 //! time.
 
@@ -144,31 +145,47 @@ fn endless_header(stop: Arc<AtomicBool>) -> Vec<String> {
     seen
 }
 
-/// Sends a POST one byte a second (head and body), reconnecting when closed, until `stop`;
-/// the statuses the server answered.
-fn slow_post(stop: Arc<AtomicBool>) -> Vec<String> {
-    let msg = [
-        &b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"[..],
-        &[b'a'; 1000],
-    ]
-    .concat();
+/// Sends a POST one byte a second (with `head_at_once`, its head at once and its body a byte
+/// a second), reconnecting when closed or answered, until `stop`; the statuses the server
+/// answered.
+fn slow_post(stop: Arc<AtomicBool>, head_at_once: bool) -> Vec<String> {
+    let head = b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
+    let body = [b'a'; 1000];
     let mut seen = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let Some(mut s) = connect() else {
             std::thread::sleep(Duration::from_millis(50));
             continue;
         };
-        for b in &msg {
+        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let slow = if head_at_once {
+            if s.write_all(head).is_err() {
+                continue;
+            }
+            body.to_vec()
+        } else {
+            [&head[..], &body].concat()
+        };
+        for b in &slow {
             if stop.load(Ordering::Relaxed) || s.write_all(std::slice::from_ref(b)).is_err() {
                 break;
             }
-            std::thread::sleep(Duration::from_secs(1));
-        }
-        s.set_nonblocking(true).unwrap();
-        let mut r = [0u8; 64];
-        if let Ok(n) = s.read(&mut r) {
-            let r = String::from_utf8_lossy(&r[..n]);
-            seen.extend(r.split(' ').nth(1).map(str::to_string));
+            // Up to a second for an answer: the pace of one byte a second.
+            let mut r = [0u8; 64];
+            match s.read(&mut r) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let r = String::from_utf8_lossy(&r[..n]);
+                    seen.extend(r.split(' ').nth(1).map(str::to_string));
+                    break;
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => break,
+            }
         }
     }
     seen
@@ -284,7 +301,11 @@ fn hostile_clients_neither_stall_the_scraper_nor_grow_the_controller_nor_hold_th
     });
     let post = in_ns(ns.clone(), {
         let stop = Arc::clone(&stop);
-        move || slow_post(stop)
+        move || slow_post(stop, false)
+    });
+    let body = in_ns(ns.clone(), {
+        let stop = Arc::clone(&stop);
+        move || slow_post(stop, true)
     });
     // The normal scraper, while the run sends (not into its end).
     let scrape_until = started + Duration::from_secs(DURATION_S - 1);
@@ -315,10 +336,11 @@ fn hostile_clients_neither_stall_the_scraper_nor_grow_the_controller_nor_hold_th
     let ended = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     let scrapes = scraper.join().unwrap();
-    let (pipe_conns, header_seen, post_seen) = (
+    let (pipe_conns, header_seen, post_seen, body_seen) = (
         pipe.join().unwrap(),
         header.join().unwrap(),
         post.join().unwrap(),
+        body.join().unwrap(),
     );
     holder.join().unwrap();
     let answered = scrapes
@@ -329,10 +351,12 @@ fn hostile_clients_neither_stall_the_scraper_nor_grow_the_controller_nor_hold_th
     eprintln!(
         "run ended after {ended:?}, peak RSS {hwm} kB; {held} connections held; the \
          pipeliner used {pipe_conns} connections; the endless header was answered {} times \
-         (431: {}), the slow POST {post_seen:?}; {answered} of {} scrapes answered, the \
+         (431: {}), the slow POST {post_seen:?}, the slow body {} times (405: {}); {answered} of {} scrapes answered, the \
          slowest in {slowest:?}",
         header_seen.len(),
         header_seen.iter().filter(|s| *s == "431").count(),
+        body_seen.len(),
+        body_seen.iter().filter(|s| *s == "405").count(),
         scrapes.len()
     );
 
@@ -356,5 +380,10 @@ fn hostile_clients_neither_stall_the_scraper_nor_grow_the_controller_nor_hold_th
     assert!(
         header_seen.iter().any(|s| s == "431"),
         "the endless header was not refused: {header_seen:?}"
+    );
+    // A POST is refused at its head, whatever its body does.
+    assert!(
+        body_seen.iter().any(|s| s == "405"),
+        "the POST with a slow body was not answered: {body_seen:?}"
     );
 }
