@@ -1,5 +1,34 @@
 //! Text for people: what a message echoes of its input, and words a shell reads back.
 
+use std::borrow::Cow;
+
+/// `s` safe to print on a terminal when it came from elsewhere (a far end, a file): every
+/// control character (C0, DEL, C1) and every bidirectional override is written as an escape
+/// (`\x1b`, `\n`, `\u{202e}`), so that nothing it holds moves the cursor, changes colours,
+/// reorders the line or starts a line that looks like ours. Plain text comes back unchanged.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x80 && unsafe_char(c) => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// At most `max` characters of `s` for a message that echoes input: a longer text is cut
 /// there and followed by `...` and its length.
 pub fn clip(s: &str, max: usize) -> String {
@@ -34,6 +63,23 @@ pub fn shell_line<S: AsRef<str>>(words: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_escapes_what_a_terminal_would_act_on() {
+        assert_eq!(printable("far-host.example"), "far-host.example");
+        assert!(matches!(printable("plain é"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("x\x1b[2J\rResult: OK\n"),
+            "x\\x1b[2J\\rResult: OK\\n"
+        );
+        assert_eq!(
+            printable("a\u{9b}31m\u{202e}b\x7f"),
+            "a\\u{9b}31m\\u{202e}b\\x7f"
+        );
+        // Whatever it is given, nothing printed is a control character.
+        let all: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        assert!(!printable(&all).chars().any(char::is_control));
+    }
 
     #[test]
     fn clip_keeps_a_short_prefix() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};
@@ -22,6 +22,12 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of the far end's standard error kept for error messages.
 const STDERR_TAIL: usize = 20;
+/// The longest line of the far end's standard error printed: the rest of a longer line is
+/// read and dropped (the line is marked), so that an endless line costs no memory.
+pub const MAX_STDERR_LINE: usize = 4096;
+/// Answer lines read ahead of the caller: the reading thread waits when they are not
+/// taken, and so does the far end, so that a flood of lines costs no memory here.
+const READ_AHEAD: usize = 1;
 
 /// How to reach a far end.
 #[derive(Debug, Clone)]
@@ -43,6 +49,8 @@ pub struct Peer {
     lines: mpsc::Receiver<Result<Vec<u8>, Gone>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: u64,
+    /// Calls that timed out: their answers may still come, and are then passed over.
+    late: u64,
     /// What the agent said of itself.
     pub hello: HelloReply,
 }
@@ -96,11 +104,12 @@ pub enum PeerError {
         method: String,
         err: serde_json::Error,
     },
-    #[error("peer {uri}: {method}: unexpected answer: {err}")]
+    /// `why`: what did not fit (it may quote the answer: escaped, see [`escaped`]).
+    #[error("peer {uri}: {method}: unexpected answer: {why}")]
     Unexpected {
         uri: PeerUri,
         method: String,
-        err: serde_json::Error,
+        why: String,
     },
     #[error("peer {uri}: no answer to {method} within {secs} s")]
     Timeout {
@@ -109,11 +118,32 @@ pub enum PeerError {
         secs: u64,
     },
     /// `line`: the start of what came instead.
-    #[error("peer {uri}: not a JSON-RPC response ({err}): {line}")]
+    #[error("peer {uri}: not a JSON-RPC response ({why}): {line}")]
     NotJsonRpc {
         uri: PeerUri,
-        err: serde_json::Error,
+        why: String,
         line: String,
+    },
+    /// `version`: what the far end's line says instead of "2.0".
+    #[error(
+        "peer {uri}: {method}: the far end does not speak JSON-RPC 2.0 (its answer says {version})"
+    )]
+    NotJsonRpc2 {
+        uri: PeerUri,
+        method: String,
+        version: String,
+    },
+    /// An answer to no request under way: another protocol, or a far end flooding the
+    /// channel; the session cannot go on.
+    #[error(
+        "peer {uri}: {method}: the far end answered request {got}, but the request under way is {want}: \
+         it does not follow the protocol (a flood of lines, or another program): the session ends"
+    )]
+    Unasked {
+        uri: PeerUri,
+        method: String,
+        got: String,
+        want: u64,
     },
     /// The method failed at the far end.
     #[error("peer {uri}: {method}: {remote}")]
@@ -141,6 +171,98 @@ pub enum PeerError {
     ClockStepped(PeerUri),
     #[error("peer {0}: the agent did not exit within 3 s of the end of its input: killed")]
     NotExited(PeerUri),
+    /// `why`: what is wrong with the file.
+    #[error("peer {uri}: --ssh-config {}: {why}", .path.display())]
+    SshConfig {
+        uri: PeerUri,
+        path: PathBuf,
+        why: String,
+    },
+}
+
+/// A parse error of what the far end sent, fit to print: serde quotes the value it could not
+/// take, which may hold anything.
+fn escaped(e: &serde_json::Error) -> String {
+    crate::text::printable(&super::short(&e.to_string())).into_owned()
+}
+
+/// The largest --ssh-config file handed to ssh (a configuration is a few kilobytes).
+pub const MAX_SSH_CONFIG: u64 = 1 << 20;
+
+/// --ssh-config FILE, checked before ssh reads it: a regular file (not a device, a FIFO or
+/// a directory, which ssh would read without end or block on) of at most
+/// [`MAX_SSH_CONFIG`] bytes.
+fn check_ssh_config(uri: &PeerUri, path: &std::path::Path) -> Result<()> {
+    let bad = |why: String| PeerError::SshConfig {
+        uri: uri.clone(),
+        path: path.to_path_buf(),
+        why,
+    };
+    let m = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !m.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        };
+        return Err(bad(format!("not a regular file ({what})")));
+    }
+    if m.len() > MAX_SSH_CONFIG {
+        return Err(bad(format!(
+            "{} bytes: larger than {MAX_SSH_CONFIG} bytes, too large for an ssh configuration",
+            m.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the far end's standard error a line at a time into `line`, at most `max` bytes of
+/// it: `Ok(None)` at the end, `Ok(Some(true))` when the line was longer (the rest is read
+/// and dropped up to its newline).
+fn read_stderr_line(
+    r: &mut impl BufRead,
+    max: usize,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let n = r.by_ref().take(max as u64).read_until(b'\n', line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        return Ok(Some(false));
+    }
+    if n < max {
+        return Ok(Some(false)); // the last line, without its newline
+    }
+    // Longer than max: drop the rest of it, a buffer at a time.
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(Some(true));
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                return Ok(Some(true));
+            }
+            None => {
+                let k = buf.len();
+                r.consume(k);
+            }
+        }
+    }
 }
 
 /// The end of a [`PeerError::Gone`] message: the far end's last line, else its status.
@@ -175,6 +297,9 @@ impl Peer {
     pub fn connect(t: &Transport) -> Result<Peer> {
         let uri = &t.uri;
         let agent = t.agent.clone().unwrap_or_else(|| uri.default_agent());
+        if let Some(f) = &t.ssh_config {
+            check_ssh_config(uri, f)?;
+        }
         let mut cmd = uri.command(&agent, &[], t.ssh_config.as_deref());
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -206,7 +331,7 @@ impl Peer {
             uri: uri.clone(),
             err,
         };
-        let (tx, lines) = mpsc::channel();
+        let (tx, lines) = mpsc::sync_channel(READ_AHEAD);
         std::thread::Builder::new()
             .name("upktgen-peer-out".into())
             .spawn(move || {
@@ -231,9 +356,18 @@ impl Peer {
         std::thread::Builder::new()
             .name("upktgen-peer-err".into())
             .spawn(move || {
-                for line in BufReader::new(stderr_pipe).lines() {
-                    let Ok(line) = line else { return };
-                    crate::errln!("peer {name}: {line}");
+                let mut r = BufReader::with_capacity(1 << 16, stderr_pipe);
+                let mut buf = Vec::new();
+                while let Ok(Some(cut)) = read_stderr_line(&mut r, MAX_STDERR_LINE, &mut buf) {
+                    // What the far end writes is shown for what it is: marked, and with
+                    // its control characters escaped (no escape sequence reaches the
+                    // terminal, no line of its own looks like ours).
+                    let text = String::from_utf8_lossy(&buf);
+                    let mut line = crate::text::printable(&text).into_owned();
+                    if cut {
+                        line += &format!(" [line cut at {MAX_STDERR_LINE} bytes]");
+                    }
+                    crate::errln!("peer {name} (far end's stderr): {line}");
                     let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
                     if t.len() == STDERR_TAIL {
                         t.pop_front();
@@ -250,6 +384,7 @@ impl Peer {
             lines,
             stderr,
             next_id: 0,
+            late: 0,
             hello: HelloReply {
                 version: String::new(),
                 protocol: 0,
@@ -273,14 +408,14 @@ impl Peer {
         if v != Some(proto::VERSION) || p != Some(u64::from(proto::PROTOCOL)) {
             return Err(PeerError::Version {
                 uri: uri.clone(),
-                theirs: v.unwrap_or("?").to_string(),
+                theirs: crate::text::printable(&super::short(v.unwrap_or("?"))).into_owned(),
                 their_protocol: p.map_or("?".into(), |p| p.to_string()),
             });
         }
         peer.hello = serde_json::from_value(reply).map_err(|err| PeerError::Unexpected {
             uri: uri.clone(),
             method: "hello".into(),
-            err,
+            why: escaped(&err),
         })?;
         Ok(peer)
     }
@@ -326,6 +461,7 @@ impl Peer {
                 Ok(Ok(l)) => l,
                 Ok(Err(why)) => return Err(self.gone(&why.to_string())),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
+                    self.late += 1;
                     return Err(PeerError::Timeout {
                         uri: self.uri.clone(),
                         method: method.into(),
@@ -339,11 +475,34 @@ impl Peer {
             let resp: Response =
                 serde_json::from_slice(&line).map_err(|err| PeerError::NotJsonRpc {
                     uri: self.uri.clone(),
-                    err,
-                    line: super::short(&String::from_utf8_lossy(&line)),
+                    why: escaped(&err),
+                    line: crate::text::printable(&super::short(&String::from_utf8_lossy(&line)))
+                        .into_owned(),
                 })?;
+            if resp.jsonrpc != "2.0" {
+                return Err(PeerError::NotJsonRpc2 {
+                    uri: self.uri.clone(),
+                    method: method.into(),
+                    version: crate::text::printable(&super::short(
+                        &serde_json::to_string(&resp.jsonrpc).unwrap_or_default(),
+                    ))
+                    .into_owned(),
+                });
+            }
             if resp.id != id {
-                continue; // an answer to an earlier call that timed out
+                // An answer to an earlier call that timed out is passed over; anything
+                // else answers no request: a far end that does not follow the protocol,
+                // or floods the channel, ends the session here.
+                if self.late > 0 && resp.id.as_u64().is_some_and(|n| n < id) {
+                    self.late -= 1;
+                    continue;
+                }
+                return Err(PeerError::Unasked {
+                    uri: self.uri.clone(),
+                    method: method.into(),
+                    got: crate::text::printable(&super::short(&resp.id.to_string())).into_owned(),
+                    want: id,
+                });
             }
             if let Some(e) = resp.error {
                 return Err(PeerError::Remote {
@@ -351,7 +510,7 @@ impl Peer {
                     method: method.into(),
                     remote: RemoteError {
                         code: e.code,
-                        message: e.message,
+                        message: crate::text::printable(&super::short(&e.message)).into_owned(),
                     },
                 });
             }
@@ -359,7 +518,7 @@ impl Peer {
                 PeerError::Unexpected {
                     uri: self.uri.clone(),
                     method: method.into(),
-                    err,
+                    why: escaped(&err),
                 }
             });
         }
@@ -369,9 +528,9 @@ impl Peer {
     /// read as a person would (no upktgen there, a refused login, an unknown namespace).
     fn gone(&mut self, why: &str) -> PeerError {
         // Let the far end's last words arrive.
-        let status = (0..50).find_map(|_| match self.child.try_wait() {
-            Ok(Some(s)) => Some(s),
-            _ => {
+        let status = (0..50).find_map(|_| match self.reap() {
+            Some(s) => Some(s),
+            None => {
                 std::thread::sleep(Duration::from_millis(20));
                 None
             }
@@ -439,15 +598,37 @@ impl Peer {
         self.end()
     }
 
+    /// The agent's exit status once it has exited, after what it left in its process group
+    /// is killed (a child it forked, a transport's helper): nothing of the session outlives
+    /// it. None while it runs.
+    fn reap(&mut self) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(s)) = self.child.try_wait() {
+            return Some(s); // reaped before
+        }
+        let pid = self.child.id();
+        match crate::sys::proc::exited_unreaped(pid) {
+            Ok(true) => {
+                // The zombie holds the group's id: the signal reaches that group only.
+                let _ = crate::sys::proc::signal_group(pid, libc::SIGKILL);
+                self.child.wait().ok()
+            }
+            Ok(false) => None,
+            Err(_) => self.child.try_wait().ok().flatten(),
+        }
+    }
+
     fn end(&mut self) -> Result<()> {
         self.stdin.take();
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(3) {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if self.reap().is_some() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        // The whole group, the agent's children with it (it leads the group, and is not
+        // reaped yet).
+        let _ = crate::sys::proc::signal_group(self.child.id(), libc::SIGKILL);
         let _ = self.child.kill();
         let _ = self.child.wait();
         Err(PeerError::NotExited(self.uri.clone()))
@@ -459,5 +640,48 @@ impl Drop for Peer {
         if self.stdin.is_some() {
             let _ = self.end();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_lines_are_cut_and_the_rest_dropped() {
+        let mut input = b"short\n".to_vec();
+        input.extend(vec![b'x'; 100_000]);
+        input.extend(b"\nnext\nlast");
+        let mut r = BufReader::with_capacity(64, &input[..]);
+        let mut l = Vec::new();
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"short");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(true));
+        assert_eq!(l, vec![b'x'; 16]);
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"next");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"last");
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+        // An endless line without a newline: cut, then the end.
+        let endless = vec![b'y'; 1 << 20];
+        let mut r = BufReader::new(&endless[..]);
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(true));
+        assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+    }
+
+    #[test]
+    fn an_ssh_config_must_be_a_small_regular_file() {
+        let uri: PeerUri = "ssh://far".parse().unwrap();
+        let e = check_ssh_config(&uri, std::path::Path::new("/dev/null")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "peer ssh://far: --ssh-config /dev/null: not a regular file (a character device)"
+        );
+        let e = check_ssh_config(&uri, std::path::Path::new("/nonexistent/x")).unwrap_err();
+        assert!(e.to_string().contains("No such file"), "{e}");
+        let me = std::env::current_exe().unwrap();
+        let big = std::fs::metadata(&me).unwrap().len() > MAX_SSH_CONFIG;
+        assert_eq!(check_ssh_config(&uri, &me).is_err(), big);
     }
 }

@@ -33,6 +33,77 @@ pub enum FarError {
     Stopped,
     #[error("the far end's statistics thread panicked")]
     Panicked,
+    /// What the far end said cannot be true (`what` says why): it is not taken as a result.
+    #[error(
+        "peer {uri}: {method}: the far end's answer is impossible ({what}): not taken as a result"
+    )]
+    Impossible {
+        uri: String,
+        method: &'static str,
+        what: String,
+    },
+}
+
+/// How often the controller calls the far end at least while it sends (`rx.stats`), so
+/// that the agent's watchdog (docs/agent.md, default 30 s) knows the controller is there.
+pub const KEEPALIVE: Duration = Duration::from_secs(5);
+
+/// The first number of `v` that is 2^64 − 1, by its path: no counter of a run reaches it,
+/// and a far end that sends one is lying (or has wrapped a subtraction).
+fn max_counter(v: &serde_json::Value, path: &str) -> Option<String> {
+    match v {
+        serde_json::Value::Number(n) if n.as_u64() == Some(u64::MAX) => {
+            Some(format!("{path} is 2^64-1"))
+        }
+        serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
+            max_counter(
+                x,
+                &if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                },
+            )
+        }),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| max_counter(x, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// What a receiver's report says against what is possible: no counter at 2^64 − 1, no
+/// more pktgen frames than frames, no more frames received than were sent (and duplicated
+/// on the way). Says what is impossible, if anything.
+fn impossible_report(r: &RxReport, sent: u64) -> Option<String> {
+    if let Some(w) = serde_json::to_value(r)
+        .ok()
+        .and_then(|v| max_counter(&v, ""))
+    {
+        return Some(w);
+    }
+    let (f, t) = (&r.frames, &r.sink.totals);
+    if f.pktgen > f.frames {
+        return Some(format!(
+            "{} pktgen frames of {} frames in all",
+            f.pktgen, f.frames
+        ));
+    }
+    if t.received > sent.saturating_add(t.duplicates) {
+        return Some(format!(
+            "{} frames received of {sent} sent (and {} duplicates)",
+            t.received, t.duplicates
+        ));
+    }
+    None
+}
+
+/// Interface counters from the far end: one at 2^64 − 1 is impossible (named, if any).
+fn impossible_counters(c: &IfaceCounters) -> Option<String> {
+    serde_json::to_value(c)
+        .ok()
+        .and_then(|v| max_counter(&v, ""))
 }
 
 type Result<T, E = FarError> = std::result::Result<T, E>;
@@ -111,10 +182,18 @@ impl RemoteReceiver {
     fn read_counters(peer: &mut Peer, dev: &str) -> Result<IfaceCounters> {
         let mut m: BTreeMap<String, IfaceCounters> =
             peer.call("counters", &json!({ "devs": [dev] }))?;
-        m.remove(dev).ok_or_else(|| FarError::NoCounters {
+        let c = m.remove(dev).ok_or_else(|| FarError::NoCounters {
             uri: peer.uri.to_string(),
             dev: dev.to_string(),
-        })
+        })?;
+        match impossible_counters(&c) {
+            Some(what) => Err(FarError::Impossible {
+                uri: peer.uri.to_string(),
+                method: "counters",
+                what: format!("{dev}: {what}"),
+            }),
+            None => Ok(c),
+        }
     }
 
     /// The backend the far end chose, and why (with auto).
@@ -126,14 +205,26 @@ impl RemoteReceiver {
         self.peer.uri.to_string()
     }
 
-    /// Running totals of the far receiver.
+    /// Running totals of the far receiver (none at 2^64 − 1).
     pub fn stats(&mut self) -> Result<RxStats> {
-        Ok(self.peer.call("rx.stats", &json!({ "id": self.id }))?)
+        let s: RxStats = self.peer.call("rx.stats", &json!({ "id": self.id }))?;
+        if let Some(what) = serde_json::to_value(s)
+            .ok()
+            .and_then(|v| max_counter(&v, ""))
+        {
+            return Err(FarError::Impossible {
+                uri: self.peer.uri.to_string(),
+                method: "rx.stats",
+                what,
+            });
+        }
+        Ok(s)
     }
 
     /// Reads the far receiver's running totals every `interval` from now on, on a thread of
-    /// its own, for the live lines and the metrics endpoint; [`FarWatch::stop`] gives the
-    /// receiver back.
+    /// its own, for the live lines and the metrics endpoint (and, every [`KEEPALIVE`] at
+    /// least, to tell the agent's watchdog that the controller is there); [`FarWatch::stop`]
+    /// gives the receiver back.
     pub fn watch(mut self, interval: Duration) -> Result<FarWatch> {
         let progress = Arc::new(RxProgress::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -146,8 +237,7 @@ impl RemoteReceiver {
                         Ok(s) => publish(&p, &s),
                         Err(e) => {
                             crate::errln!(
-                                "upktgen: peer {}: rx.stats: {e:#}; no more live figures from the far end",
-                                self.peer.uri
+                                "upktgen: {e:#}; no more figures from the far end until its report"
                             );
                             break;
                         }
@@ -172,9 +262,11 @@ impl RemoteReceiver {
     }
 
     /// After the sender is done: the far receiver stops once `expected` frames are in or
-    /// the traffic has settled; its report, the far interface's counters over the run, and
-    /// the session closed (nothing left running at the far end).
-    pub fn finish(mut self, expected: u64) -> Result<FarReport> {
+    /// the traffic has settled; its report (checked against the `expected` frames sent),
+    /// the far interface's counters over the run, and the session closed (nothing left
+    /// running at the far end). A far end that fails to close after its report gives the
+    /// report and, beside it, that error.
+    pub fn finish(mut self, expected: u64) -> Result<(FarReport, Option<FarError>)> {
         let receiver: RxReport = self.peer.call_within(
             "rx.stop",
             &RxStop {
@@ -185,6 +277,13 @@ impl RemoteReceiver {
             },
             Duration::from_secs(15),
         )?;
+        if let Some(what) = impossible_report(&receiver, expected) {
+            return Err(FarError::Impossible {
+                uri: self.peer.uri.to_string(),
+                method: "rx.stop",
+                what,
+            });
+        }
         let after = Self::read_counters(&mut self.peer, &self.dev)?;
         let one_way = receiver.sink.latency.map(|l| {
             let c = |v: u64| clock::one_way(v as i64, &self.clock);
@@ -206,8 +305,8 @@ impl RemoteReceiver {
             receiver,
             one_way,
         };
-        self.peer.close()?;
-        Ok(report)
+        let closed = self.peer.close().err().map(FarError::from);
+        Ok((report, closed))
     }
 }
 
@@ -304,9 +403,17 @@ impl PeerSummary {
             Some(_) => "clock NOT synchronised (adjtimex: unsynchronised)".into(),
             None => "clock status unknown".into(),
         };
+        // What the far end said of itself, escaped: it may hold anything.
+        let p = crate::text::printable;
         let mut s = format!(
             "Peer:        {} ({} {}, upktgen {}, pid {}), {} on {}\n",
-            self.peer, h.hostname, h.kernel, h.version, h.pid, self.backend, self.dev
+            self.peer,
+            p(&h.hostname),
+            p(&h.kernel),
+            p(&h.version),
+            h.pid,
+            p(&self.backend),
+            self.dev
         );
         let c = &self.clock;
         if c.same_clock {
@@ -352,5 +459,26 @@ impl PeerSummary {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_of_2_64_minus_1_are_named_by_path() {
+        let v = json!({"a": {"b": [1, u64::MAX]}, "c": 2});
+        assert_eq!(max_counter(&v, "").as_deref(), Some("a.b[1] is 2^64-1"));
+        assert_eq!(max_counter(&json!({"a": u64::MAX - 1}), ""), None);
+        let c = IfaceCounters {
+            rx_packets: u64::MAX,
+            ..IfaceCounters::default()
+        };
+        assert_eq!(
+            impossible_counters(&c).as_deref(),
+            Some("rx_packets is 2^64-1")
+        );
+        assert_eq!(impossible_counters(&IfaceCounters::default()), None);
     }
 }

@@ -4,6 +4,8 @@
 
 pub mod client;
 pub(crate) mod clock;
+#[doc(hidden)]
+pub mod fake;
 pub(crate) mod far;
 pub mod proto;
 pub(crate) mod transport;

@@ -12,11 +12,16 @@ pub const PROTOCOL: u32 = 1;
 /// This build's version, exchanged in `hello` (the far end must run the same release).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// `upktgen agent --watchdog`'s default: with a receiver running, the agent ends the
+/// session when no request has come for this long. A controller calls at least every
+/// [`crate::agent::far::KEEPALIVE`] while it sends.
+pub const WATCHDOG: &str = "30s";
+
 /// The longest request line an agent reads (requests are small).
 pub const MAX_REQUEST: usize = 1 << 20;
 /// The longest response line a controller reads (a receiver's report with its whole
 /// latency histogram and many flows stays well below this).
-pub const MAX_RESPONSE: usize = 64 << 20;
+pub const MAX_RESPONSE: usize = 16 << 20;
 
 /// JSON-RPC error codes: the standard ones and the agent's own (-32000 and below).
 pub mod code {

@@ -44,6 +44,47 @@ fn plain_word(s: &str) -> bool {
     !s.is_empty() && !s.starts_with('-') && s.chars().all(|c| !c.is_whitespace() && !c.is_control())
 }
 
+/// A host name as RFC 1123 has them: dot-separated labels of 1 to 63 letters, digits and
+/// `-` (not first or last), 253 characters at most, a final `.` allowed. IPv4 addresses are
+/// among them.
+fn host_name(s: &str) -> bool {
+    let s = s.strip_suffix('.').unwrap_or(s);
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+/// An IPv6 address, with an optional zone (`fe80::1%eth0`).
+fn ipv6_literal(s: &str) -> bool {
+    let (addr, zone) = match s.split_once('%') {
+        Some((a, z)) => (a, Some(z)),
+        None => (s, None),
+    };
+    addr.parse::<std::net::Ipv6Addr>().is_ok()
+        && zone.is_none_or(|z| {
+            (1..=15).contains(&z.len())
+                && z.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        })
+}
+
+/// A login name as useradd takes them: a letter or `_`, then letters, digits, `_`, `.`,
+/// `-`, at most 64 characters (a final `$` allowed, as for machine accounts).
+fn user_name(s: &str) -> bool {
+    let s = s.strip_suffix('$').unwrap_or(s);
+    let mut b = s.bytes();
+    s.len() <= 64
+        && b.next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(&c))
+}
+
 impl FromStr for PeerUri {
     type Err = BadUri;
 
@@ -65,33 +106,43 @@ impl FromStr for PeerUri {
                 None => (None, rest),
             };
             if let Some(u) = user
-                && (!plain_word(u) || u.contains(['@', ':', '/']))
+                && !user_name(u)
             {
-                return Err(bad(uri, "not a user name"));
+                return Err(bad(
+                    uri,
+                    "not a user name (a letter or _, then letters, digits, _, . or -)",
+                ));
             }
             // [v6addr]:port, host:port, or host.
-            let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (host, port, v6) = if let Some(v6) = hostport.strip_prefix('[') {
                 let (addr, after) = v6
                     .split_once(']')
                     .ok_or_else(|| bad(uri, "an IPv6 address needs its closing ]"))?;
                 match after {
-                    "" => (addr, None),
+                    "" => (addr, None, true),
                     p => (
                         addr,
                         Some(
                             p.strip_prefix(':')
                                 .ok_or_else(|| bad(uri, "junk after the IPv6 address"))?,
                         ),
+                        true,
                     ),
                 }
             } else {
                 match hostport.split_once(':') {
-                    Some((h, p)) => (h, Some(p)),
-                    None => (hostport, None),
+                    Some((h, p)) => (h, Some(p), false),
+                    None => (hostport, None, false),
                 }
             };
-            if !plain_word(host) || host.contains(['/', '@']) {
-                return Err(bad(uri, "not a host name"));
+            if v6 && !ipv6_literal(host) {
+                return Err(bad(uri, "not an IPv6 address inside [ ]"));
+            }
+            if !v6 && !host_name(host) {
+                return Err(bad(
+                    uri,
+                    "not a host name (dot-separated labels of letters, digits and -) nor an IP address (IPv6 inside [ ])",
+                ));
             }
             let port = match port {
                 None => None,
@@ -282,6 +333,21 @@ mod tests {
             "ssh://ho st",
             "ssh://[fd00::1",
             "ssh://[fd00::1]x",
+            // Shell and option syntax, whatever ssh would make of it.
+            "ssh://h;id",
+            "ssh://h'x",
+            "ssh://$(id)",
+            "ssh://`id`@h",
+            "ssh://a;b@h",
+            "ssh://me$(id)@h",
+            "ssh://1me@h",
+            "ssh://h_x",
+            "ssh://-h",
+            "ssh://h-.x",
+            "ssh://a..b",
+            "ssh://[h;id]",
+            "ssh://[::1%a;b]",
+            "ssh://[10.0.0.1]",
         ] {
             let e = s.parse::<PeerUri>().unwrap_err();
             assert!(
@@ -289,6 +355,25 @@ mod tests {
                 "{s}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn takes_host_names_ip_literals_and_user_names() {
+        for s in [
+            "ssh://far",
+            "ssh://far.example.org.",
+            "ssh://a-1.b2",
+            "ssh://10.0.0.2",
+            "ssh://[::1]",
+            "ssh://[fe80::1%eth0]:22",
+            "ssh://_svc@h",
+            "ssh://first.last-1@h",
+            "ssh://host$@h",
+        ] {
+            assert!(s.parse::<PeerUri>().is_ok(), "{s}");
+        }
+        let long = format!("ssh://{}", "a".repeat(64));
+        assert!(long.parse::<PeerUri>().is_err());
     }
 
     #[test]

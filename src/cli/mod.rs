@@ -101,13 +101,24 @@ pub struct AgentArgs {
     /// figures) and linger after the session ends with --metrics-linger.
     #[command(flatten)]
     pub metrics: crate::metrics::MetricsArgs,
+
+    /// While a receiver runs, stop it and exit when no request has come for TIME (the
+    /// controller is gone without closing the channel: a lost management link); 0 never.
+    /// The controller calls at least every 5 s while it sends.
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = crate::agent::proto::WATCHDOG, value_name = "TIME")]
+    pub watchdog: std::time::Duration,
+
+    /// A far end that misbehaves on purpose, for testing controllers (hidden).
+    #[arg(long, value_name = "MODE", hide = true)]
+    pub fake: Option<crate::agent::fake::Mode>,
 }
 
 const AGENT_ABOUT: &str = "The far end of a two-ended run. Reads JSON-RPC 2.0 requests from standard input, one per \
 line, and answers each on standard output: hello (version check), clock, counters (interface counters), rx.start \
 (a receiver with `upktgen rx`'s options), rx.stats, rx.stop (its report), shutdown. `upktgen run --peer URI` starts it \
 through `ip netns exec NAME` (netns:NAME) or the system's ssh client (ssh://[user@]host[:port]); nobody needs to run it \
-by hand. It ends when its input closes (the controller gone, a kill -9 included), on shutdown or on SIGINT/SIGTERM, and \
+by hand. It ends when its input closes (the controller gone, a kill -9 included), on shutdown, on SIGINT/SIGTERM (at once, \
+even inside rx.stop's wait) or when no request has come for --watchdog while a receiver runs (a lost management link), and \
 every receiver it started stops with it (no XDP program is left attached). The protocol: docs/agent.md.";
 
 #[cfg(test)]

@@ -261,10 +261,13 @@ impl RunDoc {
     }
 }
 
+/// `host device [in netns NS]`, as the documents say, with control characters escaped (a
+/// document's words may hold anything).
 fn sender_label(host: &str, device: &str, netns: Option<&str>) -> String {
+    let p = crate::text::printable;
     match netns {
-        Some(ns) => format!("{host} {device} in netns {ns}"),
-        None => format!("{host} {device}"),
+        Some(ns) => format!("{} {} in netns {}", p(host), p(device), p(ns)),
+        None => format!("{} {}", p(host), p(device)),
     }
 }
 
@@ -342,8 +345,8 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
                     bail!(
                         "{name}: the same receiver as {} ({} {}): each receiver may be merged once",
                         p0.display(),
-                        r.host,
-                        r.device
+                        crate::text::printable(&r.host),
+                        crate::text::printable(&r.device)
                     );
                 }
                 rx_keys.push((r.host.clone(), r.device.clone(), path.clone()));
@@ -392,11 +395,11 @@ pub fn merge(docs: &[(PathBuf, Value)]) -> Result<Merged> {
             match &s.clock {
                 Some(c) if !c.synchronised => flags.push(format!(
                     "{name}: {}'s clock is not synchronised (adjtimex): its start at the instant is by its own clock only",
-                    r.host
+                    crate::text::printable(&r.host)
                 )),
                 None => flags.push(format!(
                     "{name}: {}'s clock synchronisation is unknown",
-                    r.host
+                    crate::text::printable(&r.host)
                 )),
                 Some(_) => {}
             }
@@ -583,8 +586,8 @@ impl Merged {
                 let _ = writeln!(
                     s,
                     "  {} {} [{}]: received {}, lost {}, duplicates {}, reordered {}",
-                    h.host,
-                    h.device,
+                    crate::text::printable(&h.host),
+                    crate::text::printable(&h.device),
                     h.file.display(),
                     h.received,
                     h.lost,

@@ -171,7 +171,9 @@ impl Generator {
         };
         let (daddr_min, daddr_max) = (v4(&c.dst_min), v4(&c.dst_max));
         let v6 = c.has(Flag::Ipv6);
-        if !v6 && c.dst_min.is_empty() {
+        // On a loopback device the frames come back into this host: as in the kernel, no
+        // destination is needed (dst_min unset reads as 0.0.0.0).
+        if !v6 && c.dst_min.is_empty() && !c.loopback {
             return Err(StartError::NoDestination);
         }
         let dst_rnd = if !v6 && c.has(Flag::IpdstRnd) && daddr_min < daddr_max {

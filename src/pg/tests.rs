@@ -355,3 +355,77 @@ fn a_value_is_one_word() {
     d.command("imix_weights 64,7 576,4").unwrap();
     assert_eq!(d.imix.len(), 2);
 }
+
+/// The kernel's selftest writes `min_pkt_size=1001`, `min_pkt_size =2002`,
+/// `min_pkt_size= 3003` and `min_pkt_size = 4004`: '=' separates as a blank does.
+#[test]
+fn equals_separates_a_name_from_its_value_as_in_the_kernel() {
+    let mut d = dev();
+    for (cmd, n) in [
+        ("min_pkt_size=1001", 1001),
+        ("min_pkt_size =2002", 2002),
+        ("min_pkt_size= 3003", 3003),
+        ("min_pkt_size = 4004", 4004),
+    ] {
+        assert_eq!(d.command(cmd), Ok(format!("OK: min_pkt_size={n}")), "{cmd}");
+        assert_eq!(d.min_pkt_size, n);
+    }
+    assert_eq!(split_command("add_device=lo@0"), ("add_device", "lo@0"));
+    assert_eq!(split_command(" dst = 10.0.0.1 "), ("dst", "10.0.0.1"));
+    assert_eq!(
+        split_command("imix_weights 64,7 576,4"),
+        ("imix_weights", "64,7 576,4")
+    );
+}
+
+/// `frags 100`: the kernel takes any count (it uses at most MAX_SKB_FRAGS per frame).
+/// (Before: "frags: 100 is above the largest value, 17".)
+#[test]
+fn frags_takes_any_count_as_the_kernel_does() {
+    let mut d = dev();
+    assert_eq!(d.command("frags 100"), Ok("OK: frags=100".into()));
+    assert_eq!(d.frags, 100);
+    assert!(d.command("frags 4294967296").is_err());
+}
+
+/// A loopback device lacks IFF_TX_SKB_SHARING: the kernel answers EOPNOTSUPP to
+/// `clone_skb 1` (its selftest checks it on lo) and to `burst` above 1 with start_xmit;
+/// an Ethernet device takes both. (Before: lo took `clone_skb 1`.)
+#[test]
+fn a_loopback_device_cannot_send_one_buffer_several_times() {
+    let mut lo = DevConfig::new("lo@0");
+    lo.loopback = true;
+    let e = refused(lo.command("clone_skb 1"));
+    assert!(e.contains("lo is a loopback device"), "{e}");
+    assert!(e.contains("EOPNOTSUPP"), "{e}");
+    assert_eq!(lo.clone_skb, 0);
+    assert_eq!(lo.command("clone_skb 0"), Ok("OK: clone_skb=0".into()));
+    assert!(refused(lo.command("burst 8")).contains("loopback"));
+    assert_eq!(lo.command("burst 1"), Ok("OK: burst=1".into()));
+    // Into the receive path nothing is shared: burst is allowed there, as in the kernel.
+    lo.command("xmit_mode netif_receive").unwrap();
+    assert_eq!(lo.command("burst 8"), Ok("OK: burst=8".into()));
+    let mut eth = dev();
+    assert_eq!(eth.command("clone_skb 1"), Ok("OK: clone_skb=1".into()));
+    assert_eq!(eth.command("burst 8"), Ok("OK: burst=8".into()));
+}
+
+/// `node N` is refused, as the kernel's `ERROR: node not possible`, for a node the machine
+/// cannot have; node 0 always can. (Before: every node up to 1023 was taken.)
+#[test]
+fn node_must_be_possible_on_this_machine() {
+    assert!(node_in_list("0\n", 0));
+    assert!(!node_in_list("0\n", 1));
+    assert!(node_in_list("0-3,6", 2));
+    assert!(node_in_list("0-3,6", 6));
+    assert!(!node_in_list("0-3,6", 5));
+    assert!(!node_in_list("0-x", 0));
+    let mut d = dev();
+    assert_eq!(d.command("node 0"), Ok("OK: node=0".into()));
+    let far = (0..=1023)
+        .find(|&n| !node_in_list(possible_nodes(), n))
+        .expect("fewer than 1024 possible nodes");
+    let e = refused(d.command(&format!("node {far}")));
+    assert!(e.contains("node not possible"), "{e}");
+    assert_eq!(d.node, 0, "a refused node changes nothing");
+}

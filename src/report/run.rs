@@ -129,6 +129,13 @@ pub struct RunReport {
     /// reconciliation's interface counts do not apply then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_path: Option<crate::report::receive::ReceivePath>,
+    /// Parts of the report an observer could not give (its name, why): a far end that failed
+    /// after the send. Text only for now: in the JSON document the part is null.
+    #[serde(skip)]
+    pub missing: Vec<(&'static str, String)>,
+    /// Lines from observers without a field of their own (label, text). Text only.
+    #[serde(skip)]
+    pub extra: Vec<(&'static str, String)>,
 }
 
 /// `--start-at`: the instant asked for, when each sender began, and the clock's state.
@@ -336,6 +343,12 @@ impl RunReport {
                     rc.lost.unwrap_or(0)
                 );
             }
+            _ if self.peer.is_none() && self.missing.iter().any(|(w, _)| *w == "far end") => {
+                let _ = writeln!(
+                    s,
+                    "Delivered:   unknown (the far end's report is missing: see Missing below)"
+                );
+            }
             _ => {
                 let _ = writeln!(
                     s,
@@ -421,6 +434,12 @@ impl RunReport {
         }
         if let Some(p) = &self.peer {
             s.push_str(&p.text());
+        }
+        for (what, why) in &self.missing {
+            let _ = writeln!(s, "Missing:     the {what}'s part: {why}");
+        }
+        for (label, text) in &self.extra {
+            let _ = writeln!(s, "{:<13}{text}", format!("{label}:"));
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());

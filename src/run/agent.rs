@@ -1,8 +1,10 @@
 //! `upktgen agent`: the far end. It reads requests from standard input, one per line, and
 //! answers each on standard output. It ends when its input closes (the controller is gone,
 //! however it went: a kill -9 closes the pipe too), on `shutdown`, or on SIGINT/SIGTERM/
-//! SIGHUP; on every one of these paths its receivers are stopped and dropped, which closes
-//! their sockets and BPF links, so no XDP program outlives it.
+//! SIGHUP (at once, even inside rx.stop's wait), or when no request has come for
+//! `--watchdog` while a receiver runs (a controller gone without closing the channel: a lost
+//! management link); on every one of these paths its receivers are stopped and dropped,
+//! which closes their sockets and BPF links, so no XDP program outlives it.
 //!
 //! A command's entry point, so it sits in the run layer beside [`super::rx`]; the protocol,
 //! the transports and the controller's side stay in [`crate::agent`].
@@ -23,7 +25,7 @@ use std::io::{BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The methods, in the order docs/agent.md gives them.
 pub const METHODS: &[&str] = &[
@@ -71,16 +73,26 @@ fn read_small(path: &str) -> String {
 
 /// The agent's state: introduced or not, its receivers by id, and its metrics endpoint.
 #[derive(Default)]
-struct Agent<'a> {
+pub(crate) struct Agent<'a> {
     introduced: bool,
     receivers: BTreeMap<u32, RxThread>,
     next_id: u32,
-    shutdown: bool,
+    pub(crate) shutdown: bool,
     metrics: Option<&'a crate::metrics::Endpoint>,
+    /// Set by a signal: cuts rx.stop's wait short.
+    stop: Option<&'a AtomicBool>,
 }
 
-impl Agent<'_> {
-    fn handle(&mut self, req: Request) -> Response {
+impl<'a> Agent<'a> {
+    /// An agent without a metrics endpoint whose rx.stop wait `stop` cuts short.
+    pub(crate) fn new(stop: &'a AtomicBool) -> Self {
+        Agent {
+            stop: Some(stop),
+            ..Agent::default()
+        }
+    }
+
+    pub(crate) fn handle(&mut self, req: Request) -> Response {
         let id = req.id.clone();
         if req.jsonrpc != "2.0" {
             return Response::err(id, code::INVALID_REQUEST, "jsonrpc must be \"2.0\"");
@@ -233,12 +245,16 @@ impl Agent<'_> {
             .receivers
             .remove(&s.id)
             .ok_or_else(|| no_receiver(s.id))?;
+        let settle = Settle {
+            expected: s.expected,
+            settle: Duration::from_millis(s.settle_ms.min(60_000)),
+            max_wait: Duration::from_millis(s.max_wait_ms.min(600_000)),
+        };
+        // A signal ends the wait at once: the receiver reports what it has, and the
+        // session ends after this answer.
+        let never = AtomicBool::new(false);
         let report = rx
-            .finish(Settle {
-                expected: s.expected,
-                settle: Duration::from_millis(s.settle_ms.min(60_000)),
-                max_wait: Duration::from_millis(s.max_wait_ms.min(600_000)),
-            })
+            .finish_unless(settle, self.stop.unwrap_or(&never))
             .map_err(|e| failed(format!("{e:#}")))?;
         if let Some(m) = self.metrics {
             m.finish_rx(&report);
@@ -260,16 +276,27 @@ pub fn serve(
     output: impl Write,
     stop: &AtomicBool,
 ) -> anyhow::Result<()> {
-    serve_with(input, output, stop, None)
+    serve_with(input, output, stop, None, None)
 }
 
+/// The agent's watchdog fired: no request came for `.0` while a receiver ran.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "agent: no request for {} s while a receiver ran (--watchdog): the controller is gone; receivers stopped, the session ends",
+    .0.as_secs_f64()
+)]
+pub struct WatchdogFired(pub Duration);
+
 /// [`serve`], feeding a metrics endpoint with each receiver (the call sequence of
-/// [`crate::metrics`]: watch at rx.start, finish at rx.stop).
+/// [`crate::metrics`]: watch at rx.start, finish at rx.stop), and with a watchdog: when no
+/// request has come for `watchdog` while a receiver runs, the receivers stop and the
+/// session ends ([`WatchdogFired`]).
 pub fn serve_with(
     input: impl Read + Send + 'static,
     mut output: impl Write,
     stop: &AtomicBool,
     metrics: Option<&crate::metrics::Endpoint>,
+    watchdog: Option<Duration>,
 ) -> anyhow::Result<()> {
     // The input is read on a thread of its own, so that a signal is seen within 100 ms
     // even while the controller is silent.
@@ -293,11 +320,17 @@ pub fn serve_with(
         })?;
     let mut agent = Agent {
         metrics,
+        stop: Some(stop),
         ..Agent::default()
     };
+    let mut heard = Instant::now();
+    let mut fired = None;
     while !stop.load(Ordering::Relaxed) && !agent.shutdown {
         let line = match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Input::Line(l)) => l,
+            Ok(Input::Line(l)) => {
+                heard = Instant::now();
+                l
+            }
             Ok(Input::TooLong(n)) => {
                 let r = Response::err(
                     Value::Null,
@@ -308,7 +341,16 @@ pub fn serve_with(
                 break;
             }
             Ok(Input::End) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(w) = watchdog
+                    && !agent.receivers.is_empty()
+                    && heard.elapsed() >= w
+                {
+                    fired = Some(w);
+                    break;
+                }
+                continue;
+            }
         };
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -340,16 +382,29 @@ pub fn serve_with(
     }
     // Receivers stop here (their Drop), whatever ended the session.
     agent.receivers.clear();
-    Ok(())
+    match fired {
+        Some(w) => Err(WatchdogFired(w).into()),
+        None => Ok(()),
+    }
 }
 
 /// Runs `upktgen agent` on this process's standard input and output; with
 /// --metrics-listen, bound before the first request is read, and kept up for
 /// --metrics-linger after the session.
 pub fn main(a: &crate::cli::AgentArgs, stop: &AtomicBool) -> anyhow::Result<()> {
+    if let Some(mode) = a.fake {
+        return super::fake_agent::main(mode, stop);
+    }
     let metrics = a.metrics.start()?;
     let stdout = std::io::stdout();
-    serve_with(std::io::stdin(), stdout.lock(), stop, metrics.as_ref())?;
+    let watchdog = Some(a.watchdog).filter(|w| !w.is_zero());
+    serve_with(
+        std::io::stdin(),
+        stdout.lock(),
+        stop,
+        metrics.as_ref(),
+        watchdog,
+    )?;
     if let Some(m) = &metrics {
         m.linger(stop);
     }

@@ -5,12 +5,16 @@
 
 pub mod agent;
 pub(crate) mod device;
+#[doc(hidden)]
+pub mod fake_agent;
+mod observe;
 pub(crate) mod pcap;
 pub(crate) mod plan;
 pub mod rx;
+pub(crate) mod session;
 pub(crate) mod threads;
 
-use crate::agent::far::{FarWatch, RemoteReceiver};
+use crate::agent::far::RemoteReceiver;
 use crate::caps::{self, Cap};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
@@ -18,17 +22,15 @@ use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::pg::Flag;
 use crate::pg::generate::Generator;
-use crate::report::dut::DutPath;
 use crate::report::run::{
     Addressing, Flags, Reconciliation, RunReport, StartReport, Target, ThreadReport, ThreadStart,
 };
-use crate::rx::report::RxAnalysis;
 use crate::sample::IfaceCounters;
 use crate::sender::{Limits, SendOutcome, StopReason};
 use crate::stream::{self, FrameSource, Frames};
 use crate::wire::MacAddr;
 use anyhow::{Result, anyhow, bail};
-use device::{Device, NetDevReader, check_frame_fits};
+use device::{Device, check_frame_fits};
 use plan::{RunPlan, SenderPlan, SenderSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,6 +78,10 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     if let Some(m) = &metrics {
         m.linger(stop);
+    }
+    if let Some((what, why)) = r.report.missing.first() {
+        // The report is out, whole but for this part: the failure is the last word.
+        bail!("the {what} failed after the send: {why} (the report above lacks its part)");
     }
     Ok(if r.interrupted {
         Exit::Interrupted
@@ -165,7 +171,8 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult
     execute_with(plan, stop, None)
 }
 
-/// [`execute`], feeding a metrics endpoint while it runs.
+/// [`execute`], feeding a metrics endpoint while it runs: the site opened, the jobs built,
+/// then a session ([`session`]) of the plan's observers around the send.
 fn execute_with(
     mut plan: RunPlan,
     stop: &Arc<AtomicBool>,
@@ -173,10 +180,7 @@ fn execute_with(
 ) -> Result<Option<RunResult>> {
     let site = Site::open(&plan)?;
     let devices = site.probe(&plan.senders)?;
-    let inject = plan
-        .senders
-        .iter()
-        .any(|s| s.backends.iter().any(crate::backend::BackendPlan::injects));
+    let inject = plan.injects();
     if inject {
         // netif_receive: unless dst_mac says otherwise, the device's own MAC, so that the
         // stack takes the frames as its host's (PACKET_HOST). In the lab the probed MAC
@@ -216,135 +220,25 @@ fn execute_with(
         }
     }
     let lab = site.lab.as_ref();
-    // The far receiver first: it is receiving before anything is sent.
-    let far = match &plan.far {
-        Some(f) => Some(RemoteReceiver::start(&f.transport, &f.dev, &f.rx_args)?),
-        None => None,
-    };
-    if let Some(f) = &far
-        && let Some(c) = &f.started().choice
-    {
-        crate::errln!("upktgen: peer {}: {c}", f.peer_name());
-    }
-    let dut0 = match lab {
-        Some(l) => l.dut_sample()?,
-        None => None,
-    };
-    let mut counters = Counters::open(&site, &devices)?;
-    let rx_sink = match (lab, plan.rx) {
-        (Some(l), Some(rx)) => Some(LabReceiver::start(
-            &l.rx_path(),
-            crate::rx::recv::RxConfig {
-                backend: rx.backend,
-                ..crate::lab::receiver::config(rx.hist)
-            },
-        )?),
-        _ => None,
-    };
-    let snmp = || -> Result<Option<crate::sample::SnmpSnapshot>> {
-        if !inject {
-            return Ok(None);
-        }
-        Ok(Some(match &site.ns {
-            Some(p) => crate::sys::netns::in_netns(p, || {
-                crate::sample::SnmpSnapshot::read().map_err(std::io::Error::other)
-            })?,
-            None => crate::sample::SnmpSnapshot::read()?,
-        }))
-    };
-    let snmp0 = snmp()?;
-    let before = counters.read()?;
-    let first = &plan.senders[0].spec.cfg;
-    let tx_watch = crate::live::Watched {
-        iface: devices[0].name.clone(),
-        netns: site.ns.clone(),
-    };
-    let rx_watch = lab.map(|l| crate::live::Watched {
-        iface: lab::RX_IF.to_string(),
-        netns: Some(l.rx_path()),
-    });
-    // The far receiver's totals, read each interval, when live lines or metrics show them.
-    let lo = &plan.live;
-    let shown = metrics.is_some()
-        || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
-    let (far, far_watch) = match far {
-        Some(f) if shown => (None, Some(f.watch(lo.interval)?)),
-        f => (f, None),
-    };
-    let far_progress = far_watch.as_ref().map(FarWatch::progress);
-    let receiver = || {
-        rx_sink
-            .as_ref()
-            .map(LabReceiver::progress)
-            .or(far_progress.clone())
-    };
-    if let Some(m) = metrics {
-        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver())?;
-    }
-    let live = crate::live::start_for_run(
-        &plan.live,
-        first.count.saturating_mul(plan.senders.len() as u64),
-        tx_watch,
-        rx_watch,
-        receiver(),
-        progress,
+    let observers = observers(&plan, &site, &devices, progress, metrics)?;
+    let (ns, start_at) = (site.ns.clone(), plan.start_at);
+    let (ran, parts) = session::observe(
+        observers,
+        || {
+            let ran = threads::run_jobs(ns, jobs, stop, start_at)?;
+            // Frames in flight on veth are delivered within the sender's own softirq; a
+            // short pause lets any deferred NAPI poll on the receiving end finish before
+            // counting.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(ran)
+        },
+        |ran| {
+            SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome))
+                .result
+                .sent
+        },
     )?;
-    let ran = threads::run_jobs(site.ns.clone(), jobs, stop, plan.start_at)?;
-    // Frames in flight on veth are delivered within the sender's own softirq; a short
-    // pause lets any deferred NAPI poll on the receiving end finish before counting.
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let after = counters.read()?;
-    let snmp1 = snmp()?;
-    let tx_if = before.tx.delta(&after.tx);
-    let mut rx_if = before.rx.zip(after.rx).map(|(a, b)| a.delta(&b));
     let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
-    let dut = match (lab, &dut0) {
-        (Some(l), Some(d0)) => l.dut_sample()?.map(|d1| {
-            DutPath::new(
-                crate::lab::dut::DUT_IN_IF,
-                crate::lab::dut::DUT_OUT_IF,
-                tx_if.tx_packets,
-                d0,
-                &d1,
-            )
-        }),
-        _ => None,
-    };
-    let tx_name = devices[0].name.clone();
-    let mut rx_analysis = match (rx_sink, &rx_if) {
-        (Some(r), Some(rx)) => Some(RxAnalysis::new(
-            outcome.result.sent,
-            tx_if.tx_packets,
-            rx.rx_packets,
-            r.finish(rx.rx_packets)?,
-        )),
-        _ => None,
-    };
-    let mut peer = None;
-    let far = match far_watch {
-        Some(w) => Some(w.stop()?),
-        None => far,
-    };
-    if let Some(f) = far {
-        let far = f.finish(outcome.result.sent)?;
-        if let Some(p) = &far_progress {
-            crate::agent::far::publish_report(p, &far.receiver);
-        }
-        rx_analysis = Some(
-            RxAnalysis::new(
-                outcome.result.sent,
-                tx_if.tx_packets,
-                far.iface.rx_packets,
-                far.receiver.clone(),
-            )
-            .between(&tx_name, &far.dev),
-        );
-        rx_if = Some(far.iface);
-        peer = Some(far.summary());
-    }
-    if let Some(m) = live {
-        m.finish();
-    }
     let system = ran.before.delta(&ran.after, plan.irq.as_deref());
     let senders: Vec<SenderDone> = plan
         .senders
@@ -354,25 +248,14 @@ fn execute_with(
         .collect();
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let first = &senders[0].spec.cfg;
-    let receive_path = match (&snmp0, &snmp1) {
-        (Some(b), Some(a)) => Some(receive_path(
-            &devices[0],
-            first,
-            lab,
-            outcome.result.sent,
-            (b, a),
-            &tx_if,
-        )),
-        _ => None,
-    };
-    let mut reconciliation = Reconciliation::new(outcome.result.sent, &tx_if, rx_if.as_ref());
-    if receive_path.is_some() {
+    let tx_if = parts.tx_iface.unwrap_or_default();
+    let mut reconciliation =
+        Reconciliation::new(outcome.result.sent, &tx_if, parts.rx_iface.as_ref());
+    if parts.receive_path.is_some() {
         // Nothing was transmitted: the interface counts do not reconcile with sent.
         (reconciliation.lost, reconciliation.vanished) = (None, None);
     }
-    let start = plan
-        .start_at
-        .map(|at| start_report(at, ran.late_ns, &senders));
+    let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
     let report = RunReport {
         host: crate::report::hostname(),
         version: crate::report::VERSION.into(),
@@ -388,16 +271,18 @@ fn execute_with(
         delay_ns: first.delay,
         reconciliation,
         tx_iface: tx_if,
-        rx_iface: rx_if,
+        rx_iface: parts.rx_iface,
         outcome,
         threads: thread_reports(&senders),
         system,
-        rx_analysis,
+        rx_analysis: parts.rx_analysis,
         xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
-        peer,
-        dut,
+        peer: parts.peer,
+        dut: parts.dut,
         start,
-        receive_path,
+        receive_path: parts.receive_path,
+        missing: parts.missing,
+        extra: parts.extra,
     };
     drop(site);
     Ok(Some(RunResult {
@@ -405,6 +290,118 @@ fn execute_with(
         senders,
         interrupted,
     }))
+}
+
+/// The plan's observers, in the order they start and finish: the far receiver first (it
+/// receives before anything is sent), the DUT's and the interfaces' counters, the lab's
+/// receiver, the receive path of injected frames, and last the live lines and the metrics
+/// endpoint (which show what the others count).
+fn observers<'a>(
+    plan: &'a RunPlan,
+    site: &'a Site,
+    devices: &'a [Device],
+    sent_progress: Vec<Arc<crate::sender::Progress>>,
+    metrics: Option<&crate::metrics::Endpoint>,
+) -> Result<Vec<Box<dyn session::Observer + 'a>>> {
+    let lab = site.lab.as_ref();
+    // Made first: the far receiver receives before anything is set up here.
+    let far = match &plan.far {
+        Some(f) => Some(RemoteReceiver::start(&f.transport, &f.dev, &f.rx_args)?),
+        None => None,
+    };
+    if let Some(f) = &far
+        && let Some(c) = &f.started().choice
+    {
+        crate::errln!(
+            "upktgen: peer {}: {}",
+            f.peer_name(),
+            crate::text::printable(c)
+        );
+    }
+    let mut list: Vec<Box<dyn session::Observer + 'a>> = vec![Box::new(observe::Interfaces::open(
+        site.ns.as_deref(),
+        lab,
+        devices,
+    )?)];
+    let lab_rx = match (lab, plan.rx) {
+        (Some(l), Some(rx)) => Some(LabReceiver::start(
+            &l.rx_path(),
+            crate::rx::recv::RxConfig {
+                backend: rx.backend,
+                ..crate::lab::receiver::config(rx.hist)
+            },
+        )?),
+        _ => None,
+    };
+    // The far receiver's totals, read each interval when live lines or metrics show them,
+    // and every KEEPALIVE at least, shown or not: the far agent's watchdog ends a session
+    // that hears nothing (a lost management link) instead of receiving for hours.
+    let lo = &plan.live;
+    let shown = metrics.is_some()
+        || crate::live::choose(lo.live, lo.no_live, lo.json_lines, lo.interval)?.is_some();
+    let keepalive = crate::agent::far::KEEPALIVE;
+    let far = match far {
+        Some(f) => Some(observe::Far::new(
+            f,
+            if shown {
+                lo.interval.min(keepalive)
+            } else {
+                keepalive
+            },
+            devices[0].name.clone(),
+        )?),
+        None => None,
+    };
+    let receiver = lab_rx
+        .as_ref()
+        .map(LabReceiver::progress)
+        .or_else(|| far.as_ref().map(observe::Far::progress));
+    if let Some(r) = lab_rx {
+        list.push(Box::new(observe::LabRx(r)));
+    }
+    // After the lab's receiver: the far end's account replaces it.
+    if let Some(f) = far {
+        list.push(Box::new(f));
+    }
+    if let Some(l) = lab {
+        list.push(Box::new(observe::Dut {
+            lab: l,
+            before: None,
+        }));
+    }
+    if plan.injects() {
+        let first = &plan.senders[0].spec.cfg;
+        list.push(Box::new(observe::ReceivePath {
+            ns: site.ns.clone(),
+            dev: device_of(devices, first.device())?,
+            cfg: first,
+            lab,
+            before: None,
+        }));
+    }
+    let tx_watch = crate::live::Watched {
+        iface: devices[0].name.clone(),
+        netns: site.ns.clone(),
+    };
+    let rx_watch = lab.map(|l| crate::live::Watched {
+        iface: lab::RX_IF.to_string(),
+        netns: Some(l.rx_path()),
+    });
+    if let Some(m) = metrics {
+        crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver.clone())?;
+    }
+    let count = plan.senders[0].spec.cfg.count;
+    if let Some(m) = crate::live::start_for_run(
+        &plan.live,
+        count.saturating_mul(plan.senders.len() as u64),
+        tx_watch,
+        rx_watch,
+        receiver,
+        sent_progress,
+    )? {
+        list.push(Box::new(observe::Live(m)));
+    }
+    Ok(list)
 }
 
 /// netif_receive: the receive path's account of the device the first sender injected into.
@@ -573,43 +570,6 @@ fn print_notes(s: &SenderPlan) {
     }
     for n in cfg.notes.iter().chain(&notes) {
         crate::errln!("upktgen: note: {n}");
-    }
-}
-
-/// The interfaces' counters: the senders' devices summed, and the lab's receiving end.
-struct Counters<'a> {
-    tx: NetDevReader,
-    rx: Option<NetDevReader>,
-    devices: &'a [Device],
-}
-
-struct CountersNow {
-    tx: IfaceCounters,
-    rx: Option<IfaceCounters>,
-}
-
-impl<'a> Counters<'a> {
-    fn open(site: &Site, devices: &'a [Device]) -> Result<Counters<'a>> {
-        Ok(Counters {
-            tx: NetDevReader::open(site.ns.as_deref())?,
-            rx: match &site.lab {
-                Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
-                None => None,
-            },
-            devices,
-        })
-    }
-
-    fn read(&mut self) -> Result<CountersNow> {
-        Ok(CountersNow {
-            tx: self
-                .tx
-                .read_sum(self.devices.iter().map(|d| d.name.as_str()))?,
-            rx: match &mut self.rx {
-                Some(r) => Some(r.read(lab::RX_IF)?),
-                None => None,
-            },
-        })
     }
 }
 

@@ -17,7 +17,8 @@ use crate::pg::{CommandError, DevConfig, Flag};
 use crate::rx::recv::RxBackend;
 use crate::stream::replay::{REPLAY_PARAMS, ReplayFrames, ReplayTiming};
 use crate::wire::MacAddr;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::Result;
+pub use refusal::Refusal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -134,6 +135,14 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
+    /// Whether the frames go into a receive path (`xmit_mode netif_receive`) instead of out
+    /// of a device: the backends the plan chose say it, for every part of the run.
+    pub fn injects(&self) -> bool {
+        self.senders
+            .iter()
+            .any(|s| s.backends.iter().any(BackendPlan::injects))
+    }
+
     /// `upktgen run`'s plan, threads placed on the CPUs this process may use.
     pub fn from_args(a: &RunArgs) -> Result<RunPlan> {
         RunPlan::from_args_on(a, &crate::sys::allowed_cpus())
@@ -156,15 +165,11 @@ impl RunPlan {
         }
         if !in_lab && replay.is_none() {
             if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
-                bail!(
-                    "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
-                );
+                return Err(Refusal::DevNeedsDst.into());
             }
             // netif_receive: the device's own MAC, filled in once it is probed.
             if cfg.dst_mac == MacAddr::default() && !injects(&cfg) {
-                bail!(
-                    "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
-                );
+                return Err(Refusal::DevNeedsDstMac.into());
             }
         }
         cfg.check_start()?;
@@ -173,7 +178,7 @@ impl RunPlan {
             None => None,
         };
         if pcap.is_some() && a.start_at.is_some() {
-            bail!("--start-at: --pcap writes a file and sends nothing: there is no start to time");
+            return Err(Refusal::StartAtWithPcap.into());
         }
         let start_at = start_at(a.start_at.as_deref(), crate::sys::realtime_ns())?;
         // --pcap writes one sender's frames: -t does not apply.
@@ -194,9 +199,7 @@ impl RunPlan {
         };
         let (target, senders) = knobs.plan(specs, replay.is_some())?;
         let target = match (target, dut) {
-            (Target::Lab(l), Some(_)) if l.inject => bail!(
-                "--xmit-mode netif_receive: injects into one device's receive path; the DUT lab forwards what a sender transmits (drop --lab dut, or the xmit mode)"
-            ),
+            (Target::Lab(l), Some(_)) if l.inject => return Err(Refusal::InjectInDutLab.into()),
             (Target::Lab(l), Some(mut d)) => {
                 // Live frames need NAPI where they land: the DUT's ingress.
                 d.ingress_napi = senders
@@ -235,7 +238,7 @@ impl RunPlan {
             Some(
                 specs
                     .first()
-                    .context("no device to start")?
+                    .ok_or(Refusal::NoSender)?
                     .cfg
                     .device()
                     .to_string(),
@@ -295,7 +298,7 @@ struct Knobs<'a> {
 impl Knobs<'_> {
     fn plan(&self, specs: Vec<SenderSpec>, replay: bool) -> Result<(Target, Vec<SenderPlan>)> {
         if specs.is_empty() {
-            bail!("no sender to run");
+            return Err(Refusal::NoSender.into());
         }
         let o = TxOptions {
             batch: self.tx.batch,
@@ -312,9 +315,7 @@ impl Knobs<'_> {
         let n = specs.len();
         let inject = specs.iter().filter(|s| injects(&s.cfg)).count();
         if inject > 0 && inject < n {
-            bail!(
-                "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
-            );
+            return Err(Refusal::MixedXmitModes { inject, n }.into());
         }
         let mut senders = specs
             .into_iter()
@@ -353,18 +354,14 @@ impl Knobs<'_> {
 
     fn target(&self, senders: &[SenderPlan]) -> Result<Target> {
         if self.rx.is_some() && self.lab_rx == Some(RxMode::Drop) {
-            bail!(
-                "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
-            );
+            return Err(Refusal::RxAnalyzeWithDropReceiver.into());
         }
         if let Some(d) = &self.dev {
             if self.lab_rx.is_some() {
-                bail!("--lab-rx: chooses the lab's receiver; with --dev there is no lab");
+                return Err(Refusal::LabRxWithDev.into());
             }
             if self.rx.is_some() {
-                bail!(
-                    "--rx-analyze: the receiver runs in the lab's receiving namespace; with --dev run `upktgen rx --dev IFACE` on the receiving host"
-                );
+                return Err(Refusal::RxAnalyzeWithDev.into());
             }
             return Ok(Target::Device(d.clone()));
         }
@@ -373,14 +370,10 @@ impl Knobs<'_> {
             .any(|s| s.backends.iter().any(BackendPlan::injects));
         if inject {
             if self.lab_rx == Some(RxMode::Drop) {
-                bail!(
-                    "--lab-rx drop: with --xmit-mode netif_receive the frames enter veth-rx's receive path after the driver, where the drop receiver's XDP program never sees them; use --lab-rx stack (the default then)"
-                );
+                return Err(Refusal::InjectWithDropReceiver.into());
             }
             if self.rx.is_some() {
-                bail!(
-                    "--rx-analyze: with --xmit-mode netif_receive the report counts what veth-rx's receive path did with the frames (its UDP counters); upktgen's receiver is not used"
-                );
+                return Err(Refusal::InjectWithRxAnalyze.into());
             }
         }
         let rx_mode = self.lab_rx.unwrap_or(if self.rx.is_some() || inject {
@@ -418,7 +411,7 @@ fn backends(
     if injects(cfg) {
         // Only live frames reach a receive path: one backend, or a refusal.
         let p = BackendPlan::new(kind.injecting()?, o, cfg, slot)
-            .map_err(|e| anyhow!("--xmit-mode netif_receive needs xdp_live, which refuses: {e}"))?;
+            .map_err(|e| Refusal::InjectRefused(e.to_string()))?;
         return Ok((vec![p], Vec::new()));
     }
     if kind != BackendKind::Auto {
@@ -434,10 +427,7 @@ fn backends(
         }
     }
     if out.is_empty() {
-        bail!(
-            "--backend auto: no backend accepts these options ({})",
-            refused.join("; ")
-        );
+        return Err(Refusal::NoBackend(refused.join("; ")).into());
     }
     Ok((out, refused))
 }
@@ -450,7 +440,7 @@ pub fn injects(cfg: &DevConfig) -> bool {
 /// --start-at TIME against the wall clock's `now_ns`: the instant, refused in the past and
 /// beyond [`crate::start_at::MAX_AHEAD`].
 pub fn start_at(s: Option<&str>, now_ns: u64) -> Result<Option<u64>> {
-    s.map(|s| crate::start_at::parse(s, now_ns).map_err(|e| anyhow!("--start-at {e}")))
+    s.map(|s| crate::start_at::parse(s, now_ns).map_err(|e| Refusal::StartAt(e.to_string()).into()))
         .transpose()
 }
 
@@ -496,7 +486,7 @@ fn far_plan(a: &RunArgs) -> Result<Option<FarPlan>> {
         (None, None, Some(d)) => (PeerUri::Local, d.clone()),
         (None, None, None) => return Ok(None),
         // clap refuses the other combinations.
-        _ => bail!("--peer needs --peer-dev, and --rx-dev goes without them"),
+        _ => return Err(Refusal::PeerDevPairing.into()),
     };
     let what = if f.rx_dev.is_some() {
         "--rx-dev"
@@ -504,15 +494,13 @@ fn far_plan(a: &RunArgs) -> Result<Option<FarPlan>> {
         "--peer"
     };
     if a.dev.is_none() {
-        bail!(
-            "{what}: the far end receives what --dev sends; in the private lab use --rx-analyze (its own receiver) or --lab dut"
-        );
+        return Err(Refusal::FarEndWithoutDev { what }.into());
     }
     if a.pcap.is_some() {
-        bail!("{what}: --pcap writes a file and sends nothing");
+        return Err(Refusal::FarEndWithPcap { what }.into());
     }
     if dev.is_empty() || dev.contains(['/', ' ']) {
-        bail!("{what}: {dev:?} is not an interface name");
+        return Err(Refusal::FarDevName { what, dev }.into());
     }
     let mut rx_args = vec![
         "--rx-backend".to_string(),
@@ -549,18 +537,16 @@ fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
         .collect();
     if f.lab != LabKind::Dut {
         if !setup.is_empty() {
-            bail!("--dut-setup/--dut-setup-file: there is a DUT only in the DUT lab (--lab dut)");
+            return Err(Refusal::DutSetupWithoutDut.into());
         }
         return Ok(None);
     }
     if a.dev.is_some() {
-        bail!(
-            "--lab dut: the DUT lab is a private lab; --dev sends on an interface of yours instead"
-        );
+        return Err(Refusal::DutLabWithDev.into());
     }
     for p in &f.dut_setup_file {
         if !p.is_file() {
-            bail!("--dut-setup-file {}: no such file", p.display());
+            return Err(Refusal::NoDutSetupFile(p.display().to_string()).into());
         }
     }
     Ok(Some(DutOptions {
@@ -651,7 +637,7 @@ pub fn check_pktgen_params(a: &RunArgs) -> std::result::Result<(), OptionError> 
 fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<SenderSpec>> {
     let n = usize::from(a.threads);
     if n == 0 {
-        bail!("-t/--threads 0: give at least one sender thread");
+        return Err(Refusal::NoThreads.into());
     }
     if n == 1 {
         return Ok(vec![SenderSpec {
@@ -660,25 +646,26 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<Send
         }]);
     }
     if a.rx_analyze {
-        bail!(
-            "--rx-analyze with -t {n}: the receiver tells sequences apart by address and VLAN, and every thread's sequence starts at 1 from the same address; run one thread, or give threads distinct sources with `upktgen script`"
-        );
+        return Err(Refusal::RxAnalyzeWithThreads(n).into());
     }
     if cpus.is_empty() {
-        bail!("-t/--threads {n}: this process may run on no CPU (its affinity mask is empty)");
+        return Err(Refusal::NoCpu(n).into());
     }
     if n > cpus.len() && !a.allow_oversubscribe {
-        bail!(
-            "-t/--threads {n}: this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
-            cpus.len(),
-            if cpus.len() == 1 { "" } else { "s" },
-            cpus.len()
-        );
+        return Err(Refusal::TooManyThreads {
+            n,
+            cpus: cpus.to_vec(),
+        }
+        .into());
     }
     let first = match a.cpu {
-        Some(c) => cpus.iter().position(|&x| x == c).with_context(|| {
-            format!("--cpu {c}: not a CPU this process may run on (allowed: {cpus:?})")
-        })?,
+        Some(c) => cpus
+            .iter()
+            .position(|&x| x == c)
+            .ok_or_else(|| Refusal::NotAllowedCpu {
+                cpu: c,
+                cpus: cpus.to_vec(),
+            })?,
         None => 0,
     };
     Ok((0..n)
@@ -703,7 +690,7 @@ fn check_replay_args(a: &RunArgs) -> Result<()> {
     }
     let follow = a.replay_timing == Some(ReplayTiming::File);
     if a.replay_speed.is_some() && !follow {
-        bail!("--replay-speed: scales the file's gaps; it goes with --replay-timing file");
+        return Err(Refusal::ReplaySpeedWithoutTiming.into());
     }
     if follow
         && let Some((name, _)) =
@@ -711,26 +698,22 @@ fn check_replay_args(a: &RunArgs) -> Result<()> {
                 .iter()
                 .find(|(n, _)| ["delay", "ratep", "burst"].contains(n))
     {
-        bail!(
-            "--{name}: --replay-timing file paces the frames by the file's timestamps; give one or the other"
-        );
+        return Err(Refusal::PacingWithFileTiming(name.to_string()).into());
     }
     for (name, _) in &a.pg.items {
         if *name == "rate" {
-            bail!(
-                "--rate: with --replay the frames' sizes are the file's; give the rate in packets per second (--ratep) or as a gap (--delay)"
-            );
+            return Err(Refusal::RateWithReplay.into());
         }
         if !REPLAY_PARAMS.contains(name) {
-            bail!(
-                "--{}: --replay sends the file's frames as recorded; frame parameters do not apply (with --replay: {})",
-                name.replace('_', "-"),
-                REPLAY_PARAMS
+            return Err(Refusal::FrameParamWithReplay {
+                name: name.replace('_', "-"),
+                allowed: REPLAY_PARAMS
                     .iter()
                     .map(|p| format!("--{}", p.replace('_', "-")))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            );
+                    .join(", "),
+            }
+            .into());
         }
     }
     Ok(())
@@ -744,7 +727,10 @@ fn load_replay(a: &RunArgs) -> Result<Option<ReplayFrames>> {
     let mut r = ReplayFrames::load(path)?;
     if a.replay_timing == Some(ReplayTiming::File) {
         r.follow_file_timing(a.replay_speed.unwrap_or(1.0))
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            .map_err(|e| Refusal::ReplayTiming {
+                path: path.display().to_string(),
+                why: e.to_string(),
+            })?;
     }
     Ok(Some(r))
 }
@@ -754,15 +740,10 @@ fn load_replay(a: &RunArgs) -> Result<Option<ReplayFrames>> {
 fn pcap_plan(a: &RunArgs, cfg: &DevConfig, path: &std::path::Path) -> Result<PcapPlan> {
     let count = a.pcap_count.unwrap_or(cfg.count);
     if count == 0 {
-        bail!(
-            "--pcap: count 0 means \"until stopped\"; give --pcap-count N (or --count N) for the number of frames to write"
-        );
+        return Err(Refusal::PcapCountZero.into());
     }
     if cfg.delay == u64::MAX {
-        bail!(
-            "--pcap: delay {} never sends: there is nothing to write",
-            cfg.delay
-        );
+        return Err(Refusal::PcapNeverSends(cfg.delay).into());
     }
     Ok(PcapPlan {
         path: path.to_path_buf(),
@@ -771,5 +752,6 @@ fn pcap_plan(a: &RunArgs, cfg: &DevConfig, path: &std::path::Path) -> Result<Pca
     })
 }
 
+mod refusal;
 #[cfg(test)]
 mod tests;

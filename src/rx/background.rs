@@ -168,10 +168,16 @@ impl RxThread {
 
     /// Waits for the traffic to settle as `s` says, then stops the receiver, which drains
     /// what is left in its ring, and returns its report.
-    pub fn finish(mut self, s: Settle) -> Result<RxReport> {
+    pub fn finish(self, s: Settle) -> Result<RxReport> {
+        self.finish_unless(s, &AtomicBool::new(false))
+    }
+
+    /// [`Self::finish`], the wait cut short when `cut` is set (a signal): the receiver then
+    /// stops at once and reports what it has.
+    pub fn finish_unless(mut self, s: Settle, cut: &AtomicBool) -> Result<RxReport> {
         let t0 = Instant::now();
         let mut last = (self.frames(), Instant::now());
-        while t0.elapsed() < s.max_wait && self.running() {
+        while t0.elapsed() < s.max_wait && self.running() && !cut.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(5));
             let n = self.frames();
             if s.expected > 0 && n >= s.expected {

@@ -77,8 +77,9 @@ impl RxReport {
         let _ = writeln!(
             s,
             "Receiver:    {} on {} ({} {} KiB); stopped by {stop}",
-            self.mode,
-            self.device,
+            // A far end's report: its words are escaped.
+            crate::text::printable(&self.mode),
+            crate::text::printable(&self.device),
             if self.xdp.is_some() { "UMEM" } else { "ring" },
             self.ring_bytes / 1024
         );

@@ -52,10 +52,20 @@ pub enum IfaceRefused {
         "no such netdevice: \"{0}\" in this network namespace (--lab runs the script in a private lab, where every device name stands for the lab's interface)"
     )]
     NoSuchNetdevice(String),
-    #[error("not an ethernet device: \"{0}\"")]
+    /// The kernel takes Ethernet and loopback devices only.
+    #[error("not an ethernet or loopback device: \"{0}\"")]
     NotEthernet(String),
     #[error("device is down: \"{0}\" (bring it up with `ip link set {0} up`)")]
     Down(String),
+}
+
+/// What kind of interface an added device is, of the two the kernel's `add_device` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfaceKind {
+    /// ARPHRD_ETHER (or not known here: a start's probe checks it).
+    Ethernet,
+    /// ARPHRD_LOOPBACK (`lo`): see [`DevConfig::loopback`].
+    Loopback,
 }
 
 /// A device added to a thread.
@@ -97,9 +107,9 @@ pub fn lab_ifname(name: &str) -> String {
     }
 }
 
-/// Whether an interface may be added to a thread: Err with the reason the kernel would log
-/// (`no such netdevice: "eth9"`, `device is down: "eth1"`, ...).
-pub type DevCheck = Box<dyn Fn(&str) -> Result<(), IfaceRefused>>;
+/// Whether an interface may be added to a thread, and what kind it is: Err with the reason
+/// the kernel would log (`no such netdevice: "eth9"`, `device is down: "eth1"`, ...).
+pub type DevCheck = Box<dyn Fn(&str) -> Result<IfaceKind, IfaceRefused>>;
 
 impl Interp {
     /// `dev_exists` says whether an interface of that name exists (a name that does not is
@@ -113,7 +123,7 @@ impl Interp {
             cpus,
             Box::new(move |d| {
                 if dev_exists(d) {
-                    Ok(())
+                    Ok(IfaceKind::Ethernet)
                 } else {
                     Err(IfaceRefused::NoSuchNetdevice(d.to_string()))
                 }
@@ -259,11 +269,11 @@ impl Interp {
     }
 
     fn thread(&mut self, n: usize, cmd: &str) -> Result<String, Refused> {
-        let mut w = cmd.split_whitespace();
-        let name = w.next().unwrap_or("");
+        // Read as the kernel reads it: `add_device lo@0` and `add_device=lo@0` alike.
+        let (name, rest) = crate::pg::split_command(cmd);
         match name {
             "add_device" => {
-                let dev = w.next().unwrap_or("");
+                let dev = crate::pg::split_command(rest).0;
                 if dev.is_empty() {
                     return Err(Refused::NoDeviceName);
                 }
@@ -271,17 +281,22 @@ impl Interp {
                     return Err(Refused::CannotAdd(dev.to_string()));
                 }
                 // As the kernel: the interface (the name up to `@`) must exist in this
-                // network namespace (and be an Ethernet device that is up); the write
-                // fails and the kernel logs why.
+                // network namespace (and be an Ethernet or loopback device that is up);
+                // the write fails and the kernel logs why.
                 let ifname = dev.split('@').next().unwrap_or("");
-                if let Err(why) = (self.dev_check)(ifname) {
-                    self.note = Some(why.to_string());
-                    return Err(Refused::CannotAdd(dev.to_string()));
-                }
+                let kind = match (self.dev_check)(ifname) {
+                    Ok(k) => k,
+                    Err(why) => {
+                        self.note = Some(why.to_string());
+                        return Err(Refused::CannotAdd(dev.to_string()));
+                    }
+                };
+                let mut cfg = DevConfig::new(dev);
+                cfg.loopback = kind == IfaceKind::Loopback;
                 self.devs.push((
                     dev.to_string(),
                     DevState {
-                        cfg: DevConfig::new(dev),
+                        cfg,
                         thread: n,
                         result: String::new(),
                         current: None,

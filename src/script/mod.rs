@@ -17,7 +17,7 @@ use crate::run::plan::{RunPlan, SenderSpec};
 use crate::text::clip;
 use crate::wire::MacAddr;
 use anyhow::{Context, Result, anyhow, bail};
-use interp::{Effect, IfaceRefused, Interp};
+use interp::{Effect, IfaceKind, IfaceRefused, Interp};
 use parse::{Line, Target};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,10 +54,10 @@ fn interp_for(a: &ScriptArgs) -> Interp {
 }
 
 /// What the kernel checks at `add_device`: the interface exists in this network namespace,
-/// is an Ethernet device, and is up. The interface index answers for the calling process's
-/// namespace; sysfs may show another namespace's interfaces, so its type and flags are
-/// taken only when it shows the same index (else a start's probe checks them).
-fn check_iface(d: &str) -> Result<(), IfaceRefused> {
+/// is an Ethernet or a loopback device, and is up. The interface index answers for the
+/// calling process's namespace; sysfs may show another namespace's interfaces, so its type
+/// and flags are taken only when it shows the same index (else a start's probe checks them).
+fn check_iface(d: &str) -> Result<IfaceKind, IfaceRefused> {
     let index =
         crate::sys::if_nametoindex(d).map_err(|_| IfaceRefused::NoSuchNetdevice(d.to_string()))?;
     let sys = |f: &str| {
@@ -66,22 +66,25 @@ fn check_iface(d: &str) -> Result<(), IfaceRefused> {
             .map(|s| s.trim().to_string())
     };
     if sys("ifindex") != Some(index.to_string()) {
-        return Ok(());
+        return Ok(IfaceKind::Ethernet);
     }
-    // ARPHRD_ETHER
-    if sys("type").is_some_and(|t| t != "1") {
-        return Err(IfaceRefused::NotEthernet(d.to_string()));
-    }
+    let kind = match sys("type").as_deref() {
+        // ARPHRD_ETHER, ARPHRD_LOOPBACK
+        None | Some("1") => IfaceKind::Ethernet,
+        Some("772") => IfaceKind::Loopback,
+        Some(_) => return Err(IfaceRefused::NotEthernet(d.to_string())),
+    };
     let flags = sys("flags").and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok());
     if flags.is_some_and(|f| f & libc::IFF_UP as u32 == 0) {
         return Err(IfaceRefused::Down(d.to_string()));
     }
-    Ok(())
+    Ok(kind)
 }
 
 /// The senders of a start: every added device, thread by thread, pinned to its thread's
 /// CPU; in the lab each stands for the lab's sending interface (its @tag kept) and gets
-/// the lab's receiver as destination where it has none.
+/// the lab's receiver as destination where it has none. A loopback device's frames come
+/// back into this host: it needs no dst_mac (as in the kernel, all zeros is sent).
 pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>> {
     let mut out = Vec::new();
     for (name, d) in it.devices() {
@@ -92,7 +95,7 @@ pub fn start_specs(it: &Interp, lab: bool) -> Result<Vec<(String, SenderSpec)>> 
         if lab {
             cfg.ifname = interp::lab_ifname(name);
             crate::run::plan::fill_lab_destination(&mut cfg);
-        } else if cfg.dst_mac == MacAddr::default() {
+        } else if cfg.dst_mac == MacAddr::default() && !cfg.loopback {
             bail!(
                 "ERROR: start: {name}: dst_mac is 00:00:00:00:00:00, which every receiver drops: set dst_mac"
             );

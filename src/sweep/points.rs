@@ -204,6 +204,8 @@ fn first_line(e: &clap::Error) -> String {
 enum Refused {
     Clap(clap::Error),
     Pktgen(crate::run::plan::OptionError),
+    /// What the run's plan refuses of a whole point (options that go together).
+    Plan(String),
     /// Not `run` nor `sim`.
     NotSwept(String),
 }
@@ -218,6 +220,7 @@ impl Refused {
         match self {
             Refused::Clap(e) => first_line(e),
             Refused::Pktgen(e) => e.to_string(),
+            Refused::Plan(e) => e.clone(),
             Refused::NotSwept(sub) => format!("{sub:?}: not a command a sweep runs"),
         }
     }
@@ -254,6 +257,25 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
         crate::sim::SimArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
     }
     Ok(())
+}
+
+/// A whole point of `upktgen run`, planned as its run will plan it (the options that go
+/// together, the threads on this machine's CPUs, a --replay file read): every point is
+/// refused or accepted before the first one runs. `sim` points need only parse.
+fn plans(args: &[String]) -> std::result::Result<(), Refused> {
+    use clap::FromArgMatches as _;
+    if args.first().map(String::as_str) != Some("run") {
+        return Ok(());
+    }
+    let def = built_def("run").ok_or_else(|| Refused::NotSwept("run".into()))?;
+    let m = def
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(Refused::Clap)?;
+    let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
+    crate::run::plan::RunPlan::from_args(&r)
+        .map(drop)
+        .map_err(|e| Refused::Plan(format!("{e:#}")))
 }
 
 /// What every point shares, once its names and values are checked.
@@ -382,8 +404,8 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
         } else {
             labels.join(", ")
         };
-        if let Err(e) = parses(&args) {
-            // A combination the parser refuses (e.g. two options that conflict).
+        if let Err(e) = parses(&args).and_then(|()| plans(&args)) {
+            // A combination the parser or the plan refuses (e.g. two options that conflict).
             let line = idx
                 .iter()
                 .enumerate()
@@ -449,6 +471,25 @@ mod tests {
             ]
         );
         assert_eq!((p[3].load, p[2].load), (2, 0));
+    }
+
+    #[test]
+    fn a_point_the_plan_refuses_fails_the_sweep_before_any_runs_naming_it() {
+        // 39 rates at one thread, then the same at two: with --rx-analyze two threads are
+        // refused by the run's plan (not by the option parser), first at point 40.
+        let rates: Vec<String> = (1..=39).map(|i| (i * 1000).to_string()).collect();
+        let src = format!(
+            "[sweep]\ncommand = \"run\"\n[base]\ncount = 1000\nrx_analyze = true\n\
+             [[dimension]]\nname = \"threads\"\nvalues = [1, 2]\n\
+             [[dimension]]\nname = \"ratep\"\nvalues = [{}]\n",
+            rates.join(", ")
+        );
+        let e = err(&src);
+        assert!(e.contains(": point 40 ("), "{e}");
+        assert!(e.contains("--rx-analyze with -t 2"), "{e}");
+        // The 39 points before it plan: without the 40th the sweep is accepted.
+        let ok = src.replace("values = [1, 2]", "values = [1]");
+        assert_eq!(expand_src(&ok).unwrap().len(), 39);
     }
 
     #[test]

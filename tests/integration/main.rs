@@ -9,6 +9,7 @@ mod agent;
 mod ansible;
 mod cli;
 mod dut;
+mod far_hostile;
 mod fleet;
 mod layers;
 mod live;
@@ -29,6 +30,7 @@ mod safe_io;
 mod schema;
 mod schemas;
 mod script;
+mod selftest;
 mod stack;
 mod standards;
 mod sweep;
@@ -40,6 +42,7 @@ fn main() {
         ("ansible", ansible::TESTS),
         ("cli", cli::TESTS),
         ("dut", dut::TESTS),
+        ("far_hostile", far_hostile::TESTS),
         ("fleet", fleet::TESTS),
         ("layers", layers::TESTS),
         ("live", live::TESTS),
@@ -60,6 +63,7 @@ fn main() {
         ("schema", schema::TESTS),
         ("schemas", schemas::TESTS),
         ("script", script::TESTS),
+        ("selftest", selftest::TESTS),
         ("stack", stack::TESTS),
         ("standards", standards::TESTS),
         ("sweep", sweep::TESTS),

@@ -963,22 +963,36 @@ fn a_device_that_does_not_exist_gets_the_kernels_error() {
         stdout(&o)
     );
     assert_eq!(v.rx_b(), before);
-    // The kernel's other refusals at add_device: not an Ethernet device, a device down.
+    // The kernel's other refusals at add_device: neither an Ethernet nor a loopback device
+    // (a tun device), a device down; a loopback device is taken.
     let other = t.write(
         "other.pg",
-        "kpktgend_0 add_device lo\nkpktgend_0 add_device veth-a@1\n",
+        "kpktgend_0 add_device tun0\nkpktgend_0 add_device veth-a@1\nkpktgend_0 add_device lo\n",
     );
-    let st = Command::new("ip")
-        .args(["-n", &v.a, "link", "set", "veth-a", "down"])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = in_ns(&v.a, &["script", "--check", other.to_str().unwrap()]);
+    for args in [
+        &["-n", &v.a, "tuntap", "add", "mode", "tun", "name", "tun0"][..],
+        &["-n", &v.a, "link", "set", "tun0", "up"],
+        &["-n", &v.a, "link", "set", "veth-a", "down"],
+    ] {
+        let st = Command::new("ip").args(args).status().unwrap();
+        assert!(st.success(), "ip {args:?}");
+    }
+    let o = in_ns(
+        &v.a,
+        &["script", "--check", "--verbose", other.to_str().unwrap()],
+    );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("ERROR: can not add device lo\nupktgen: not an ethernet device: \"lo\"\n"),
+        err.contains(
+            "ERROR: can not add device tun0\nupktgen: not an ethernet or loopback device: \"tun0\"\n"
+        ),
         "{err}"
+    );
+    assert!(
+        stdout(&o).contains("other.pg:3: kpktgend_0: OK: add_device=lo\n"),
+        "{}",
+        stdout(&o)
     );
     assert!(
         err.contains("ERROR: can not add device veth-a@1\nupktgen: device is down: \"veth-a\""),

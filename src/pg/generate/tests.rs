@@ -414,3 +414,19 @@ fn the_receivers_classifier_reads_the_walks_frames() {
         assert_eq!(classify(&f), Class::Other, "{cmds:?}");
     }
 }
+
+/// With no destination a loopback device sends to 0.0.0.0, as the kernel's pktgen does on
+/// lo (the frames come back into this host, whose stack drops them); any other device needs
+/// one. (Before: every device needed one.)
+#[test]
+fn a_loopback_device_needs_no_destination() {
+    let mut c = DevConfig::new("lo@0");
+    assert_eq!(
+        Generator::new(&c, &info(), 1).err(),
+        Some(crate::pg::StartError::NoDestination)
+    );
+    c.loopback = true;
+    let mut g = Generator::new(&c, &info(), 1).unwrap();
+    g.advance(0);
+    assert_eq!(g.cur_daddr, 0);
+}

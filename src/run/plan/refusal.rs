@@ -1,0 +1,109 @@
+//! What the plan refuses, as values: each refusal names the option and says what to do. A
+//! caller that needs to tell them apart (an experiment refusing one point of a grid before
+//! the first runs) matches on them; everyone else prints them.
+
+/// One refusal of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error(
+        "--dst: required with --dev (the destination IPv4 address to put in the frames; --dst6 for IPv6)"
+    )]
+    DevNeedsDst,
+    #[error(
+        "--dst-mac: required with --dev (pktgen's default of 00:00:00:00:00:00 is dropped by every receiver)"
+    )]
+    DevNeedsDstMac,
+    #[error("--start-at: --pcap writes a file and sends nothing: there is no start to time")]
+    StartAtWithPcap,
+    #[error(
+        "--xmit-mode netif_receive: injects into one device's receive path; the DUT lab forwards what a sender transmits (drop --lab dut, or the xmit mode)"
+    )]
+    InjectInDutLab,
+    #[error("no sender to run")]
+    NoSender,
+    #[error(
+        "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
+    )]
+    MixedXmitModes { inject: usize, n: usize },
+    #[error(
+        "--rx-analyze needs the frames to reach a socket in the receiving namespace: use --lab-rx stack (its default), not drop"
+    )]
+    RxAnalyzeWithDropReceiver,
+    #[error("--lab-rx: chooses the lab's receiver; with --dev there is no lab")]
+    LabRxWithDev,
+    #[error(
+        "--rx-analyze: the receiver runs in the lab's receiving namespace; with --dev run `upktgen rx --dev IFACE` on the receiving host"
+    )]
+    RxAnalyzeWithDev,
+    #[error(
+        "--lab-rx drop: with --xmit-mode netif_receive the frames enter veth-rx's receive path after the driver, where the drop receiver's XDP program never sees them; use --lab-rx stack (the default then)"
+    )]
+    InjectWithDropReceiver,
+    #[error(
+        "--rx-analyze: with --xmit-mode netif_receive the report counts what veth-rx's receive path did with the frames (its UDP counters); upktgen's receiver is not used"
+    )]
+    InjectWithRxAnalyze,
+    #[error("--xmit-mode netif_receive needs xdp_live, which refuses: {0}")]
+    InjectRefused(String),
+    #[error("--backend auto: no backend accepts these options ({0})")]
+    NoBackend(String),
+    #[error("--start-at {0}")]
+    StartAt(String),
+    #[error("--peer needs --peer-dev, and --rx-dev goes without them")]
+    PeerDevPairing,
+    #[error(
+        "{what}: the far end receives what --dev sends; in the private lab use --rx-analyze (its own receiver) or --lab dut"
+    )]
+    FarEndWithoutDev { what: &'static str },
+    #[error("{what}: --pcap writes a file and sends nothing")]
+    FarEndWithPcap { what: &'static str },
+    #[error("{what}: {dev:?} is not an interface name")]
+    FarDevName { what: &'static str, dev: String },
+    #[error("--dut-setup/--dut-setup-file: there is a DUT only in the DUT lab (--lab dut)")]
+    DutSetupWithoutDut,
+    #[error(
+        "--lab dut: the DUT lab is a private lab; --dev sends on an interface of yours instead"
+    )]
+    DutLabWithDev,
+    #[error("--dut-setup-file {0}: no such file")]
+    NoDutSetupFile(String),
+    #[error("-t/--threads 0: give at least one sender thread")]
+    NoThreads,
+    #[error(
+        "--rx-analyze with -t {0}: the receiver tells sequences apart by address and VLAN, and every thread's sequence starts at 1 from the same address; run one thread, or give threads distinct sources with `upktgen script`"
+    )]
+    RxAnalyzeWithThreads(usize),
+    #[error("-t/--threads {0}: this process may run on no CPU (its affinity mask is empty)")]
+    NoCpu(usize),
+    #[error(
+        "-t/--threads {n}: this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
+        cpus.len(),
+        if cpus.len() == 1 { "" } else { "s" },
+        cpus.len()
+    )]
+    TooManyThreads { n: usize, cpus: Vec<usize> },
+    #[error("--cpu {cpu}: not a CPU this process may run on (allowed: {cpus:?})")]
+    NotAllowedCpu { cpu: usize, cpus: Vec<usize> },
+    #[error("--replay-speed: scales the file's gaps; it goes with --replay-timing file")]
+    ReplaySpeedWithoutTiming,
+    #[error(
+        "--{0}: --replay-timing file paces the frames by the file's timestamps; give one or the other"
+    )]
+    PacingWithFileTiming(String),
+    #[error(
+        "--rate: with --replay the frames' sizes are the file's; give the rate in packets per second (--ratep) or as a gap (--delay)"
+    )]
+    RateWithReplay,
+    #[error(
+        "--{name}: --replay sends the file's frames as recorded; frame parameters do not apply (with --replay: {allowed})"
+    )]
+    FrameParamWithReplay { name: String, allowed: String },
+    #[error("{path}: {why}")]
+    ReplayTiming { path: String, why: String },
+    #[error(
+        "--pcap: count 0 means \"until stopped\"; give --pcap-count N (or --count N) for the number of frames to write"
+    )]
+    PcapCountZero,
+    #[error("--pcap: delay {0} never sends: there is nothing to write")]
+    PcapNeverSends(u64),
+}
