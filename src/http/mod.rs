@@ -280,11 +280,12 @@ impl Registry {
             .values()
             .filter(|s| !s.evicted.load(Ordering::Relaxed))
             .count();
+        // Least recently active first; among equals (the same millisecond), the oldest.
         if live >= cap.max(1)
-            && let Some(oldest) = conns
-                .values()
-                .filter(|s| !s.evicted.load(Ordering::Relaxed))
-                .min_by_key(|s| s.last.load(Ordering::Relaxed))
+            && let Some((_, oldest)) = conns
+                .iter()
+                .filter(|(_, s)| !s.evicted.load(Ordering::Relaxed))
+                .min_by_key(|(id, s)| (s.last.load(Ordering::Relaxed), **id))
         {
             oldest.evicted.store(true, Ordering::Relaxed);
             oldest.evict.notify_one();
