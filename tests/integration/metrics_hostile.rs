@@ -21,7 +21,7 @@ use upktgen::lab::{self, Lab, RxMode};
 const PORT: u16 = 19467;
 
 /// The run's length; it must end within this and [`END_SLACK`] from its start.
-const DURATION_S: u64 = 8;
+const DURATION_S: u64 = 10;
 /// Set-up, the report and the server's stop (1 s of grace), with room for a loaded machine.
 const END_SLACK: Duration = Duration::from_secs(8);
 
