@@ -26,6 +26,7 @@ pub mod merge;
 pub mod metrics;
 pub mod ndr;
 pub mod out;
+pub(crate) mod outdir;
 pub(crate) mod outfile;
 pub mod pcap;
 pub mod pg;

@@ -1,15 +1,20 @@
 //! Live statistics while a run sends: one line per interval on standard error.
 //!
-//! A monitor thread reads the interfaces' counters (`/proc/net/dev` of each namespace), the
-//! CPU times (`/proc/stat`) and, with `--rx-analyze`, the receiver's running totals. It never
-//! touches the sender: the sending thread does no extra work, so printing cannot slow it
-//! (the only cost is the monitor's own few syscalls per interval, on whichever CPU it runs).
+//! A monitor thread reads what the senders publish (frames sent and their bytes, one relaxed
+//! store of each per batch: [`crate::sender::Progress`]), the interfaces' counters
+//! (`/proc/net/dev` of each namespace), the CPU times (`/proc/stat`) and, with
+//! `--rx-analyze`, the receiver's running totals. The sending thread does nothing else for
+//! it, so printing cannot slow it (the monitor's own few syscalls per interval run on
+//! whichever CPU it has).
 //!
 //! Text line: `live  2.0s  tx 321412 pps 154.3 Mb/s  rx 321400 pps  sink lost 0  cpu busy 51.2 %`
-//! (tx = the sending interface's tx_packets, rx = the receiving interface's rx_packets, both
-//! per second over the interval; Mb/s = frame bytes, as pktgen counts). `--json-lines` prints
-//! the same as one JSON object per line instead, and a last one with `"final": true` covering
-//! the whole run.
+//! (tx = the frames the senders handed over, rx = the receiving interface's rx_packets, both
+//! per second over the interval). Mb/s is of frame bytes counted as the Result line counts
+//! them (`sent * pkt_size`, or the bytes of every frame when sizes vary), from the senders'
+//! own figures: an interface's byte counters may count otherwise (veth counts 46 bytes of a
+//! 60-byte frame, without its Ethernet header), so no Mb/s is drawn from them.
+//! `--json-lines` prints the same as one JSON object per line instead, and a last one with
+//! `"final": true` covering the whole run.
 //!
 //! `upktgen rx` has the same lines from the receiver's own running totals:
 //! `live  2.0s  rx 321400 pps 154.3 Mb/s  sink lost 0  drops 0  cpu busy 51.2 %`.
@@ -71,16 +76,19 @@ pub struct LiveSample {
     /// Seconds since the monitor started, at the end of the interval.
     pub t_s: f64,
     pub interval_s: f64,
-    /// The sending interface's tx_packets in the interval (None for `upktgen rx`).
+    /// Frames the senders handed over in the interval, as the Result counts them (without
+    /// senders' figures, the sending interface's tx_packets; None for `upktgen rx`).
     pub tx_packets: Option<u64>,
     pub tx_pps: Option<u64>,
+    /// Mb/s of those frames' bytes, counted as the Result line counts them.
     pub tx_mbps: Option<f64>,
     /// The receiving interface's rx_packets (`run` in the lab), or the frames the receiver
     /// read (`upktgen rx`, and `run --peer`: the far receiver's, read over the session each
     /// interval), in the interval.
     pub rx_packets: Option<u64>,
     pub rx_pps: Option<u64>,
-    /// `upktgen rx`, `run --peer`: Mb/s of the frames read.
+    /// `upktgen rx`, `run --peer`: Mb/s of the frames read (whole frames, as the receiver
+    /// reads them; none from an interface's byte counters).
     pub rx_mbps: Option<f64>,
     /// Sequence holes the receiver has seen so far (--rx-analyze, `upktgen rx`, `--peer`).
     pub lost: Option<u64>,
@@ -223,8 +231,9 @@ pub type LostSource = Arc<crate::rx::recv::RxProgress>;
 pub struct MonitorConfig {
     /// The sending interface (`run`); None for `upktgen rx`.
     pub tx: Option<Watched>,
-    /// When not empty, the tx figures are the sum of what these senders published instead
-    /// of the interface's counters (netif_receive: injected frames count in neither).
+    /// When not empty, the tx figures are the sum of what these senders published, counted
+    /// as the Result counts them, instead of the interface's counters (which count other
+    /// bytes, and no injected netif_receive frame at all).
     pub sent: Vec<Arc<crate::sender::Progress>>,
     /// The receiving interface's rx_packets (`run` in the lab).
     pub rx: Option<Watched>,
@@ -276,16 +285,14 @@ impl State {
         Point {
             at: Instant::now(),
             tx: tx.map(|c| c.tx_packets),
-            // Frame bytes as the interface counts them: right for IMIX, size walks, replays.
+            // The senders' bytes (the Result's count); without them, the interface's.
             tx_bytes: tx.map(|c| c.tx_bytes),
             rx: match progress {
                 Some(p) => Some(p.frames.load(Ordering::Relaxed)),
                 None => rx.map(|c| c.rx_packets),
             },
-            rx_bytes: match progress {
-                Some(p) => Some(p.bytes.load(Ordering::Relaxed)),
-                None => rx.map(|c| c.rx_bytes),
-            },
+            // Only a receiver's whole-frame bytes: an interface counts bytes its own way.
+            rx_bytes: progress.map(|p| p.bytes.load(Ordering::Relaxed)),
             stat: StatSnapshot::read().ok(),
         }
     }
@@ -588,6 +595,40 @@ mod tests {
         let mbps = 1500.0 * 60.0 * 8.0 / s.interval_s / 1e6;
         assert!((s.tx_mbps.unwrap() - mbps).abs() < 1e-6 * mbps.max(1.0));
         assert_eq!(s.done_pct, Some(50.0));
+    }
+
+    /// The interface counts its own bytes (veth: 46 of a 60-byte frame): the Mb/s come from
+    /// the senders' figures, and none from a receiving interface's byte counters.
+    #[test]
+    fn no_mb_s_comes_from_an_interfaces_byte_counters() {
+        let lo = Watched {
+            iface: "lo".into(),
+            netns: None,
+        };
+        let sent = Arc::new(crate::sender::Progress::default());
+        let mut st = State {
+            tx: Some(DevReader::open(&lo).unwrap()),
+            sent: vec![Arc::clone(&sent)],
+            rx: Some(DevReader::open(&lo).unwrap()),
+            receiver: None,
+            format: LiveFormat::Text,
+            t0: Instant::now(),
+            count: 0,
+            base: None,
+            bar: None,
+        };
+        let a = st.point();
+        sent.frames.store(490_000, Ordering::Relaxed);
+        sent.bytes.store(490_000 * 60, Ordering::Relaxed);
+        let b = st.point();
+        let s = st.sample(&a, &b, false);
+        assert_eq!(s.tx_packets, Some(490_000));
+        let mbps = 490_000.0 * 60.0 * 8.0 / s.interval_s / 1e6;
+        assert!((s.tx_mbps.unwrap() - mbps).abs() < 1e-6 * mbps, "{s:?}");
+        assert!(s.rx_packets.is_some(), "rx packets from the interface");
+        assert_eq!(s.rx_mbps, None, "no Mb/s from the interface's bytes");
+        let t = s.text();
+        assert_eq!(t.matches("Mb/s").count(), 1, "only tx has Mb/s: {t}");
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //!   and what it pointed to is left untouched (rename never follows a link). A writer
 //!   dropped without [`OutFile::commit`] (an error, a panic) removes its temporary file and
 //!   leaves the old file as it was.
+//! - A replaced regular file keeps what it was: its permission bits (not set-user-ID or
+//!   set-group-ID) and, where this process may give them, its owner and group. A new file
+//!   gets the default mode (0666 less the umask).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -90,8 +93,8 @@ impl OutFile {
         self.file.flush()?;
         if let Some((tmp, name)) = self.rename.take() {
             let done = self
-                .file
-                .sync_all()
+                .keep_what_it_replaces(&name)
+                .and_then(|()| self.file.sync_all())
                 .and_then(|()| std::fs::rename(&tmp, &name));
             if done.is_err() {
                 let _ = std::fs::remove_file(&tmp);
@@ -99,6 +102,28 @@ impl OutFile {
             done?;
         }
         Ok(())
+    }
+}
+
+impl OutFile {
+    /// Gives the temporary file the permission bits, owner and group of the regular file at
+    /// `name` (not of what a link there points to: the link is what is replaced).
+    fn keep_what_it_replaces(&self, name: &Path) -> io::Result<()> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let Ok(old) = std::fs::symlink_metadata(name) else {
+            return Ok(());
+        };
+        if !old.is_file() {
+            return Ok(());
+        }
+        // The owner first: changing it clears set-ID bits, and the mode comes after.
+        // Giving a file away needs CAP_CHOWN; without it the new file is the writer's.
+        match std::os::unix::fs::fchown(&self.file, Some(old.uid()), Some(old.gid())) {
+            Err(e) if e.raw_os_error() != Some(libc::EPERM) => return Err(e),
+            _ => {}
+        }
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o1777))
     }
 }
 
@@ -249,6 +274,70 @@ mod tests {
         drop(w);
         assert_eq!(std::fs::read_to_string(&name).unwrap(), "new");
         assert_eq!(names(&d), ["f", "hard"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_default() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tmp_dir("mode");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let private = d.join("private");
+        std::fs::write(&private, "old").unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write(&private, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&private).unwrap(), "new");
+        assert_eq!(mode(&private), 0o600);
+        let open = d.join("open");
+        std::fs::write(&open, "old").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o754)).unwrap();
+        write(&open, b"new").unwrap();
+        assert_eq!(mode(&open), 0o754);
+        // Set-user-ID is not carried over.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        write(&open, b"newer").unwrap();
+        assert_eq!(mode(&open), 0o755);
+        // A new file: what create(2) gives with 0666 and this process's umask.
+        let fresh = d.join("fresh");
+        write(&fresh, b"x").unwrap();
+        let reference = d.join("reference");
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&reference)
+            .unwrap();
+        assert_eq!(mode(&fresh), mode(&reference));
+        // A link at the name: the link is replaced, the new file does not take its 0777.
+        let target = d.join("target");
+        std::fs::write(&target, "t").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let l = d.join("l");
+        symlink(&target, &l).unwrap();
+        write(&l, b"x").unwrap();
+        assert_eq!(mode(&l), mode(&reference));
+        assert_eq!(mode(&target), 0o700);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_owner_when_the_writer_may_give_it() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tmp_dir("owner");
+        let f = d.join("f");
+        std::fs::write(&f, "old").unwrap();
+        let me = std::fs::metadata(&f).unwrap();
+        // Root may give a file to anyone: the old file belongs to nobody (65534) and so does
+        // the new one. Anyone else keeps their own files.
+        if std::os::unix::fs::chown(&f, Some(65534), Some(65534)).is_ok() {
+            write(&f, b"new").unwrap();
+            let m = std::fs::metadata(&f).unwrap();
+            assert_eq!((m.uid(), m.gid()), (65534, 65534));
+        } else {
+            write(&f, b"new").unwrap();
+            let m = std::fs::metadata(&f).unwrap();
+            assert_eq!((m.uid(), m.gid()), (me.uid(), me.gid()));
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -12,6 +12,14 @@
 //! for more, the sender re-checks the status words every 10 us. On veth the skb is orphaned
 //! as it crosses to the peer, so frames come back within the kick and the ring never fills
 //! unless something holds the skbs (a qdisc, with `--qdisc-bypass false`).
+//!
+//! A frame the kernel refuses (a qdisc or an nftables egress rule drops it: the kick fails
+//! with ENOBUFS) is not lost and not an error: the kernel marks it SEND_REQUEST again and
+//! stops there, so it goes again with the next kick, and no frame behind it moves before it
+//! does. upktgen keeps kicking while the oldest frame in flight is still requested (before,
+//! a run stopped on such a frame waited for it forever); the Result's errors stay 0 and the
+//! receiver sees no hole: the frame went out on a later try (pktgen instead counts an error
+//! and moves on; the ring gives no way to skip a frame).
 
 use super::ring::RingQueue;
 use super::{
@@ -152,6 +160,16 @@ impl RingIo {
         let n = self.reap();
         if n > 0 {
             return Ok(n);
+        }
+        // The oldest frame still requested: the last kick stopped at it (a refusal, or the
+        // kernel moved a batch and more remain), and only another kick moves it.
+        if self.in_flight() > 0 && self.map.status(self.tail & self.mask) == TP_STATUS_SEND_REQUEST
+        {
+            self.kick()?;
+            let n = self.reap();
+            if n > 0 {
+                return Ok(n);
+            }
         }
         if self.in_flight() == self.mask + 1 {
             crate::sys::poll_one(self.map.socket().as_fd(), libc::POLLOUT, 10)?;

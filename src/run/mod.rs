@@ -198,19 +198,17 @@ fn execute_with(
         return Ok(None);
     }
     let (mut jobs, uses_random) = jobs(&plan, &devices)?;
-    // Injected frames (netif_receive) count in no interface's counters: the live lines show
-    // what the senders say they sent.
-    let progress: Vec<_> = if inject {
-        jobs.iter_mut()
-            .map(|j| {
-                let p = Arc::new(crate::sender::Progress::default());
-                j.limits.progress = Some(Arc::clone(&p));
-                p
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // The live lines show what the senders say they sent, counted as the Result counts it:
+    // an interface counts other bytes (veth: 46 of a 60-byte frame), and injected frames
+    // (netif_receive) not at all.
+    let progress: Vec<_> = jobs
+        .iter_mut()
+        .map(|j| {
+            let p = Arc::new(crate::sender::Progress::default());
+            j.limits.progress = Some(Arc::clone(&p));
+            p
+        })
+        .collect();
     if let Some(f) = &plan.irq {
         let snap = crate::sample::InterruptsSnapshot::read()?;
         if !snap.matches(f) {

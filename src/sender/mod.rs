@@ -359,6 +359,7 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
             frags: 0,
             errors,
             imix_bytes: varied_bytes(fills, backend, frames),
+            size_range: None,
         },
         pacing_idle_ns,
         backend: bstats,

@@ -27,24 +27,55 @@ pub struct PktgenResult {
     /// min..max size walk keeps `pps * 8 * pkt_size` with the last size, also as the kernel).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imix_bytes: Option<u64>,
+    /// A combined Result of senders whose frame sizes differ: the smallest and the largest
+    /// (the line then reads `(MIN..MAXbyte,...)`; `pkt_size` is the mean frame size and
+    /// `imix_bytes` the bytes of all frames). Not in the JSON, whose `imix_bytes` says it.
+    #[serde(skip)]
+    pub size_range: Option<(u32, u32)>,
 }
 
 impl PktgenResult {
-    /// Several results as one, as a multi-thread run adds up its threads: packets, errors
-    /// and IMIX bytes (when all have them) add up, idle is the mean (never above the
-    /// elapsed), the frame size is the first's; `elapsed_ns` is the caller's (the longest
-    /// thread's, or from the earliest start to the latest end).
+    /// Several results as one, as a multi-thread run adds up its threads (or a script its
+    /// devices): packets and errors add up, idle is the mean (never above the elapsed);
+    /// `elapsed_ns` is the caller's (the longest thread's, or from the earliest start to the
+    /// latest end). One frame size: that size. Sizes that vary (senders of different sizes,
+    /// or IMIX): bps comes from the bytes of all frames (`imix_bytes`, as IMIX's does); when
+    /// the senders' sizes differ, `pkt_size` is the mean frame size and the line gives the
+    /// range ([`PktgenResult::size_range`]).
     pub fn add_up(all: &[PktgenResult], elapsed_ns: u64) -> PktgenResult {
         let n = (all.len() as u64).max(1);
+        let sent: u64 = all.iter().map(|r| r.sent).sum();
+        let lo = all
+            .iter()
+            .map(|r| r.size_range.map_or(r.pkt_size, |(l, _)| l))
+            .min();
+        let hi = all
+            .iter()
+            .map(|r| r.size_range.map_or(r.pkt_size, |(_, h)| h))
+            .max();
+        let size_range = lo.zip(hi).filter(|(l, h)| l != h);
+        let varied = size_range.is_some() || all.iter().any(|r| r.imix_bytes.is_some());
+        let imix_bytes = varied.then(|| all.iter().map(PktgenResult::bytes).sum::<u64>());
+        let pkt_size = match (size_range, imix_bytes) {
+            (Some(_), Some(b)) if sent > 0 => u32::try_from(b / sent).unwrap_or(u32::MAX),
+            _ => all.first().map_or(0, |r| r.pkt_size),
+        };
         PktgenResult {
             elapsed_ns,
             idle_ns: (all.iter().map(|r| r.idle_ns).sum::<u64>() / n).min(elapsed_ns),
-            sent: all.iter().map(|r| r.sent).sum(),
-            pkt_size: all.first().map_or(0, |r| r.pkt_size),
+            sent,
+            pkt_size,
             frags: 0,
             errors: all.iter().map(|r| r.errors).sum(),
-            imix_bytes: all.iter().map(|r| r.imix_bytes).sum(),
+            imix_bytes,
+            size_range,
         }
+    }
+
+    /// Bytes of the frames sent: IMIX's count, else `sent * pkt_size`.
+    pub fn bytes(&self) -> u64 {
+        self.imix_bytes
+            .unwrap_or(self.sent.saturating_mul(u64::from(self.pkt_size)))
     }
 
     /// Busy time: elapsed minus idle (never negative).
@@ -84,10 +115,13 @@ impl PktgenResult {
         let elapsed_us = self.elapsed_ns / 1000;
         let idle_us = self.idle_ns / 1000;
         let busy_us = elapsed_us.saturating_sub(idle_us);
+        let size = match self.size_range {
+            Some((lo, hi)) => format!("{lo}..{hi}"),
+            None => self.pkt_size.to_string(),
+        };
         format!(
-            "OK: {elapsed_us}(c{busy_us}+d{idle_us}) usec, {} ({}byte,{}frags)\n  {}pps {}Mb/sec ({}bps) errors: {}",
+            "OK: {elapsed_us}(c{busy_us}+d{idle_us}) usec, {} ({size}byte,{}frags)\n  {}pps {}Mb/sec ({}bps) errors: {}",
             self.sent,
-            self.pkt_size,
             self.frags,
             self.pps(),
             self.mbps(),
@@ -110,6 +144,7 @@ mod tests {
             frags: 0,
             errors: 0,
             imix_bytes: None,
+            size_range: None,
         }
     }
 
@@ -163,6 +198,7 @@ mod tests {
             frags: 0,
             errors: 0,
             imix_bytes: None,
+            size_range: None,
         };
         // 2e9 / 3 = 666666666.67 -> 666666666
         assert_eq!(r.pps(), 666_666_666);
@@ -181,6 +217,7 @@ mod tests {
             frags: 0,
             errors: 0,
             imix_bytes: Some(64 + 576 + 1500),
+            size_range: None,
         };
         assert_eq!(r.pps(), 3);
         assert_eq!(r.bps(), 2140 * 8);
@@ -197,6 +234,7 @@ mod tests {
             frags: 0,
             errors: 1,
             imix_bytes: None,
+            size_range: None,
         };
         assert_eq!(r.pps(), 0);
         assert_eq!(r.busy_ns(), 0);
@@ -233,7 +271,58 @@ mod tests {
             ..a
         };
         assert_eq!(PktgenResult::add_up(&[i, i], 1).imix_bytes, Some(200));
-        assert_eq!(PktgenResult::add_up(&[i, b], 1).imix_bytes, None);
+        // An IMIX part beside one of a single size: the bytes of both.
+        assert_eq!(
+            PktgenResult::add_up(&[i, b], 1).imix_bytes,
+            Some(100 + 5 * 60)
+        );
+    }
+
+    /// Two devices on one thread, 1,000 frames of 60 bytes and 500 of 1,000 bytes in
+    /// 4,915 us: 560,000 bytes, 911 Mb/s (not 1,500 x 60 bytes, 146 Mb/s), and the line
+    /// says the sizes vary.
+    #[test]
+    fn senders_of_different_sizes_add_up_their_bytes() {
+        let part = |sent, pkt_size| PktgenResult {
+            elapsed_ns: 4_915_000,
+            idle_ns: 0,
+            sent,
+            pkt_size,
+            frags: 0,
+            errors: 0,
+            imix_bytes: None,
+            size_range: None,
+        };
+        let t = PktgenResult::add_up(&[part(1000, 60), part(500, 1000)], 4_915_000);
+        assert_eq!(t.sent, 1500);
+        assert_eq!(t.imix_bytes, Some(560_000));
+        assert_eq!(t.size_range, Some((60, 1000)));
+        assert_eq!(t.pkt_size, 373, "the mean frame size");
+        assert_eq!(t.pps(), 305_188);
+        assert_eq!(t.bps(), 911_495_422);
+        assert_eq!(
+            t.lines(),
+            "OK: 4915(c4915+d0) usec, 1500 (60..1000byte,0frags)\n  305188pps 911Mb/sec (911495422bps) errors: 0"
+        );
+        // What the line said before: 1,500 frames of the first's 60 bytes.
+        let old = PktgenResult {
+            imix_bytes: None,
+            size_range: None,
+            pkt_size: 60,
+            ..t
+        };
+        assert_eq!(old.mbps(), 146);
+        // Adding up again (merge over hosts) keeps the range and the bytes.
+        let again = PktgenResult::add_up(&[t, part(10, 9000)], 4_915_000);
+        assert_eq!(again.size_range, Some((60, 9000)));
+        assert_eq!(again.imix_bytes, Some(560_000 + 90_000));
+        // The same size everywhere: the line and the arithmetic are pktgen's.
+        let same = PktgenResult::add_up(&[part(1000, 60), part(500, 60)], 4_915_000);
+        assert_eq!(
+            (same.size_range, same.imix_bytes, same.pkt_size),
+            (None, None, 60)
+        );
+        assert!(same.lines().contains(", 1500 (60byte,0frags)"));
     }
 
     #[test]
@@ -246,6 +335,7 @@ mod tests {
             frags: 0,
             errors: 0,
             imix_bytes: None,
+            size_range: None,
         };
         assert_eq!(r.pps(), 100_000_000_000);
     }

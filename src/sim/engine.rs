@@ -759,6 +759,7 @@ impl<'m> Sim<'m> {
                 frags: 0,
                 errors: 0,
                 imix_bytes: None,
+                size_range: None,
             },
             cpu: CpuShares {
                 us: pct(self.t_us),

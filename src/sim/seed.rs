@@ -115,6 +115,7 @@ impl SeedRun {
             frags: 0,
             errors: 0,
             imix_bytes: None,
+            size_range: None,
         }
     }
 

@@ -223,6 +223,7 @@ mod tests {
                 frags: 0,
                 errors: 0,
                 imix_bytes: None,
+                size_range: None,
             },
             cpu: CpuShares {
                 id: idle,

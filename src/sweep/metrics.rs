@@ -37,6 +37,7 @@ impl Metrics {
             frags: u32::try_from(u(r, "frags").unwrap_or(0)).ok()?,
             errors: u(r, "errors").unwrap_or(0),
             imix_bytes: u(r, "imix_bytes"),
+            size_range: None,
         };
         let (cpu, interrupts, queue) = match v.get("system") {
             Some(s) => (

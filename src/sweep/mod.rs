@@ -113,13 +113,26 @@ fn print_report(f: &RunsFile) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Says which files of an earlier session in `dir` were removed (none: nothing).
+fn removed_note(dir: &std::path::Path, removed: &[String]) {
+    if !removed.is_empty() {
+        crate::errln!(
+            "[sweep] removed {} from {}: an earlier session wrote them and this one did not",
+            removed.join(", "),
+            dir.display()
+        );
+    }
+}
+
 /// `upktgen sweep`.
 pub fn run_cli(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(dir) = &args.redraw {
         let f = output::read_runs(&dir.join("runs.json"))?;
         print_report(&f)?;
-        let w = output::write_dir(dir, "--redraw", &f, false)?;
+        let session = crate::outdir::SessionDir::open(dir, "--redraw", &["runs.json"])?;
+        let (w, removed) = output::write_dir(session, &f, false)?;
         crate::errln!("[sweep] redrew {} in {}", w.join(", "), dir.display());
+        removed_note(dir, &removed);
         return Ok(Exit::Done);
     }
     let path = args
@@ -198,11 +211,12 @@ fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit
         }
         return Ok(Exit::Done);
     }
-    if let Some(dir) = &args.out {
-        crate::outfile::out_dir(dir, "--out")?;
-    }
+    let session = match &args.out {
+        Some(dir) => Some(crate::outdir::SessionDir::open(dir, "--out", &[])?),
+        None => None,
+    };
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
-    let mut checkpoint = output::Checkpoint::new(args.out.as_deref());
+    let mut checkpoint = output::Checkpoint::new(session);
     // A line that cannot be printed stops the sweep as Ctrl-C does (the running child is
     // stopped and its lab removed); the error is returned once the runs have ended.
     let mut print_err: Option<OutputError> = None;
@@ -234,9 +248,11 @@ fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit
         ))?;
     }
     print_report(&f)?;
-    if let Some(dir) = &args.out {
-        let w = output::write_dir(dir, "--out", &f, true)?;
+    if let Some(session) = checkpoint.into_dir() {
+        let dir = session.path().to_path_buf();
+        let (w, removed) = output::write_dir(session, &f, true)?;
         crate::errln!("[sweep] wrote {} in {}", w.join(", "), dir.display());
+        removed_note(&dir, &removed);
     }
     Ok(if f.interrupted {
         Exit::Interrupted

@@ -6,6 +6,7 @@ use super::exec::{RunRecord, Status};
 use super::file::{Spec, Val};
 use super::metrics::{FIELDS, Metrics};
 use super::points::Point;
+use crate::outdir::SessionDir;
 use crate::plot::{self, BarChart, Line, Series, esc};
 use crate::stats;
 use anyhow::Result;
@@ -38,13 +39,6 @@ struct RunsView<'a> {
     runs: &'a [RunRecord],
 }
 
-/// Writes `text` to `path` with [`crate::outfile`]: a temporary file next to it, synced, then
-/// renamed over it, so a reader (or a crash) sees the old file or the new one, never half of
-/// one, and a link at the name is replaced rather than followed.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    Ok(crate::outfile::write_text(path, text)?)
-}
-
 fn runs_json_text(
     spec: &Spec,
     points: &[Point],
@@ -70,15 +64,15 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// [`CHECKPOINT_EVERY`]), so a sweep killed outright (SIGKILL, a crash, power) leaves the runs
 /// done so far. A checkpoint says `interrupted: true`: the sweep had not finished; the final
 /// write replaces it.
-pub struct Checkpoint<'a> {
-    dir: Option<&'a Path>,
+pub struct Checkpoint {
+    dir: Option<SessionDir>,
     last: Option<Instant>,
     warned: bool,
 }
 
-impl<'a> Checkpoint<'a> {
+impl Checkpoint {
     /// Checkpoints into `dir`; none without a directory.
-    pub fn new(dir: Option<&'a Path>) -> Self {
+    pub fn new(dir: Option<SessionDir>) -> Self {
         Checkpoint {
             dir,
             last: None,
@@ -86,17 +80,22 @@ impl<'a> Checkpoint<'a> {
         }
     }
 
+    /// The directory, for the final write.
+    pub fn into_dir(self) -> Option<SessionDir> {
+        self.dir
+    }
+
     /// Writes runs.json with `runs` unless the last write was less than
     /// [`CHECKPOINT_EVERY`] ago. A failure is reported once and the sweep goes on (the final
     /// write reports it again as an error).
     pub fn save(&mut self, spec: &Spec, points: &[Point], runs: &[RunRecord]) {
-        let Some(dir) = self.dir else { return };
+        let Some(dir) = &mut self.dir else { return };
         if self.last.is_some_and(|t| t.elapsed() < CHECKPOINT_EVERY) {
             return;
         }
         self.last = Some(Instant::now());
         let res = runs_json_text(spec, points, true, runs)
-            .and_then(|text| write_atomic(&dir.join("runs.json"), &text));
+            .and_then(|text| Ok(dir.write("runs.json", &text)?));
         if let Err(e) = res
             && !self.warned
         {
@@ -679,31 +678,36 @@ tr.incomplete{{background:#fdd}}figure{{margin:1.5em 0}}img{{max-width:100%}}</s
     o
 }
 
-/// Writes runs.json (unless `keep_runs`, when redrawing) and everything drawn from it.
-/// `what` names the option that gave `dir`, for messages.
-pub fn write_dir(dir: &Path, what: &str, f: &RunsFile, write_runs: bool) -> Result<Vec<String>> {
-    crate::outfile::out_dir(dir, what)?;
-    let put = |name: &str, text: &str| write_atomic(&dir.join(name), text);
+/// Writes runs.json (unless `write_runs` is false, when redrawing) and everything drawn
+/// from it into the session directory, then ends the session (files an earlier session
+/// drew and this one did not are removed). Returns the names written and the names removed.
+pub fn write_dir(
+    mut dir: SessionDir,
+    f: &RunsFile,
+    write_runs: bool,
+) -> Result<(Vec<String>, Vec<String>)> {
     let mut written = Vec::new();
+    let mut put = |name: &str, text: &str| -> Result<()> {
+        dir.write(name, text)?;
+        written.push(name.to_string());
+        Ok(())
+    };
     if write_runs {
-        write_atomic(
-            &dir.join("runs.json"),
+        put(
+            "runs.json",
             &runs_json_text(&f.spec, &f.points, f.interrupted, &f.runs)?,
         )?;
-        written.push("runs.json".to_string());
     }
     let s = summarise(f);
     put("runs.csv", &runs_csv(f))?;
     put("summary.csv", &summary_csv(f, &s))?;
-    written.extend(["runs.csv".to_string(), "summary.csv".to_string()]);
     let ps = plots(f, &s);
     for (name, _, svg) in &ps {
         put(name, svg)?;
-        written.push(name.clone());
     }
     put("index.html", &index_html(f, &s, &sweep_comparisons(f), &ps))?;
-    written.push("index.html".to_string());
-    Ok(written)
+    let removed = dir.finish()?;
+    Ok((written, removed))
 }
 
 /// Reads runs.json, checked with [`validate`].
@@ -890,7 +894,7 @@ mod tests {
     fn runs_json_is_replaced_whole_and_checkpoints_read_back() {
         let f = sweep();
         let d = tmp_dir("ckpt");
-        let mut c = Checkpoint::new(Some(&d));
+        let mut c = Checkpoint::new(Some(SessionDir::open(&d, "--out", &[]).unwrap()));
         c.save(&f.spec, &f.points, &f.runs[..1]);
         let back = read_runs(&d.join("runs.json")).unwrap();
         assert!(back.interrupted, "a checkpoint is of an unfinished sweep");
@@ -899,7 +903,7 @@ mod tests {
         // Within CHECKPOINT_EVERY of the last one: not rewritten.
         c.save(&f.spec, &f.points, &f.runs[..2]);
         assert_eq!(read_runs(&d.join("runs.json")).unwrap().runs.len(), 1);
-        write_dir(&d, "--out", &f, true).unwrap();
+        write_dir(c.into_dir().unwrap(), &f, true).unwrap();
         let back = read_runs(&d.join("runs.json")).unwrap();
         assert!(!back.interrupted);
         assert_eq!(back.runs.len(), 4);
@@ -910,6 +914,46 @@ mod tests {
             .filter(|n| n.contains("tmp"))
             .collect();
         assert!(names.is_empty(), "{names:?}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_sweep_with_fewer_plots_leaves_none_of_the_last_ones_and_none_of_the_users() {
+        let f = sweep();
+        let d = tmp_dir("stale");
+        let (first, removed) =
+            write_dir(SessionDir::open(&d, "--out", &[]).unwrap(), &f, true).unwrap();
+        assert!(removed.is_empty());
+        assert!(first.iter().any(|n| n.ends_with(".svg")), "{first:?}");
+        std::fs::write(d.join("notes.txt"), "mine").unwrap();
+        // A sweep of one dimension draws no plot along the second: that one is removed.
+        let mut less = f.clone();
+        less.spec.dimensions.truncate(1);
+        for p in &mut less.points {
+            p.values.truncate(1);
+        }
+        let (second, removed) =
+            write_dir(SessionDir::open(&d, "--out", &[]).unwrap(), &less, true).unwrap();
+        let gone: Vec<&String> = first.iter().filter(|n| !second.contains(n)).collect();
+        assert_eq!(gone, ["pps_vs_start_thresh.svg"], "{first:?} {second:?}");
+        assert_eq!(removed.iter().collect::<Vec<_>>(), gone);
+        for n in &gone {
+            assert!(!d.join(n).exists(), "{n}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        // A directory of someone else's files is refused before anything is run or written.
+        let d = tmp_dir("theirs");
+        std::fs::write(d.join("index.html"), "their page").unwrap();
+        let e = SessionDir::open(&d, "--out", &[]).unwrap_err().to_string();
+        assert!(e.contains("not empty (index.html)"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("index.html")).unwrap(),
+            "their page"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -238,3 +238,10 @@ pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { libc::gettid() }
 }
+
+/// The size of a memory page in bytes (4096 where the system does not say).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf takes a constant and only returns a value (-1 when unknown).
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(v).ok().filter(|&v| v > 0).unwrap_or(4096)
+}

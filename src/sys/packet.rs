@@ -261,8 +261,15 @@ impl MmsgBatch {
         &mut self.buf[off..off + len]
     }
 
+    /// The length of the longest frame a slot holds (the prefill's).
+    pub fn frame_len(&self) -> usize {
+        self.frame_len
+    }
+
     /// Sends frames `from..to` with one `sendmmsg`. Returns how many the kernel took
     /// (it stops at the first failure; if the very first fails, the error is returned).
+    /// A count below `to - from` means frame `from + count` failed and its error is lost:
+    /// the kernel's sendmmsg reports an error only when no frame went.
     pub fn send(&mut self, sock: &PacketSocket, from: usize, to: usize) -> io::Result<usize> {
         debug_assert!(from <= to && to <= self.hdr.len());
         let n = (to - from) as libc::c_uint;

@@ -68,7 +68,39 @@ fn text_lines_on_request_and_none_by_default_off_a_terminal() {
     assert!(!stderr(&o).contains("live "), "{}", stderr(&o));
 }
 
+/// The live lines' Mb/s counts frame bytes as the Result does: 60 bytes a frame, where veth's
+/// byte counters count 46.
+fn live_mb_s_counts_frame_bytes_as_the_result() {
+    if !root_or_skip() {
+        return;
+    }
+    let o = upktgen(&[
+        "run",
+        "--count",
+        "100000",
+        "--json",
+        "--json-lines",
+        "--interval",
+        "100ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (last, _) = crate::common::live_lines(&o);
+    let report = crate::common::json(&o);
+    let result = &report["outcome"]["result"];
+    assert_eq!(last["tx_packets"], result["sent"], "{last}");
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let bytes = f(&last["tx_mbps"]) * 1e6 / 8.0 * f(&last["interval_s"]);
+    let per_frame = bytes / f(&last["tx_packets"]);
+    assert!(
+        (per_frame - f(&result["pkt_size"])).abs() < 1e-6,
+        "{per_frame} bytes a frame: {last}"
+    );
+    // The receiving interface's byte counters give no Mb/s.
+    assert!(last["rx_mbps"].is_null(), "{last}");
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
+    live_mb_s_counts_frame_bytes_as_the_result,
     json_lines_count_every_frame_and_end_with_a_final_line,
     text_lines_on_request_and_none_by_default_off_a_terminal,
 ];

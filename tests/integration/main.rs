@@ -22,6 +22,7 @@ mod output;
 mod params;
 mod pcap;
 mod peer;
+mod refused;
 mod rings;
 mod run;
 mod rx;
@@ -55,6 +56,7 @@ fn main() {
         ("params", params::TESTS),
         ("pcap", pcap::TESTS),
         ("peer", peer::TESTS),
+        ("refused", refused::TESTS),
         ("rings", rings::TESTS),
         ("run", run::TESTS),
         ("rx", rx::TESTS),

@@ -87,7 +87,7 @@ fn a_link_planted_at_the_pcap_path_is_replaced_not_followed() {
 const TINY_SIM: &str = "[sweep]\ncommand = \"sim\"\nrepetitions = 1\n[base]\ncount = 2000\n\
                         [[dimension]]\nname = \"ring\"\nvalues = [64, 256]\n";
 
-fn links_planted_at_sweep_outputs_are_replaced_not_followed() {
+fn links_planted_at_sweep_outputs_are_refused_or_replaced_never_followed() {
     let d = tmp("sweep");
     let f = d.join("s.toml");
     std::fs::write(&f, TINY_SIM).unwrap();
@@ -106,6 +106,23 @@ fn links_planted_at_sweep_outputs_are_replaced_not_followed() {
         std::fs::write(victims.join(n), "untouched").unwrap();
         symlink(victims.join(n), out.join(n)).unwrap();
     }
+    // A directory of entries upktgen cannot prove it wrote (no manifest) is refused before
+    // anything runs, and left as it was.
+    let o = upktgen(&["sweep", s(&f), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "--out {}: not empty (index.html, pps.svg, runs.csv and 2 more) and without upktgen's manifest",
+            s(&out)
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(planted.iter().all(|n| is_link(&out.join(n))));
+    // Names an earlier session wrote (its manifest lists them) and someone replaced with
+    // links: the links are replaced, what they point to is untouched.
+    let manifest: String = planted.iter().map(|n| format!("{n}\n")).collect();
+    std::fs::write(out.join(".upktgen-manifest"), manifest).unwrap();
     let o = upktgen(&["sweep", s(&f), "--out", s(&out)]);
     assert!(o.status.success(), "{}", stderr(&o));
     for n in planted {
@@ -415,13 +432,17 @@ fn a_sweep_value_is_one_word_and_dry_run_quotes_what_it_prints() {
     // What --dry-run prints is words a shell reads back.
     std::fs::write(
         &f,
-        "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[[dimension]]\nname = \"dev\"\nvalues = [\"x;y\"]\n",
+        // With the destination --dev needs, so that the plan accepts the point.
+        "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[base]\ndst = \"10.99.0.2\"\n\
+         dst_mac = \"02:00:00:99:00:02\"\n[[dimension]]\nname = \"dev\"\nvalues = [\"x;y\"]\n",
     )
     .unwrap();
     let o = upktgen(&["sweep", s(&f), "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("upktgen run '--dev=x;y' --json --no-live"),
+        stdout(&o).contains(
+            "upktgen run --dst=10.99.0.2 --dst-mac=02:00:00:99:00:02 '--dev=x;y' --json --no-live"
+        ),
         "{}",
         stdout(&o)
     );
@@ -429,7 +450,7 @@ fn a_sweep_value_is_one_word_and_dry_run_quotes_what_it_prints() {
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     a_link_planted_at_the_pcap_path_is_replaced_not_followed,
-    links_planted_at_sweep_outputs_are_replaced_not_followed,
+    links_planted_at_sweep_outputs_are_refused_or_replaced_never_followed,
     a_session_with_a_linked_proc_is_refused_and_its_target_untouched,
     a_session_removes_only_what_it_wrote,
     endless_inputs_fail_at_once_with_flat_memory,

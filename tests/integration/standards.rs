@@ -206,6 +206,7 @@ fn library_layers_do_not_use_anyhow() {
         "src/stream",
         "src/sim",
         "src/outfile.rs",
+        "src/outdir.rs",
         "src/input.rs",
         "src/out.rs",
         "src/caps.rs",

@@ -480,7 +480,10 @@ fn a_lab_point_on_a_missing_device_fails_alone() {
     let f = write(
         &d,
         "s.toml",
+        // The destination --dev needs is given: the plan accepts the point, and only its run
+        // finds the device missing.
         "[sweep]\ncommand = \"run\"\nrepetitions = 1\n[base]\ncount = 1000\n\
+         dst = \"10.99.0.2\"\ndst_mac = \"02:00:00:99:00:02\"\n\
          [[dimension]]\nname = \"dev\"\nvalues = [\"upktgen-nosuch0\"]\n",
     );
     let o = upktgen(&["sweep", &f]);
