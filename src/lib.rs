@@ -17,6 +17,7 @@ pub mod cli;
 pub(crate) mod clock;
 pub mod exit;
 pub(crate) mod host;
+pub mod http;
 pub(crate) mod input;
 pub mod lab;
 pub mod live;

@@ -1,6 +1,7 @@
 //! Prometheus / OpenMetrics endpoint: `--metrics-listen ADDR:PORT` serves the run's counters
 //! at `GET /metrics` in the OpenMetrics text format (exposition by the prometheus-client
-//! crate, HTTP by tiny_http).
+//! crate, HTTP by [`crate::http`]: axum and hyper on a tokio runtime of its own thread, within
+//! [`crate::http::Limits`]).
 //!
 //! # Feeding it (the hot path does nothing)
 //!

@@ -1,6 +1,7 @@
 //! The HTTP endpoint (`GET /metrics`) and the probes it runs before each scrape.
 
 use super::{Direction, Format, Metrics, RunState, RxTotals};
+use crate::http;
 use crate::live::LiveError;
 use crate::live::{DevReader, Watched};
 use crate::report::run::RunReport;
@@ -12,7 +13,6 @@ use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// A closure the server thread runs before each scrape, to bring the metrics up to date.
@@ -39,9 +39,7 @@ impl Shared {
 /// The listening endpoint; its server thread ends when this is dropped.
 pub struct Endpoint {
     shared: Arc<Shared>,
-    server: Arc<tiny_http::Server>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: http::Server,
     addr: SocketAddr,
     linger: Duration,
 }
@@ -67,10 +65,8 @@ pub enum MetricsError {
     #[error("--metrics-listen {addr}: cannot serve: {err}")]
     Serve {
         addr: SocketAddr,
-        err: Box<dyn std::error::Error + Send + Sync>,
+        err: http::ServeError,
     },
-    #[error("starting the metrics server thread: {0}")]
-    Spawn(io::Error),
     #[error(transparent)]
     Live(#[from] LiveError),
     #[error(transparent)]
@@ -79,79 +75,66 @@ pub enum MetricsError {
 
 type Result<T, E = MetricsError> = std::result::Result<T, E>;
 
-/// Answers one request: GET /metrics (a query string is ignored; OpenMetrics unless the
-/// Accept header lists only text/plain), 404 for other paths, 405 for other methods.
-fn respond(shared: &Shared, rq: tiny_http::Request) {
-    use tiny_http::{Header, Method, Response};
-    let path = rq.url().split('?').next().unwrap_or("");
-    let res = match (rq.method(), path) {
-        (Method::Get, "/metrics") => {
-            let accept = rq
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv("Accept"))
-                .map(|h| h.value.as_str().to_string());
-            let format = Format::from_accept(accept.as_deref());
-            let body = shared.scrape(format);
-            let ct = Header::from_bytes("Content-Type", format.content_type()).ok();
-            let r = Response::from_string(body);
-            rq.respond(match ct {
-                Some(h) => r.with_header(h),
-                None => r,
-            })
-        }
-        (Method::Get, _) => rq.respond(
-            Response::from_string("not found: the metrics are at /metrics\n").with_status_code(404),
-        ),
-        _ => {
-            let allow = Header::from_bytes("Allow", "GET").ok();
-            let r =
-                Response::from_string("method not allowed: GET /metrics\n").with_status_code(405);
-            rq.respond(match allow {
-                Some(h) => r.with_header(h),
-                None => r,
-            })
+/// The metrics' router: GET (and HEAD) /metrics (a query string is ignored; OpenMetrics
+/// unless the Accept header lists only text/plain), 405 with `Allow` for other methods there,
+/// 404 elsewhere. The probes and the encoding run on the server's blocking thread, never on
+/// a caller's.
+fn router(shared: Arc<Shared>) -> axum::Router {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    let scrape = move |headers: HeaderMap| async move {
+        let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+        let format = Format::from_accept(accept);
+        match tokio::task::spawn_blocking(move || shared.scrape(format)).await {
+            Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
+            Err(_) => http::text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the scrape failed; see upktgen's stderr\n",
+            ),
         }
     };
-    // A client that went away is its own problem.
-    let _ = res;
+    let not_allowed = || async {
+        let mut r = http::text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: GET /metrics\n",
+        );
+        r.headers_mut().insert(
+            header::ALLOW,
+            axum::http::HeaderValue::from_static("GET, HEAD"),
+        );
+        r
+    };
+    axum::Router::new()
+        .route("/metrics", axum::routing::get(scrape).fallback(not_allowed))
+        .fallback(|| async {
+            http::text(
+                StatusCode::NOT_FOUND,
+                "not found: the metrics are at /metrics\n",
+            )
+        })
 }
 
 impl Endpoint {
-    /// Listens on `addr` and starts serving (state `starting`). An address in use or not on
-    /// this host is an error naming it; nothing has been sent by then.
+    /// Listens on `addr` and starts serving (state `starting`), within the bounds of
+    /// [`http::Limits::default`]. An address in use or not on this host is an error naming
+    /// it; nothing has been sent by then.
     pub fn start(addr: SocketAddr, linger: Duration) -> Result<Endpoint> {
         let listener = TcpListener::bind(addr).map_err(|err| MetricsError::Listen { addr, err })?;
         let addr = listener.local_addr().unwrap_or(addr);
-        let server = tiny_http::Server::from_listener(listener, None)
-            .map_err(|err| MetricsError::Serve { addr, err })?;
-        let server = Arc::new(server);
         let shared = Arc::new(Shared {
             metrics: Metrics::new(),
             probes: Mutex::new(Vec::new()),
         });
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (server, shared, stop) =
-                (Arc::clone(&server), Arc::clone(&shared), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("upktgen-metrics".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        match server.recv_timeout(Duration::from_millis(200)) {
-                            Ok(Some(rq)) => respond(&shared, rq),
-                            Ok(None) => {}
-                            Err(_) => break,
-                        }
-                    }
-                })
-                .map_err(MetricsError::Spawn)?
-        };
+        let server = http::Server::start(
+            listener,
+            router(Arc::clone(&shared)),
+            http::Limits::default(),
+            "upktgen-metrics",
+        )
+        .map_err(|err| MetricsError::Serve { addr, err })?;
         Ok(Endpoint {
             shared,
             server,
-            stop,
-            thread: Some(thread),
             addr,
             linger,
         })
@@ -227,12 +210,9 @@ impl Endpoint {
 }
 
 impl Drop for Endpoint {
+    /// Stops the server on time, whatever its clients do (see [`http::Server::stop`]).
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.stop();
     }
 }
 

@@ -308,7 +308,7 @@ fn endpoint_serves_get_metrics_only_and_stops_on_drop() {
     assert_eq!(status(&http(addr, "GET", "/metricsx")), "404");
     let post = http(addr, "POST", "/metrics");
     assert_eq!(status(&post), "405", "{post}");
-    assert!(post.contains("Allow: GET\r\n"), "{post}");
+    assert!(post.contains("Allow: GET, HEAD\r\n"), "{post}");
     // A probe runs before each scrape.
     let n = Arc::new(AtomicU64::new(0));
     let n2 = Arc::clone(&n);
@@ -322,7 +322,7 @@ fn endpoint_serves_get_metrics_only_and_stops_on_drop() {
     assert!(http(addr, "GET", "/metrics").contains("upktgen_rx_frames_total 10\n"));
     assert!(http(addr, "GET", "/metrics?x=1").contains("upktgen_rx_frames_total 20\n"));
     drop(e);
-    // tiny_http's accept thread closes the socket once it sees the server dropped.
+    // The listening socket is closed once the drop returns.
     let t0 = std::time::Instant::now();
     while TcpStream::connect(addr).is_ok() {
         assert!(
@@ -428,4 +428,100 @@ fn the_receivers_flows_are_live_bounded_and_end_at_the_report() {
     // The report after the last live reading: the same figures, unchanged.
     m.observe_flows(&sink.report(false).flows);
     assert_eq!(m.encode(Format::OpenMetrics), text);
+}
+
+/// Writes pipelined `GET /metrics` on a new connection to `addr` and never reads, until
+/// `stop` or the server closes it.
+fn pipeline_without_reading(addr: SocketAddr, stop: Arc<std::sync::atomic::AtomicBool>) {
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return;
+    };
+    s.set_write_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(64);
+    while !stop.load(Ordering::Relaxed) {
+        match s.write(&req) {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Drops its endpoint on a thread of its own, so that a failed assertion fails the test
+/// even when the drop would hang.
+struct DropAside(Option<Endpoint>);
+
+impl Drop for DropAside {
+    fn drop(&mut self) {
+        if let Some(e) = self.0.take() {
+            std::thread::spawn(move || drop(e));
+        }
+    }
+}
+
+#[test]
+fn hostile_clients_do_not_stall_scrapes_nor_the_endpoints_end() {
+    let mut e = DropAside(Some(
+        Endpoint::start("127.0.0.1:0".parse().unwrap(), Duration::ZERO).unwrap(),
+    ));
+    let addr = e.0.as_ref().unwrap().addr();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hog = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || pipeline_without_reading(addr, stop))
+    };
+    // An endless header line: refused (431) and closed before it is all sent.
+    let mut endless = TcpStream::connect(addr).unwrap();
+    endless
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    endless
+        .set_write_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    endless
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Endless: ")
+        .unwrap();
+    let line = [b'a'; 65536];
+    for _ in 0..1024 {
+        if endless.write_all(&line).is_err() {
+            break;
+        }
+    }
+    let mut r = String::new();
+    let _ = endless.read_to_string(&mut r);
+    assert_eq!(status(&r), "431", "{r}");
+    // Beside the hog, scrapes are answered (a read timeout turns a stall into a failure).
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(s, "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut r = String::new();
+        s.read_to_string(&mut r).unwrap();
+        assert_eq!(status(&r), "200", "{r}");
+        assert!(r.ends_with("# EOF\n"));
+    }
+    // HEAD: the same answer without the body.
+    let head = http(addr, "HEAD", "/metrics");
+    assert_eq!(status(&head), "200", "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "{head}");
+    // The drop ends the endpoint with the hog still attached (watched from another thread,
+    // so that a hang is a failure, not a hung test).
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let e = e.0.take();
+    std::thread::spawn(move || {
+        drop(e);
+        let _ = done_tx.send(());
+    });
+    assert!(
+        done.recv_timeout(Duration::from_secs(20)).is_ok(),
+        "the endpoint did not stop with a client attached that does not read"
+    );
+    assert!(TcpStream::connect(addr).is_err(), "still listening");
+    stop.store(true, Ordering::Relaxed);
+    hog.join().unwrap();
 }

@@ -15,6 +15,7 @@ mod layers;
 mod live;
 mod manual;
 mod metrics;
+mod metrics_hostile;
 mod ndr;
 mod netif_receive;
 mod output;
@@ -49,6 +50,7 @@ fn main() {
         ("live", live::TESTS),
         ("manual", manual::TESTS),
         ("metrics", metrics::TESTS),
+        ("metrics_hostile", metrics_hostile::TESTS),
         ("ndr", ndr::TESTS),
         ("netif_receive", netif_receive::TESTS),
         ("output", output::TESTS),

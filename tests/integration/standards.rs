@@ -211,6 +211,7 @@ fn library_layers_do_not_use_anyhow() {
         "src/out.rs",
         "src/caps.rs",
         "src/metrics",
+        "src/http",
         "src/live.rs",
         "src/agent/far.rs",
         "src/exit.rs",
