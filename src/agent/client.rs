@@ -548,9 +548,13 @@ impl Peer {
         let text = tail.join("\n");
         let uri = self.uri.clone();
         let agent = &self.agent;
+        // The agent itself missing: the shell's 127, or the path named as the file not found
+        // (`/x/upktgen: No such file`, ip netns exec's `exec of "/x/upktgen" failed`), not a program that ran and missed a file of its own
+        // (`/bin/cat: agent: No such file`).
         if code == Some(127)
             || text.contains("command not found")
-            || (text.contains(agent.as_str()) && text.contains("No such file"))
+            || text.contains(&format!("{agent}: No such file"))
+            || text.contains(&format!("exec of \"{agent}\" failed: No such file"))
         {
             return PeerError::NoAgent {
                 uri,

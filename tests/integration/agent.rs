@@ -186,6 +186,10 @@ fn netns_failures_are_one_clear_line() {
     let uri = format!("netns:{}", h.b);
     let e = connect_error(&h, transport(&uri, "/nonexistent/upktgen", None));
     assert!(e.contains("no upktgen at the far end"), "{e}");
+    // A program that is there but is no upktgen: not "not found", but what it said.
+    let e = connect_error(&h, transport(&uri, "/bin/cat", None));
+    assert!(!e.contains("not found"), "{e}");
+    assert!(e.contains("/bin/cat: agent: No such file"), "{e}");
 }
 
 /// The controller's end of the pipe closing (as at a kill -9) ends the agent, and its XDP
