@@ -200,21 +200,7 @@ fn check_ssh_config(uri: &PeerUri, path: &std::path::Path) -> Result<()> {
     };
     let m = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
     if !m.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let t = m.file_type();
-        let what = if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() {
-            "a character device"
-        } else if t.is_block_device() {
-            "a block device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a file"
-        };
+        let what = crate::input::kind_of(&m.file_type());
         return Err(bad(format!("not a regular file ({what})")));
     }
     if m.len() > MAX_SSH_CONFIG {
