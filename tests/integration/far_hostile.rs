@@ -529,7 +529,10 @@ fn an_ssh_config_that_is_not_a_small_regular_file_is_refused_before_ssh() {
             "/dev/zero",
             "--ssh-config /dev/zero: not a regular file (a character device)",
         ),
-        (fifo.to_str().unwrap(), "not a regular file (a FIFO (named pipe))"),
+        (
+            fifo.to_str().unwrap(),
+            "not a regular file (a FIFO (named pipe))",
+        ),
         ("/", "not a regular file (a directory)"),
         (
             big.to_str().unwrap(),
