@@ -832,9 +832,16 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             (h, Vec::new(), path)
         }
     };
-    if let Some(d) = &args.out {
-        crate::outfile::out_dir(d, "--out")?;
-    }
+    // A session directory (src/outdir.rs): refused when it holds what upktgen cannot prove
+    // it wrote; the results file in it is this search's (or the resumed one's).
+    let session = match &args.out {
+        Some(d) => Some(crate::outdir::SessionDir::open(
+            d,
+            "--out",
+            &["trials.jsonl"],
+        )?),
+        None => None,
+    };
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
     crate::errln!("upktgen ndr: every trial goes to {}", path.display());
@@ -891,9 +898,17 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     } else {
         crate::out::print(report::table(&run))?;
     }
-    if let Some(d) = &args.out {
-        let w = report::write_dir(d, &run)?;
+    if let Some(session) = session {
+        let d = session.path().to_path_buf();
+        let (w, removed) = report::write_dir(session, &run)?;
         crate::errln!("[ndr] wrote {} in {}", w.join(", "), d.display());
+        if !removed.is_empty() {
+            crate::errln!(
+                "[ndr] removed {} from {}: an earlier session wrote them and this one did not",
+                removed.join(", "),
+                d.display()
+            );
+        }
     }
     if !interrupted && let Some(e) = failed_searches(&run) {
         return Err(e.into());

@@ -412,25 +412,33 @@ pub fn index_html(run: &NdrRun, plots: &[(String, String, String)]) -> String {
     o
 }
 
-/// Writes ndr.json, ndr.csv, trials.csv, the plots and index.html into `dir`.
-pub fn write_dir(dir: &Path, run: &NdrRun) -> Result<Vec<String>> {
-    let put = |name: &str, text: &str| crate::outfile::write_text(&dir.join(name), text);
+/// Writes ndr.json, ndr.csv, trials.csv, the plots and index.html into the session directory
+/// (the results file, trials.jsonl, is written beside them as the search goes), then ends
+/// the session: files an earlier session wrote and this one did not are removed. Returns the
+/// names written and the names removed.
+pub fn write_dir(
+    mut dir: crate::outdir::SessionDir,
+    run: &NdrRun,
+) -> Result<(Vec<String>, Vec<String>)> {
     let mut w = Vec::new();
+    let mut put = |name: &str, text: &str| -> Result<()> {
+        dir.write(name, text)?;
+        w.push(name.to_string());
+        Ok(())
+    };
     put(
         "ndr.json",
         &(crate::schema::to_pretty(crate::schema::NDR, run)? + "\n"),
     )?;
     put("ndr.csv", &results_csv(run))?;
     put("trials.csv", &trials_csv(run))?;
-    w.extend(["ndr.json", "ndr.csv", "trials.csv"].map(String::from));
     let ps = plots(run);
     for (name, _, svg) in &ps {
         put(name, svg)?;
-        w.push(name.clone());
     }
     put("index.html", &index_html(run, &ps))?;
-    w.push("index.html".into());
-    Ok(w)
+    let removed = dir.finish()?;
+    Ok((w, removed))
 }
 
 /// A results file's searches, rebuilt from its trials (no trial is run).

@@ -208,6 +208,22 @@ fn ndr_out_refuses_a_link_and_says_what_is_wrong() {
         "{}",
         stderr(&o)
     );
+    // A directory holding what upktgen did not write (no manifest) is refused before any
+    // trial, and what is there is left alone.
+    let theirs = d.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("index.html"), "mine").unwrap();
+    let o = search(s(&theirs));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("index.html") && !stderr(&o).contains("[ndr] size"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("index.html")).unwrap(),
+        "mine"
+    );
 }
 
 fn a_fifo_as_input_is_refused_at_once() {
