@@ -134,6 +134,11 @@ fn untracked() -> Option<Vec<String>> {
         .filter(|l| l.starts_with("?? ") || l.starts_with("!! "))
         .map(|l| l[3..].to_string())
         .filter(|p| !p.starts_with("target/"))
+        // An editor's files, which come and go while someone works beside the run.
+        .filter(|p| {
+            let name = p.trim_end_matches('/').rsplit('/').next().unwrap_or(p);
+            !(name.starts_with('.') || name.ends_with('~'))
+        })
         .collect();
     v.sort();
     Some(v)
