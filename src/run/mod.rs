@@ -231,7 +231,7 @@ fn execute_with(
     let lab = site.lab.as_ref();
     let observers = observers(&plan, &site, &devices, progress, metrics)?;
     let (ns, start_at) = (site.ns.clone(), plan.start_at);
-    let (ran, parts) = session::observe(
+    let ((ran, outcome), parts) = session::observe(
         observers,
         || {
             let ran = threads::run_jobs(ns, jobs, stop, start_at)?;
@@ -239,15 +239,11 @@ fn execute_with(
             // short pause lets any deferred NAPI poll on the receiving end finish before
             // counting.
             std::thread::sleep(std::time::Duration::from_millis(20));
-            Ok(ran)
+            let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
+            Ok((ran, outcome))
         },
-        |ran| {
-            SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome))
-                .result
-                .sent
-        },
+        |(_, outcome)| outcome.result.sent,
     )?;
-    let outcome = SendOutcome::combine(ran.senders.iter().map(|r| &r.outcome));
     let system = ran.before.delta(&ran.after, plan.irq.as_deref());
     let senders: Vec<SenderDone> = plan
         .senders

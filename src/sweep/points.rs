@@ -241,6 +241,11 @@ fn built_def(sub: &str) -> Option<&'static clap::Command> {
 /// Whether `args` (`run ...` or `sim ...`) parse as the subcommand, and for `run` whether
 /// its pktgen parameters are accepted as `run` accepts them.
 fn parses(args: &[String]) -> std::result::Result<(), Refused> {
+    parsed(args).map(drop)
+}
+
+/// [`parses`], handing back `upktgen run`'s options when `args` are a run's.
+fn parsed(args: &[String]) -> std::result::Result<Option<crate::cli::RunArgs>, Refused> {
     use clap::FromArgMatches as _;
     let sub = args.first().map(String::as_str).unwrap_or("");
     let Some(def) = built_def(sub) else {
@@ -253,29 +258,24 @@ fn parses(args: &[String]) -> std::result::Result<(), Refused> {
     if sub == "run" {
         let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
         crate::run::plan::check_pktgen_params(&r).map_err(Refused::Pktgen)?;
+        Ok(Some(r))
     } else {
         crate::sim::SimArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
+        Ok(None)
     }
-    Ok(())
 }
 
-/// A whole point of `upktgen run`, planned as its run will plan it (the options that go
-/// together, the threads on this machine's CPUs, a --replay file read): every point is
-/// refused or accepted before the first one runs. `sim` points need only parse.
+/// A whole point, parsed, and for `upktgen run` planned as its run will plan it (the
+/// options that go together, the threads on this machine's CPUs, a --replay file read):
+/// every point is refused or accepted before the first one runs. `sim` points need only
+/// parse.
 fn plans(args: &[String]) -> std::result::Result<(), Refused> {
-    use clap::FromArgMatches as _;
-    if args.first().map(String::as_str) != Some("run") {
-        return Ok(());
+    match parsed(args)? {
+        Some(r) => crate::run::plan::RunPlan::from_args(&r)
+            .map(drop)
+            .map_err(|e| Refused::Plan(format!("{e:#}"))),
+        None => Ok(()),
     }
-    let def = built_def("run").ok_or_else(|| Refused::NotSwept("run".into()))?;
-    let m = def
-        .clone()
-        .try_get_matches_from(args)
-        .map_err(Refused::Clap)?;
-    let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
-    crate::run::plan::RunPlan::from_args(&r)
-        .map(drop)
-        .map_err(|e| Refused::Plan(format!("{e:#}")))
 }
 
 /// What every point shares, once its names and values are checked.
@@ -404,7 +404,7 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
         } else {
             labels.join(", ")
         };
-        if let Err(e) = parses(&args).and_then(|()| plans(&args)) {
+        if let Err(e) = plans(&args) {
             // A combination the parser or the plan refuses (e.g. two options that conflict).
             let line = idx
                 .iter()
