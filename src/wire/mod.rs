@@ -78,6 +78,7 @@ pub mod ipv6;
 pub mod mac;
 pub mod mpls;
 pub mod pktgen_hdr;
+pub mod signature;
 pub mod udp;
 pub mod udp4;
 pub mod vlan;
