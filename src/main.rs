@@ -2,7 +2,7 @@
 //! Exit status: 0 done, 1 error, 130 interrupted, 141 when standard output's reader went
 //! away (see `upktgen::out`); `script` has its own (see its help).
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 use clap::Parser;

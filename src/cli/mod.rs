@@ -10,6 +10,7 @@
 
 pub(crate) mod manual;
 pub(crate) mod ndr;
+pub mod pg;
 pub(crate) mod run;
 pub(crate) mod rx;
 pub(crate) mod script;
@@ -19,7 +20,28 @@ pub use run::{LiveArgs, RingArgs, RunArgs, TxArgs};
 pub use script::ScriptArgs;
 pub use sweep::{CompareArgs, SweepArgs};
 
+use crate::choice::Choice;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+
+/// The value parser of an option whose values are a lower layer's [`Choice`] (the engine and
+/// the lab know no clap): its names as possible values, each with its doc comment as help,
+/// for `--help`, the manual pages and the completions alike.
+pub fn choice<T: Choice + Clone>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| PossibleValue::new(v.name()).help(v.help())),
+    )
+    .try_map(|s| {
+        T::from_name(&s).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("unknown value '{s}'\n"),
+            )
+        })
+    })
+}
 
 const ABOUT: &str = "A userspace packet generator for Linux with the kernel pktgen's vocabulary and Result arithmetic.
 

@@ -30,7 +30,7 @@ pub struct RingArgs {
 pub struct TxArgs {
     /// Transmit path [default: af_packet; with --xmit-mode netif_receive: xdp_live, the one
     /// path into a device's receive path].
-    #[arg(long, value_enum, value_name = "NAME")]
+    #[arg(long, value_parser = super::choice::<BackendKind>(), value_name = "NAME")]
     pub backend: Option<BackendKind>,
 
     #[command(flatten)]
@@ -155,7 +155,7 @@ pub struct RunArgs {
     /// frame; rx_packets still counts it; measures the sender) or `stack` (frames climb the
     /// receiving namespace's IP/UDP stack; xdp_live adds an XDP_PASS program so veth-rx has
     /// the NAPI live frames need). Lab only [drop; stack with --rx-analyze].
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_parser = super::choice::<RxMode>(), value_name = "MODE")]
     pub lab_rx: Option<RxMode>,
 
     #[command(flatten)]
@@ -168,7 +168,7 @@ pub struct RunArgs {
 
     /// pktgen's parameters, by pktgen's names (`--pkt-size` for pkt_size, ...).
     #[command(flatten)]
-    pub pg: crate::pg::cli::PgArgs,
+    pub pg: crate::cli::pg::PgArgs,
 
     /// Stop after this long (e.g. 10, 2.5s, 500ms, 3m), whichever of count/duration comes first.
     #[arg(long, value_parser = parse_duration, value_name = "TIME")]
@@ -238,7 +238,7 @@ pub struct RunArgs {
     /// sockets fed by an XDP redirect program on the receiving interface, copy mode on
     /// veth; before tc/nftables ingress), af_packet (TPACKET_V3 ring, after them) or auto
     /// (af_xdp where it works).
-    #[arg(long, value_enum, default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "receiver")]
+    #[arg(long, value_parser = super::choice::<crate::rx::recv::RxBackend>(), default_value_t = crate::rx::recv::RxBackend::Auto, value_name = "B", requires = "receiver")]
     pub rx_backend: crate::rx::recv::RxBackend,
 
     #[command(flatten)]
@@ -291,7 +291,7 @@ pub struct RunArgs {
     /// record takes the file's mean gap), on an absolute schedule [rate].
     #[arg(
         long,
-        value_enum,
+        value_parser = super::choice::<crate::stream::replay::ReplayTiming>(),
         value_name = "MODE",
         requires = "replay",
         help_heading = "Capture and replay"

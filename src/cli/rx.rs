@@ -53,7 +53,7 @@ pub struct RxArgs {
     pub hist: bool,
 
     /// What makes a flow (one sender sequence).
-    #[arg(long, value_enum, default_value_t = FlowKeyMode::Addr, value_name = "KEY")]
+    #[arg(long, value_parser = super::choice::<FlowKeyMode>(), default_value_t = FlowKeyMode::Addr, value_name = "KEY")]
     pub flow_key: FlowKeyMode,
 
     /// Senders start at this sequence number (pktgen: 1): packets missing before the first
@@ -68,7 +68,7 @@ pub struct RxArgs {
 
     /// Receive backend: af_xdp, af_packet, or auto (af_xdp where the socket binds and the
     /// program attaches, else af_packet; standard error says which and why).
-    #[arg(long, value_enum, default_value_t = RxBackend::Auto, value_name = "B")]
+    #[arg(long, value_parser = super::choice::<RxBackend>(), default_value_t = RxBackend::Auto, value_name = "B")]
     pub rx_backend: RxBackend,
 
     /// af_xdp: zero-copy or copy mode (auto: zero-copy where the driver has it).

@@ -111,7 +111,7 @@ pub struct ScriptArgs {
     pub tx: TxArgs,
 
     /// With --lab, the lab's receiver: drop (XDP drops every frame) or stack [drop].
-    #[arg(long, value_enum, value_name = "MODE", requires = "lab")]
+    #[arg(long, value_parser = super::choice::<RxMode>(), value_name = "MODE", requires = "lab")]
     pub lab_rx: Option<RxMode>,
 
     /// Stop every start after this long (count 0 runs until then), e.g. 2s, 500ms.

@@ -231,10 +231,10 @@ fn execute_with(
     let lab = site.lab.as_ref();
     let observers = observers(&plan, &site, &devices, progress, metrics)?;
     let (ns, start_at) = (site.ns.clone(), plan.start_at);
-    let ((ran, outcome), parts) = session::observe(
+    let ((ran, outcome), mut parts) = session::observe(
         observers,
-        || {
-            let ran = threads::run_jobs(ns, jobs, stop, start_at)?;
+        |moments| {
+            let ran = threads::run_jobs(ns, jobs, stop, start_at, moments)?;
             // Frames in flight on veth are delivered within the sender's own softirq; a
             // short pause lets any deferred NAPI poll on the receiving end finish before
             // counting.
@@ -244,7 +244,10 @@ fn execute_with(
         },
         |(_, outcome)| outcome.result.sent,
     )?;
-    let system = ran.before.delta(&ran.after, plan.irq.as_deref());
+    let system = parts
+        .system
+        .take()
+        .ok_or_else(|| anyhow!("the system's CPU and interrupts were not sampled"))?;
     let senders: Vec<SenderDone> = plan
         .senders
         .into_iter()
@@ -323,11 +326,14 @@ fn observers<'a>(
             crate::text::printable(c)
         );
     }
-    let mut list: Vec<Box<dyn session::Observer + 'a>> = vec![Box::new(observe::Interfaces::open(
+    // The system's accounting first: it finishes first, nearest to the stop.
+    let mut list: Vec<Box<dyn session::Observer + 'a>> =
+        vec![Box::new(observe::System::new(plan.irq.clone()))];
+    list.push(Box::new(observe::Interfaces::open(
         site.ns.as_deref(),
         lab,
         devices,
-    )?)];
+    )?));
     let lab_rx = match (lab, plan.rx) {
         (Some(l), Some(rx)) => Some(LabReceiver::start(
             &l.rx_path(),

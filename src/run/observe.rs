@@ -9,6 +9,7 @@ use crate::lab::receiver::LabReceiver;
 use crate::lab::{self, Lab};
 use crate::report::dut::DutPath;
 use crate::rx::report::RxAnalysis;
+use crate::sample::SystemSnapshot;
 use anyhow::Result;
 
 /// The senders' devices' counters (summed), and the lab's receiving end's.
@@ -231,6 +232,46 @@ impl Observer for Live {
     }
     fn finish(self: Box<Self>, _: &Ended, _: &mut Parts) -> Result<()> {
         self.0.finish();
+        Ok(())
+    }
+}
+
+/// The system's CPU time (top's `Cpu(s)` line), interrupts and softirqs, sampled when every
+/// sender is ready and as soon as the last one stopped, so the set-up is not counted.
+pub(crate) struct System {
+    irq: Option<String>,
+    before: Option<SystemSnapshot>,
+    after: Option<SystemSnapshot>,
+}
+
+impl System {
+    /// `irq`: `--irq`'s filter of /proc/interrupts lines.
+    pub fn new(irq: Option<String>) -> System {
+        System {
+            irq,
+            before: None,
+            after: None,
+        }
+    }
+}
+
+impl Observer for System {
+    fn name(&self) -> &'static str {
+        "CPU and interrupt accounting"
+    }
+    fn ready(&mut self) -> Result<()> {
+        self.before = Some(SystemSnapshot::take()?);
+        Ok(())
+    }
+    fn stopped(&mut self) -> Result<()> {
+        self.after = Some(SystemSnapshot::take()?);
+        Ok(())
+    }
+    fn finish(self: Box<Self>, _: &Ended, parts: &mut Parts) -> Result<()> {
+        let (Some(before), Some(after)) = (&self.before, &self.after) else {
+            anyhow::bail!("the send did not say when it started and stopped");
+        };
+        parts.system = Some(before.delta(after, self.irq.as_deref()));
         Ok(())
     }
 }

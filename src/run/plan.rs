@@ -7,6 +7,7 @@
 use crate::agent::client::Transport;
 use crate::agent::transport::PeerUri;
 use crate::backend::{BackendKind, BackendPlan, SenderSlot, TxOptions, ring::RingOptions};
+use crate::choice::Choice;
 use crate::cli::run::LabKind;
 use crate::cli::{LiveArgs, RunArgs, ScriptArgs, TxArgs};
 use crate::lab::dut::{self, DutOptions, DutSetup};
@@ -504,9 +505,7 @@ fn far_plan(a: &RunArgs) -> Result<Option<FarPlan>> {
     }
     let mut rx_args = vec![
         "--rx-backend".to_string(),
-        clap::ValueEnum::to_possible_value(&a.rx_backend)
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default(),
+        a.rx_backend.name().to_string(),
         // upktgen numbers every sender's packets from 1.
         "--expect-first".into(),
         "1".into(),

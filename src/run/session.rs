@@ -3,6 +3,10 @@
 //! of the report. Adding a measurement is one new [`Observer`] (see `observe.rs` for the
 //! run's own): nothing else changes.
 //!
+//! Inside the send, the observers hear of two [`Moments`]: every sender is ready (the gate
+//! opens next) and the last one has stopped; the system's CPU and interrupt accounting
+//! samples there, so it counts the send and not its set-up.
+//!
 //! The order of the list is the order of starting and of finishing, so an observer may
 //! read the parts of those before it (the receiver's account needs the interfaces'
 //! counters). A part that could not be had is named in [`Parts::missing`] when its
@@ -14,7 +18,7 @@ use crate::agent::far::PeerSummary;
 use crate::report::dut::DutPath;
 use crate::report::receive::ReceivePath;
 use crate::rx::report::RxAnalysis;
-use crate::sample::IfaceCounters;
+use crate::sample::{IfaceCounters, SystemDelta};
 use anyhow::Result;
 
 /// What the senders did, as the observers' finish sees it.
@@ -34,6 +38,8 @@ pub(crate) struct Parts {
     pub peer: Option<PeerSummary>,
     pub dut: Option<DutPath>,
     pub receive_path: Option<ReceivePath>,
+    /// The system's CPU time, interrupts and softirqs from the start to the stop.
+    pub system: Option<SystemDelta>,
     /// Parts that could not be had: the observer's name and why.
     pub missing: Vec<(&'static str, String)>,
     /// Lines of the text report from observers with no field of the JSON document of
@@ -59,6 +65,16 @@ pub(crate) trait Observer {
     fn start(&mut self) -> Result<()> {
         Ok(())
     }
+    /// Every sender is set up and the start gate is about to open: what the send itself
+    /// costs is counted from here (the system's CPU time and interrupts).
+    fn ready(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The last sender has stopped, before anything else is done (the pause for frames in
+    /// flight, the other observers' finish).
+    fn stopped(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// After the senders stopped: its part, written into `parts`.
     fn finish(self: Box<Self>, ended: &Ended, parts: &mut Parts) -> Result<()>;
     /// Whether the run is reported without its part when its finish fails.
@@ -67,12 +83,42 @@ pub(crate) trait Observer {
     }
 }
 
-/// Starts every observer in order, runs `send`, then finishes every observer in order (all
-/// of them, also after a failure: each releases what it holds). `sent` says what the send
-/// handed over. An observer that fails to start ends the session before anything is sent.
+/// The two moments inside the send the observers are told of: the send calls
+/// [`Moments::ready`] when every sender is set up, just before they start, and
+/// [`Moments::stopped`] as soon as the last one has stopped.
+pub(crate) struct Moments<'o, 'a> {
+    observers: &'o mut [Box<dyn Observer + 'a>],
+}
+
+impl Moments<'_, '_> {
+    /// Tells every observer, in order, that the senders are about to start.
+    pub fn ready(&mut self) -> Result<()> {
+        for o in self.observers.iter_mut() {
+            let name = o.name();
+            o.ready()
+                .map_err(|e| e.context(format!("the {name} before the start")))?;
+        }
+        Ok(())
+    }
+
+    /// Tells every observer, in order, that the senders have stopped.
+    pub fn stopped(&mut self) -> Result<()> {
+        for o in self.observers.iter_mut() {
+            let name = o.name();
+            o.stopped()
+                .map_err(|e| e.context(format!("the {name} after the send")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts every observer in order, runs `send` (which tells them of its [`Moments`]), then
+/// finishes every observer in order (all of them, also after a failure: each releases what
+/// it holds). `sent` says what the send handed over. An observer that fails to start ends
+/// the session before anything is sent.
 pub(crate) fn observe<'a, R>(
     observers: Vec<Box<dyn Observer + 'a>>,
-    send: impl FnOnce() -> Result<R>,
+    send: impl FnOnce(&mut Moments<'_, 'a>) -> Result<R>,
     sent: impl Fn(&R) -> u64,
 ) -> Result<(R, Parts)> {
     let mut observers = observers;
@@ -81,7 +127,9 @@ pub(crate) fn observe<'a, R>(
         o.start()
             .map_err(|e| e.context(format!("starting the {name}")))?;
     }
-    let r = send()?;
+    let r = send(&mut Moments {
+        observers: &mut observers,
+    })?;
     let ended = Ended { sent: sent(&r) };
     let mut parts = Parts::default();
     let mut failed = None;

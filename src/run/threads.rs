@@ -1,10 +1,11 @@
 //! The sender threads: each opens its backend (the first of its candidates that can be set
-//! up), says so at the start gate, and sends when every thread is ready; the system is
-//! sampled once all are ready and again once all are done.
+//! up), says so at the start gate, and sends when every thread is ready; the session's
+//! observers hear when all are ready and when all are done ([`Moments`]).
 
+use super::session::Moments;
 use crate::backend::{BackendInfo, BackendPlan, OpenAt, TxBackend, WithBackend};
+use crate::choice::Choice;
 use crate::pg::generate::Generator;
-use crate::sample::SystemSnapshot;
 use crate::sender::{self, Limits, SendOutcome};
 use crate::stream::{FrameSource, Frames};
 use crate::sys::{self, netns};
@@ -42,11 +43,9 @@ pub struct SenderRun {
     pub stopped_ns: u64,
 }
 
-/// The finished senders, and the system sampled at the start and at the end.
+/// The finished senders.
 pub struct Ran {
     pub senders: Vec<SenderRun>,
-    pub before: SystemSnapshot,
-    pub after: SystemSnapshot,
     /// --start-at: how long after the instant the gate opened (0: before it).
     pub late_ns: u64,
 }
@@ -98,8 +97,8 @@ impl Drop for Gate {
     }
 }
 
-/// Runs the jobs on their threads (in `ns`), sampling the system once all are ready and
-/// again once all are done; with `start_at` (CLOCK_REALTIME, ns), every thread then waits
+/// Runs the jobs on their threads (in `ns`), telling the observers (`moments`) once all are
+/// ready and again once all are done; with `start_at` (CLOCK_REALTIME, ns), every thread then waits
 /// for that instant before its first send. The senders share one stop flag of their own:
 /// Ctrl-C sets it (through `signal`; it also ends the wait), and so does any sender that
 /// fails, so the others do not run on alone.
@@ -112,6 +111,7 @@ pub fn run_jobs(
     jobs: Vec<SendJob>,
     signal: &Arc<AtomicBool>,
     start_at: Option<u64>,
+    moments: &mut Moments,
 ) -> Result<Ran> {
     let (tx, rx) = mpsc::channel();
     let go: Go = Arc::new((Mutex::new(None), Condvar::new()));
@@ -168,9 +168,9 @@ pub fn run_jobs(
         }
     }
     let mut late_ns = 0;
-    let before = match failed {
-        None => match SystemSnapshot::take() {
-            Ok(s) => {
+    match failed {
+        None => match moments.ready() {
+            Ok(()) => {
                 open_gate(&go, true);
                 if let Some(at) = start_at {
                     late_ns = sys::realtime_ns().saturating_sub(at);
@@ -182,24 +182,19 @@ pub fn run_jobs(
                         );
                     }
                 }
-                Some(s)
             }
             Err(e) => {
-                failed = Some(anyhow!("sampling /proc before the start: {e:#}"));
+                failed = Some(e);
                 open_gate(&go, false);
-                None
             }
         },
-        Some(_) => {
-            open_gate(&go, false);
-            None
-        }
-    };
+        Some(_) => open_gate(&go, false),
+    }
     let (senders, first_err) = {
         let _watch = SignalWatch::start(signal, &run_stop);
         join_all(handles)
     };
-    let after = SystemSnapshot::take()?;
+    let stopped = moments.stopped();
     // The sender that could not start says why; the others only that they were called off.
     if let Some(e) = failed {
         return Err(e);
@@ -207,13 +202,8 @@ pub fn run_jobs(
     if let Some(e) = first_err {
         return Err(e);
     }
-    let before = before.context("the system was not sampled before the start")?;
-    Ok(Ran {
-        senders,
-        before,
-        after,
-        late_ns,
-    })
+    stopped?;
+    Ok(Ran { senders, late_ns })
 }
 
 /// Joins every sender thread: the finished ones, and the first error.

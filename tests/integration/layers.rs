@@ -1,5 +1,9 @@
-//! The layer order of DESIGN.md §4, checked over the source: nothing below the run layer
-//! imports the command line, and only `backend/` names the backends one by one.
+//! The layer order of DESIGN.md §4. The compiler holds most of it: the layers are crates
+//! (crates/wire, bpf, sys, engine, lab, then the top package with the command line and
+//! the commands), a crate cannot name one above it, and only the top package depends on
+//! clap. Checked here is what the compiler cannot see: that the crates depend on each
+//! other in the documented order, that no module of one crate imports another that imports
+//! it back, and that only `backend/` names the backends one by one.
 
 use std::path::{Path, PathBuf};
 
@@ -14,52 +18,82 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// (path under src/, line number, line) of every non-comment line containing `needle`.
+/// Every source folder: the top package's src/ and each layer crate's (standards.rs).
+fn source_dirs() -> Vec<PathBuf> {
+    crate::standards::source_dirs()
+}
+
+/// (path under its crate's src/, line number, line) of every non-comment line containing
+/// `needle`, in every crate.
 fn uses(needle: &str) -> Vec<(String, usize, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
     let mut out = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-        for (i, l) in std::fs::read_to_string(&f).unwrap().lines().enumerate() {
-            let t = l.trim_start();
-            if !t.starts_with("//") && t.contains(needle) {
-                out.push((rel.clone(), i + 1, l.to_string()));
+    for src in source_dirs() {
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        for f in files {
+            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            for (i, l) in std::fs::read_to_string(&f).unwrap().lines().enumerate() {
+                let t = l.trim_start();
+                if !t.starts_with("//") && t.contains(needle) {
+                    out.push((rel.clone(), i + 1, l.to_string()));
+                }
             }
         }
     }
     out
 }
 
-fn nothing_below_the_run_layer_imports_the_command_line() {
-    // The command line's readers: the binary, the plan, the commands' entry points
-    // (run/mod.rs, run/rx.rs, the agent's requests), and the other configuration sources:
-    // scripts, sweep files and the ndr search (DESIGN.md §4), which checks its trials' run
-    // options as `run` parses them; and the manual pages and completions, made from the
-    // definition itself.
-    let allowed = [
-        "main.rs",
-        "ndr/",
-        "cli/",
-        "run/plan",
-        "run/mod.rs",
-        "run/rx.rs",
-        // The far end reads `upktgen rx`'s own options from its requests.
-        "run/agent.rs",
-        "script/mod.rs",
-        "sweep/",
-        "manual.rs",
-    ];
-    let bad: Vec<_> = uses("crate::cli")
-        .into_iter()
-        .chain(uses("upktgen::cli"))
-        .filter(|(f, _, _)| !allowed.iter().any(|a| f.starts_with(a)))
+/// The layer crates, lowest first, with the crates each may depend on.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("wire", &[]),
+    ("bpf", &["upktgen-wire"]),
+    ("sys", &["upktgen-bpf"]),
+    ("engine", &["upktgen-wire", "upktgen-bpf", "upktgen-sys"]),
+    (
+        "lab",
+        &[
+            "upktgen-wire",
+            "upktgen-bpf",
+            "upktgen-sys",
+            "upktgen-engine",
+        ],
+    ),
+];
+
+fn the_layer_crates_follow_the_order_and_know_no_command_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found: Vec<String> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(
-        bad.is_empty(),
-        "imports of cli below the run layer: {bad:#?}"
+    found.sort();
+    let mut listed: Vec<String> = LAYERS.iter().map(|(n, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "every crate under crates/ has its place in LAYERS"
     );
+    for (name, may) in LAYERS {
+        let manifest =
+            std::fs::read_to_string(root.join("crates").join(name).join("Cargo.toml")).unwrap();
+        let doc: toml::Table = manifest.parse().unwrap();
+        for section in ["dependencies", "build-dependencies"] {
+            let deps = doc.get(section).and_then(|d| d.as_table());
+            for dep in deps.into_iter().flat_map(|d| d.keys()) {
+                assert!(
+                    !dep.starts_with("clap"),
+                    "crates/{name}: {dep}: the command line is the top package's alone"
+                );
+                if dep.starts_with("upktgen") {
+                    assert!(
+                        may.contains(&dep.as_str()),
+                        "crates/{name} depends on {dep}, which is not below it"
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn only_the_backend_folder_names_each_backend() {
@@ -200,15 +234,15 @@ fn crate_paths(code: &str, macros: &[(String, String)]) -> Vec<String> {
     out
 }
 
-/// Edges between top-level modules: (from, to, a file of `from` that makes it).
-fn module_graph() -> Vec<(String, String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Edges between the top-level modules of the crate whose sources are in `src`: (from, to,
+/// a file of `from` that makes it).
+fn module_graph(src: &Path) -> Vec<(String, String, String)> {
     let mut files = Vec::new();
-    sources(&src, &mut files);
+    sources(src, &mut files);
     let texts: Vec<(String, String)> = files
         .iter()
         .map(|f| {
-            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            let rel = f.strip_prefix(src).unwrap().to_string_lossy().into_owned();
             (rel, code_only(&std::fs::read_to_string(f).unwrap()))
         })
         .collect();
@@ -346,19 +380,31 @@ fn tangles(edges: &[(String, String, String)]) -> Vec<Vec<(String, String, Strin
     out
 }
 
-/// No import cycle between the top-level modules of src/ (a module's files taken as one):
-/// each layer uses only the ones below it.
+/// No import cycle between the top-level modules of a crate (a module's files taken as
+/// one): each uses only the ones below it. Between crates the compiler refuses cycles.
 fn no_import_cycle_between_modules() {
-    let edges = module_graph();
-    assert!(edges.len() > 20, "the graph was read: {edges:?}");
-    if let Some(c) = find_cycle(&edges) {
+    let mut total = 0;
+    for src in source_dirs() {
+        let edges = module_graph(&src);
+        total += edges.len();
+        no_cycle_in(&src, &edges);
+    }
+    assert!(total > 20, "the graphs were read: {total} edges");
+}
+
+fn no_cycle_in(src: &Path, edges: &[(String, String, String)]) {
+    let at = src
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(src)
+        .display();
+    if let Some(c) = find_cycle(edges) {
         let show = |es: &[(String, String, String)]| {
             es.iter()
-                .map(|(a, b, f)| format!("    {a} -> {b}   (src/{f})"))
+                .map(|(a, b, f)| format!("    {a} -> {b}   ({at}/{f})"))
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let groups: Vec<String> = tangles(&edges).iter().map(|g| show(g)).collect();
+        let groups: Vec<String> = tangles(edges).iter().map(|g| show(g)).collect();
         panic!(
             "import cycle between modules:\n{}\nall modules that import each other, group by group:\n{}\nmove the shared piece to the lower module",
             show(&c),
@@ -368,7 +414,7 @@ fn no_import_cycle_between_modules() {
 }
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
-    nothing_below_the_run_layer_imports_the_command_line,
+    the_layer_crates_follow_the_order_and_know_no_command_line,
     only_the_backend_folder_names_each_backend,
     the_cycle_finder_finds_cycles,
     no_import_cycle_between_modules,

@@ -1,5 +1,5 @@
 //! The standards the CI enforces, checked where the compiler cannot: `unsafe` stays in
-//! src/sys (the crate root denies it elsewhere), .ci/run runs fmt and clippy, and library
+//! crates/sys (every other crate root forbids it), .ci/run runs fmt and clippy, and library
 //! errors are typed (no `Result<_, String>`, no `anyhow` below the edges).
 
 use std::path::Path;
@@ -15,46 +15,54 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-fn unsafe_code_is_denied_outside_sys() {
+/// Every source folder of the workspace: the top package's src/ and each layer crate's.
+pub(crate) fn source_dirs() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
-    assert!(
-        lib.contains("\n#![deny(unsafe_code)]\n"),
-        "src/lib.rs must deny unsafe code"
-    );
-    let allows: Vec<&str> = lib
-        .lines()
-        .filter(|l| l.contains("allow(unsafe_code)"))
+    let mut dirs = vec![root.join("src")];
+    let mut crates: Vec<_> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("src"))
         .collect();
-    assert_eq!(allows, ["#[allow(unsafe_code)]"], "one allow, for sys");
-    assert!(
-        lib.contains("#[allow(unsafe_code)]\npub mod sys;\n"),
-        "the allow is sys's"
-    );
-    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
-    assert!(
-        main.contains("#![deny(unsafe_code)]"),
-        "src/main.rs must deny unsafe code"
-    );
+    crates.sort();
+    dirs.extend(crates);
+    dirs
+}
+
+fn all_rust_files() -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    for f in files {
-        // The one allow (checked above) and the module that uses it.
-        if f.starts_with(root.join("src/sys")) || f == root.join("src/lib.rs") {
-            continue;
-        }
+    for d in source_dirs() {
+        rust_files(&d, &mut files);
+    }
+    files
+}
+
+fn unsafe_code_is_forbidden_outside_sys() {
+    // `forbid` cannot be lifted by an `allow` further in, so the compiler holds the rest:
+    // every crate root but the system layer's forbids unsafe code.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src/lib.rs"), root.join("src/main.rs")];
+    for d in source_dirs().into_iter().skip(1) {
+        roots.push(d.join("lib.rs"));
+    }
+    assert!(roots.len() >= 7, "the layer crates were found: {roots:?}");
+    for r in roots {
+        let text = std::fs::read_to_string(&r).unwrap();
+        let sys = r.starts_with(root.join("crates/sys"));
+        assert_eq!(
+            text.contains("\n#![forbid(unsafe_code)]\n"),
+            !sys,
+            "{}: every crate root but crates/sys forbids unsafe code",
+            r.display()
+        );
+    }
+    for f in all_rust_files() {
         let text = std::fs::read_to_string(&f).unwrap();
-        for (i, l) in text.lines().enumerate() {
-            let code = l.split("//").next().unwrap_or("");
-            assert!(
-                !code.contains("unsafe ")
-                    && !code.contains("unsafe(")
-                    && !code.contains("allow(unsafe_code"),
-                "{}:{}: unsafe outside src/sys: {l}",
-                f.display(),
-                i + 1
-            );
-        }
+        assert!(
+            !text.contains("allow(unsafe_code"),
+            "{}: no allow of unsafe code (the system layer is a crate of its own)",
+            f.display()
+        );
     }
 }
 
@@ -68,6 +76,14 @@ fn ci_runs_fmt_and_clippy() {
     );
     // The README's test command, which installs what the tests need.
     assert!(ci.ends_with("\ncargo xtask test\n"), "{ci}");
+    // ...which tests every crate of the workspace, not only the top package.
+    let xtask =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("xtask/src/main.rs"))
+            .unwrap();
+    assert!(
+        xtask.contains(".args([\"test\", \"--workspace\"])"),
+        "xtask's test command"
+    );
 }
 
 /// The integration tests run on a harness of their own (harness.rs): a `#[test]` function
@@ -163,10 +179,7 @@ fn the_string_result_finder_finds_them() {
 fn library_errors_are_typed_not_strings() {
     // Errors are typed values (an error enum per module); no file answers with a String.
     let allowed: [&str; 0] = [];
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    let bad = findings(&files, &allowed, string_results);
+    let bad = findings(&all_rust_files(), &allowed, string_results);
     assert!(
         bad.is_empty(),
         "Result<_, String> outside the allow-list: {bad:#?}"
@@ -197,24 +210,16 @@ fn the_anyhow_finder_finds_them() {
 fn library_layers_do_not_use_anyhow() {
     // Typed errors in the library layers, `anyhow` at the edges (main, cli, run, ndr,
     // sweep, script, merge, manual, schema): a library error is a value its caller can
-    // match, and its message names the file, interface or option.
+    // match, and its message names the file, interface or option. The layer crates
+    // (crates/) have no anyhow dependency, so the compiler holds them; these are the
+    // top package's library modules.
     let layers = [
-        "src/backend",
-        "src/sample",
-        "src/lab",
-        "src/rx",
-        "src/stream",
         "src/sim",
-        "src/outfile.rs",
         "src/outdir.rs",
-        "src/input.rs",
-        "src/out.rs",
-        "src/caps.rs",
         "src/metrics",
         "src/http",
         "src/live.rs",
         "src/agent/far.rs",
-        "src/exit.rs",
     ];
     // Library files that may still use it, each with its reason (none today).
     let allowed: [&str; 0] = [];
@@ -239,10 +244,7 @@ fn library_layers_do_not_use_anyhow() {
 fn unit_tests_sit_in_their_module_or_its_tests_rs() {
     // README's layout: `mod tests { ... }` in the module, or the module's own tests.rs
     // (or NAME_tests.rs) in its folder; never a test file reached through #[path].
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    for f in files {
+    for f in all_rust_files() {
         let text = std::fs::read_to_string(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
@@ -259,7 +261,7 @@ fn unit_tests_sit_in_their_module_or_its_tests_rs() {
 }
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
-    unsafe_code_is_denied_outside_sys,
+    unsafe_code_is_forbidden_outside_sys,
     ci_runs_fmt_and_clippy,
     integration_tests_are_listed_not_attributed,
     the_string_result_finder_finds_them,

@@ -178,9 +178,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => deps(false).and_then(|()| {
             let rest = args[1..].iter().skip_while(|a| *a == "--");
-            // Strict: a test that still lacks what it needs fails, as in CI.
+            // Strict: a test that still lacks what it needs fails, as in CI. Every crate of
+            // the workspace: the layer crates' unit tests are theirs, not the top package's.
             run(Command::new(env!("CARGO"))
-                .arg("test")
+                .args(["test", "--workspace"])
                 .args(rest)
                 .env("UPKTGEN_TESTS_STRICT", "1"))
         }),

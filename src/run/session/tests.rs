@@ -64,9 +64,11 @@ impl Drop for Fake {
     }
 }
 
-fn send_ok(log: &Log, sent: u64) -> impl FnOnce() -> Result<u64> + '_ {
-    move || {
+fn send_ok(log: &Log, sent: u64) -> impl FnOnce(&mut Moments) -> Result<u64> + '_ {
+    move |m| {
+        m.ready()?;
         log.lock().unwrap().push("send".into());
+        m.stopped()?;
         Ok(sent)
     }
 }
@@ -154,7 +156,7 @@ fn a_send_that_fails_finishes_no_observer_and_releases_every_one() {
     let obs: Vec<Box<dyn Observer>> = vec![Box::new(fake("a", &log))];
     let e = observe(
         obs,
-        || -> Result<u64> { anyhow::bail!("no socket") },
+        |_: &mut Moments| -> Result<u64> { anyhow::bail!("no socket") },
         |n| *n,
     )
     .unwrap_err();
@@ -193,7 +195,7 @@ impl Observer for UdpCounters {
 #[test]
 fn a_new_observer_is_one_type_the_udp_counters_of_proc_net_snmp() {
     // The send: one real datagram on loopback (no root), so Udp.OutDatagrams moves.
-    let send = || -> Result<u64> {
+    let send = |_: &mut Moments| -> Result<u64> {
         let s = std::net::UdpSocket::bind("127.0.0.1:0")?;
         s.send_to(b"upktgen", s.local_addr()?)?;
         let mut b = [0u8; 16];
@@ -212,4 +214,68 @@ fn a_new_observer_is_one_type_the_udp_counters_of_proc_net_snmp() {
         .parse()
         .unwrap();
     assert!(out >= 1, "{text}");
+}
+
+/// Logs the two moments of the send; fails at `ready` where asked.
+struct Timed {
+    log: Log,
+    fail_ready: bool,
+}
+
+impl Observer for Timed {
+    fn name(&self) -> &'static str {
+        "clock"
+    }
+    fn ready(&mut self) -> Result<()> {
+        self.log.lock().unwrap().push("ready".into());
+        if self.fail_ready {
+            anyhow::bail!("no /proc/stat");
+        }
+        Ok(())
+    }
+    fn stopped(&mut self) -> Result<()> {
+        self.log.lock().unwrap().push("stopped".into());
+        Ok(())
+    }
+    fn finish(self: Box<Self>, _: &Ended, _: &mut Parts) -> Result<()> {
+        self.log.lock().unwrap().push("finish clock".into());
+        Ok(())
+    }
+}
+
+#[test]
+fn the_moments_of_the_send_come_between_start_and_finish() {
+    let log = Log::default();
+    let obs: Vec<Box<dyn Observer>> = vec![
+        Box::new(fake("a", &log)),
+        Box::new(Timed {
+            log: Arc::clone(&log),
+            fail_ready: false,
+        }),
+    ];
+    observe(obs, send_ok(&log, 1), |n| *n).unwrap();
+    assert_eq!(
+        entries(&log),
+        [
+            "start a",
+            "ready",
+            "send",
+            "stopped",
+            "finish a sent=1",
+            "drop a",
+            "finish clock"
+        ]
+    );
+    // A moment that fails is the send's error, naming the observer; nothing is finished.
+    let log = Log::default();
+    let obs: Vec<Box<dyn Observer>> = vec![Box::new(Timed {
+        log: Arc::clone(&log),
+        fail_ready: true,
+    })];
+    let e = observe(obs, send_ok(&log, 1), |n| *n).unwrap_err();
+    assert_eq!(
+        format!("{e:#}"),
+        "the clock before the start: no /proc/stat"
+    );
+    assert_eq!(entries(&log), ["ready"]);
 }

@@ -347,24 +347,36 @@ pub fn upktgen_as_nobody(args: &[&str]) -> Option<Output> {
     let dir = std::env::temp_dir().join(format!("upktgen-e2e-nobody-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // One copy per call (tests run in parallel): written under a unique name, then renamed.
+    // One copy per call (tests run in parallel), under a unique name.
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let bin = dir.join(format!("upktgen-{n}"));
     std::fs::copy(env!("CARGO_BIN_EXE_upktgen"), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&bin)
-        .args(args)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    // Another test's fork may still hold the copy's write descriptor for an instant (until
+    // that child execs and O_CLOEXEC closes it): executing the copy then fails with ETXTBSY.
+    // That is the test's own race, not upktgen's, so it is tried again.
+    let mut tries = 0;
+    let o = loop {
+        let o = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&bin)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        tries += 1;
+        if tries < 20 && String::from_utf8_lossy(&o.stderr).contains("Text file busy") {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
+        break o;
+    };
     let _ = std::fs::remove_file(&bin);
     let _ = std::fs::remove_dir(&dir);
     Some(o)
