@@ -6,6 +6,7 @@
 //!   -> recv::Receiver (selection, the receive loop)
 //!   -> frame::classify (Ethernet / VLAN / IPv4 / UDP / pktgen header)
 //!   -> sink::Sink (per-flow sequence tracking, latency histogram)
+//!   -> streams::StreamTable (per-stream counting from the signature at a frame's end)
 //!   -> report::RxReport (text, JSON)
 //! ```
 //! `frame`, `sink` and `report` are pure logic, tested without privileges; `recv` selects
@@ -20,6 +21,7 @@ pub mod frame;
 pub mod recv;
 pub(crate) mod report;
 pub mod sink;
+pub mod streams;
 
 pub use af_xdp::DEFAULT_FRAMES as DEFAULT_XSK_FRAMES;
 pub use recv::{Receiver, RxBackend, RxConfig, RxProgress};
