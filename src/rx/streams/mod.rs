@@ -83,7 +83,14 @@ pub struct RxStreams {
     /// The receiver is up before the streams' first frames: numbers missing before a
     /// stream's first frame received (from 0) count as lost.
     pub from_start: bool,
+    /// Streams the report shows one by one (text rows, metrics labels); the others are
+    /// summed in its `rest`.
+    pub shown: usize,
 }
+
+/// Streams a report shows one by one unless told otherwise (the metrics endpoint's bound on
+/// flow labels, `crate::metrics::MAX_FLOW_LABELS`, is the same).
+pub const DEFAULT_SHOWN: usize = 64;
 
 impl RxStreams {
     /// Streams named `names`, sender and receiver on one clock, the receiver up first.
@@ -92,6 +99,7 @@ impl RxStreams {
             names,
             clock_offset_ns: 0,
             from_start: true,
+            shown: DEFAULT_SHOWN,
         }
     }
 }
