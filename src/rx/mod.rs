@@ -9,9 +9,9 @@
 //!   -> streams::StreamTable (per-stream counting from the signature at a frame's end)
 //!   -> report::RxReport (text, JSON)
 //! ```
-//! `frame`, `sink`, `streams` and `report` are pure logic, tested without privileges; `recv` selects
-//! and drives a backend; `cli` is `upktgen rx`. The lab runs a [`Receiver`] on its veth-rx
-//! (`crate::lab::receiver`) through the names re-exported here.
+//! `frame`, `sink`, `streams` and `report` are pure logic, tested without privileges;
+//! `recv` selects and drives a backend; `cli` is `upktgen rx`. The lab runs a [`Receiver`] on
+//! its veth-rx (`crate::lab::receiver`) through the names re-exported here.
 
 pub(crate) mod af_packet;
 pub(crate) mod af_xdp;

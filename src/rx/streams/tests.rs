@@ -385,6 +385,9 @@ fn report_names_shows_and_sums() {
     assert_eq!(rest.bytes, 10 * 66 + 9 * 67);
     let l = rest.latency.unwrap();
     assert_eq!((l.min_ns, l.max_ns, l.count), (3000, 4000, 19));
+    // Percentiles of the two streams' frames together (ten at 3 µs, nine at 4 µs).
+    let near = |v: u64, want: u64| (v as f64 - want as f64).abs() <= want as f64 * 0.01;
+    assert!(near(l.p50_ns, 3000) && near(l.p99_ns, 4000), "{l:?}");
     assert_eq!(r.aggregate.seq.lost, 1);
     assert_eq!(r.aggregate.latency.unwrap().min_ns, 1000);
     let text = r.text();
