@@ -147,7 +147,7 @@ pub struct SeqTracker {
     window: u32,
     started: bool,
     max: u32,
-    /// Timestamp (µs) of the packet numbered `max`; 0 = none.
+    /// Timestamp (µs for pktgen headers, ns for signatures) of the packet numbered `max`; 0 = none.
     max_ts: u64,
     expect_first: Option<u32>,
     pub first_seq: Option<u32>,
