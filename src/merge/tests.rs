@@ -55,6 +55,7 @@ fn rx(host: &str, received: u64, lost: u64) -> Value {
         ring: crate::sys::rx_ring::RingStats::default(),
         xdp: None,
         sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+        streams: None,
     };
     r.sink.totals.received = received;
     r.sink.totals.lost = lost;

@@ -50,6 +50,7 @@ pub fn config(a: &RxArgs) -> Result<RxConfig> {
             count: a.count,
             duration: a.duration,
             hist: a.hist,
+            streams: None,
         })
     }
 }

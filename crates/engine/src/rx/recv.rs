@@ -10,6 +10,7 @@ use super::backend::{FrameSink, RecvBackend};
 use super::frame::{Class, FrameCounters, classify};
 use super::report::{RxReport, RxStop};
 use super::sink::{FlowKeyMode, FlowReport, Sink};
+use super::streams::{RxStreams, StreamTable, StreamsReport};
 use crate::sys::rx_ring::{RingStats, RxMeta, RxRingConfig};
 use serde::Serialize;
 use std::io;
@@ -70,6 +71,8 @@ pub struct RxConfig {
     pub duration: Option<Duration>,
     /// Keep the whole latency histogram for the report.
     pub hist: bool,
+    /// Count each frame in its stream by the signature at its end (None: off).
+    pub streams: Option<RxStreams>,
 }
 
 /// Running totals of a receiver, readable from other threads while it runs (the totals
@@ -148,11 +151,41 @@ impl FlowPublisher {
     }
 }
 
-/// Where the backends hand their frames: classification, the frame counters and the
-/// sequence/latency sink.
+/// Where the backends hand their frames: classification, the frame counters, the
+/// sequence/latency sink and, when asked for, the stream table.
 struct Intake {
     frames: FrameCounters,
     sink: Sink,
+    /// The stream table, and what it was told (names, clock offset, streams shown).
+    streams: Option<(StreamTable, RxStreams)>,
+}
+
+impl Intake {
+    /// Empty counters for `cfg`; a stream table of the size it asks (refused when that is 0
+    /// or above 65,536).
+    fn new(cfg: &RxConfig) -> io::Result<Intake> {
+        let streams = match &cfg.streams {
+            Some(s) => Some((
+                StreamTable::new(s.names.len(), s.from_start)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
+                s.clone(),
+            )),
+            None => None,
+        };
+        Ok(Intake {
+            frames: FrameCounters::default(),
+            sink: Sink::new(cfg.flow_key, cfg.expect_first),
+            streams,
+        })
+    }
+
+    /// The streams' part of the report (None when not counting streams).
+    fn streams_report(&self) -> Option<StreamsReport> {
+        let (table, cfg) = self.streams.as_ref()?;
+        let mut r = table.report(&cfg.names, cfg.shown);
+        r.clock_offset_ns = cfg.clock_offset_ns;
+        Some(r)
+    }
 }
 
 impl FrameSink for Intake {
@@ -166,6 +199,10 @@ impl FrameSink for Intake {
             self.sink.record(p, Some(meta.ts_ns));
         }
         self.frames.count(&class, meta.wire_len as usize);
+        // Whatever the headers are: the signature is the frame's last 16 bytes.
+        if let Some((t, cfg)) = &mut self.streams {
+            t.record_frame(data, meta.wire_len, meta.ts_ns, cfg.clock_offset_ns);
+        }
     }
 }
 
@@ -243,16 +280,14 @@ impl Receiver {
     /// With `auto`, a backend that cannot be opened is named in [`Receiver::choice`] and
     /// the next one tried.
     pub fn open(ifindex: u32, name: &str, cfg: RxConfig) -> io::Result<Receiver> {
+        let intake = Intake::new(&cfg)?;
         let (backend, _, choice) = select(cfg.backend, cfg.ring.all_frames, |k| {
             open_kind(k, ifindex, name, &cfg)
         })?;
         Ok(Receiver {
             backend,
             choice,
-            intake: Intake {
-                frames: FrameCounters::default(),
-                sink: Sink::new(cfg.flow_key, cfg.expect_first),
-            },
+            intake,
             cfg,
             progress: Arc::new(RxProgress::default()),
             started: None,
@@ -370,6 +405,7 @@ impl Receiver {
             ring: stats.ring,
             xdp: stats.xdp,
             sink: self.intake.sink.report(self.cfg.hist),
+            streams: self.intake.streams_report(),
         })
     }
 }
@@ -411,6 +447,115 @@ mod tests {
         sink.record(&pf([10, 0, 0, 1], 9, 3, (0, 0)), None);
         b.publish(&sink);
         assert_eq!(b.snapshot()[0].seq.duplicates, 1);
+    }
+
+    /// The receive path's own intake (what a backend hands each frame to), fed byte frames:
+    /// upktgen's pktgen frames with a signature at their end, one rewritten into another
+    /// protocol, one of a stream not expected, one without a signature.
+    #[test]
+    fn the_intake_counts_each_stream_beside_the_pktgen_flows() {
+        use crate::rx::streams::RxStreams;
+        use crate::wire::signature::Signature;
+        use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template};
+        let mut cfg = crate::lab::receiver::config(false);
+        cfg.streams = Some(RxStreams {
+            clock_offset_ns: -1000,
+            ..RxStreams::new(vec!["udp-a".into(), "udp-b".into()])
+        });
+        let mut intake = Intake::new(&cfg).unwrap();
+        let t = Udp4Template::new(&FrameSpec {
+            dst_mac: MacAddr([2, 0, 0, 0, 0, 2]),
+            src_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            src_ip: std::net::Ipv4Addr::new(10, 0, 0, 1),
+            dst_ip: std::net::Ipv4Addr::new(10, 0, 0, 2),
+            tos: 0,
+            pkt_size: 100,
+            udp_csum: false,
+        })
+        .unwrap();
+        let t0 = 1_700_000_000_000_000_000u64;
+        let meta = |ts_ns: u64, len: usize| RxMeta {
+            ts_ns,
+            wire_len: len as u32,
+            vlan: None,
+        };
+        let fields = |k: u32| PacketFields {
+            ip_id: k as u16,
+            udp_src: 9,
+            udp_dst: 9,
+            seq: k + 1,
+            tv_sec: 1_700_000_000,
+            tv_usec: 0,
+        };
+        let mut f = t.frame().to_vec();
+        for k in 0..20u32 {
+            t.write(&mut f, &fields(k));
+            if k == 7 {
+                continue; // lost: the flow's 8, stream 1's 3
+            }
+            let tx_ns = t0 + u64::from(k) * 1000;
+            Signature {
+                stream: (k % 2) as u16,
+                seq: k / 2,
+                tx_ns,
+            }
+            .emit(&mut f);
+            intake.frame(&f, meta(tx_ns + 6000, f.len()));
+        }
+        // Rewritten by the DUT into an IPv6 frame: still stream 0's number 10.
+        let mut v6 = vec![0u8; 80];
+        v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+        let tx_ns = t0 + 20_000;
+        Signature {
+            stream: 0,
+            seq: 10,
+            tx_ns,
+        }
+        .emit(&mut v6);
+        intake.frame(&v6, meta(tx_ns + 6000, v6.len()));
+        // Stream 2 is not expected; a pktgen frame without a signature.
+        Signature {
+            stream: 2,
+            seq: 0,
+            tx_ns,
+        }
+        .emit(&mut f);
+        intake.frame(&f, meta(tx_ns + 6000, f.len()));
+        let mut plain = t.frame().to_vec();
+        t.write(&mut plain, &fields(21));
+        intake.frame(&plain, meta(tx_ns + 6000, plain.len()));
+
+        assert_eq!(intake.frames.frames, 22);
+        assert_eq!((intake.frames.pktgen, intake.frames.other), (21, 1));
+        let r = intake.streams_report().unwrap();
+        assert_eq!((r.foreign, r.unsigned, r.clock_offset_ns), (1, 1, -1000));
+        let (a, b) = (&r.streams[0], &r.streams[1]);
+        assert_eq!(
+            (a.name.as_str(), a.frames, a.bytes),
+            ("udp-a", 11, 10 * 100 + 80)
+        );
+        assert_eq!((a.seq.received, a.seq.lost, a.last_seq), (11, 0, Some(10)));
+        assert_eq!((b.frames, b.seq.lost, b.last_seq), (9, 1, Some(9)));
+        let l = r.aggregate.latency.unwrap();
+        assert_eq!((l.min_ns, l.max_ns, l.count), (5000, 5000, 20));
+        assert_eq!(r.aggregate.jitter_max_ns, Some(0.0));
+        assert_eq!((r.aggregate.frames, r.aggregate.seq.lost), (20, 1));
+        assert!(r.text().contains("udp-b"), "{}", r.text());
+        // Without streams in the configuration, nothing of this is kept.
+        let plain = Intake::new(&crate::lab::receiver::config(false)).unwrap();
+        assert!(plain.streams_report().is_none());
+    }
+
+    #[test]
+    fn a_stream_table_of_no_stream_is_refused_before_any_socket() {
+        let mut cfg = crate::lab::receiver::config(false);
+        cfg.streams = Some(RxStreams::new(Vec::new()));
+        let e = Intake::new(&cfg).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(
+            e.to_string(),
+            "streams: none to count (expected at least 1)"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::backend::{RxKind, XdpReport, XdpRxCounters};
 use super::frame::FrameCounters;
 use super::sink::SinkReport;
+use super::streams::StreamsReport;
 use crate::sys::rx_ring::RingStats;
 use serde::Serialize;
 use std::fmt::Write;
@@ -43,6 +44,9 @@ pub struct RxReport {
     /// af_xdp only.
     pub xdp: Option<XdpReport>,
     pub sink: SinkReport,
+    /// Per stream, by the signature at each frame's end (absent: not counting streams).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsReport>,
 }
 
 /// redirected − (read + dropped by the sockets): frames the program sent to a socket that
@@ -139,6 +143,9 @@ impl RxReport {
             }
         }
         s.push_str(&self.sink_text());
+        if let Some(st) = &self.streams {
+            s.push_str(&st.text());
+        }
         if hist {
             s.push_str(&self.hist_text());
         }
@@ -470,6 +477,7 @@ mod tests {
             },
             xdp: None,
             sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+            streams: None,
         };
         let r = SinkReconciliation::new(100, 98, 95, &report);
         assert_eq!(r.not_transmitted, 2);
@@ -522,6 +530,7 @@ mod tests {
                 counters,
             }),
             sink: Sink::new(FlowKeyMode::Addr, Some(1)).report(false),
+            streams: None,
         };
         let r = SinkReconciliation::new(100, 99, 97, &report);
         // 97 reached veth-rx; the program saw 93 (90 + 2 + 1): 4 dropped before XDP.

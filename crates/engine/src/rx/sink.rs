@@ -14,7 +14,10 @@
 //!
 //! Distances between sequence numbers are taken modulo 2^32, so the wrap from
 //! 0xffffffff to 0 is an ordinary step (counted in `wraps`). The flow remembers which of
-//! the last [`WINDOW`] numbers below the highest one seen (`last_seq`) have arrived:
+//! the last [`WINDOW`] numbers below the highest one seen (`last_seq`) have arrived (a
+//! tracker made by [`SeqTracker::with_window`] remembers fewer: the per-stream counters of
+//! [`crate::rx::streams`] keep the same books with a smaller window, and "the window" below
+//! is then that one):
 //!
 //! - ahead of `last_seq` by d (1 ≤ d ≤ [`MAX_GAP`]): new; the d − 1 numbers skipped count
 //!   as `lost` for now;
@@ -116,7 +119,8 @@ pub struct SeqCounters {
 }
 
 impl SeqCounters {
-    fn add(&mut self, o: &SeqCounters) {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &SeqCounters) {
         self.received += o.received;
         self.lost += o.lost;
         self.duplicates += o.duplicates;
@@ -143,14 +147,16 @@ pub enum SeqEvent {
     Jump,
 }
 
-/// The state of one flow.
+/// The state of one flow (or one stream).
 #[derive(Debug, Clone)]
 pub struct SeqTracker {
-    /// Bit `s % WINDOW` is set when `s` (within WINDOW below `max`) was received.
+    /// Bit `s % window` is set when `s` (within the window below `max`) was received.
     seen: Box<[u64]>,
+    /// Numbers remembered below `max`: a power of two, at least 64.
+    window: u32,
     started: bool,
     max: u32,
-    /// Timestamp (µs) of the packet numbered `max`; 0 = none.
+    /// Timestamp (µs for pktgen headers, ns for signatures) of the packet numbered `max`; 0 = none.
     max_ts: u64,
     expect_first: Option<u32>,
     pub first_seq: Option<u32>,
@@ -158,9 +164,23 @@ pub struct SeqTracker {
 }
 
 impl SeqTracker {
+    /// A tracker remembering [`WINDOW`] numbers.
     pub fn new(expect_first: Option<u32>) -> Self {
+        Self::with_window(expect_first, WINDOW)
+    }
+
+    /// A tracker remembering `window` numbers below the highest (`window / 8` bytes).
+    ///
+    /// # Panics
+    /// If `window` is not a power of two from 64 to [`WINDOW`] (callers pass a constant).
+    pub fn with_window(expect_first: Option<u32>, window: u32) -> Self {
+        assert!(
+            window.is_power_of_two() && (64..=WINDOW).contains(&window),
+            "sequence window {window}: a power of two from 64 to {WINDOW}"
+        );
         SeqTracker {
-            seen: vec![0u64; (WINDOW / 64) as usize].into_boxed_slice(),
+            seen: vec![0u64; (window / 64) as usize].into_boxed_slice(),
+            window,
             started: false,
             max: 0,
             max_ts: 0,
@@ -170,6 +190,11 @@ impl SeqTracker {
         }
     }
 
+    /// Bytes the window takes on the heap (beside the struct itself).
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.seen)
+    }
+
     /// The highest sequence number received (in modulo-2^32 order), if any.
     pub fn last_seq(&self) -> Option<u32> {
         self.started.then_some(self.max)
@@ -177,19 +202,19 @@ impl SeqTracker {
 
     #[inline]
     fn bit(&self, s: u32) -> bool {
-        let i = (s % WINDOW) as usize;
+        let i = (s & (self.window - 1)) as usize;
         self.seen[i / 64] & (1 << (i % 64)) != 0
     }
 
     #[inline]
     fn set(&mut self, s: u32) {
-        let i = (s % WINDOW) as usize;
+        let i = (s & (self.window - 1)) as usize;
         self.seen[i / 64] |= 1 << (i % 64);
     }
 
     #[inline]
     fn clear(&mut self, s: u32) {
-        let i = (s % WINDOW) as usize;
+        let i = (s & (self.window - 1)) as usize;
         self.seen[i / 64] &= !(1 << (i % 64));
     }
 
@@ -201,7 +226,7 @@ impl SeqTracker {
         self.first_seq.get_or_insert(seq);
         // Numbers missing between the expected first and this one are lost.
         let skipped = match expect_first {
-            Some(f) if seq.wrapping_sub(f) < WINDOW => seq.wrapping_sub(f),
+            Some(f) if seq.wrapping_sub(f) < self.window => seq.wrapping_sub(f),
             _ => 0,
         };
         self.c.lost += u64::from(skipped);
@@ -211,7 +236,8 @@ impl SeqTracker {
         skipped
     }
 
-    /// Accounts one packet with sequence number `seq` stamped `ts_us` (0 = no stamp).
+    /// Accounts one packet with sequence number `seq` stamped `ts_us` (0 = no stamp; any
+    /// unit will do, as stamps are only compared with each other).
     pub fn observe(&mut self, seq: u32, ts_us: u64) -> SeqEvent {
         if !self.started {
             let skipped = self.open(seq, ts_us, self.expect_first);
@@ -225,7 +251,7 @@ impl SeqTracker {
         if ahead <= MAX_GAP {
             // Forward: clear the window slots of the numbers skipped over and of `seq`.
             let skipped = ahead - 1;
-            if ahead >= WINDOW {
+            if ahead >= self.window {
                 self.seen.fill(0);
             } else {
                 for k in 1..=ahead {
@@ -260,7 +286,7 @@ impl SeqTracker {
             self.open(seq, ts_us, self.expect_first);
             return SeqEvent::Restart;
         }
-        if behind < WINDOW {
+        if behind < self.window {
             if self.bit(seq) {
                 self.c.duplicates += 1;
                 return SeqEvent::Duplicate;
@@ -271,7 +297,7 @@ impl SeqTracker {
             self.c.lost = self.c.lost.saturating_sub(1);
             return SeqEvent::Reordered;
         }
-        if seq < WINDOW {
+        if seq < self.window {
             self.c.restarts += 1;
             self.open(seq, ts_us, self.expect_first);
             return SeqEvent::Restart;

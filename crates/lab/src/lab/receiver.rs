@@ -27,6 +27,7 @@ pub fn config(hist: bool) -> RxConfig {
         count: 0,
         duration: None,
         hist,
+        streams: None,
     }
 }
 
