@@ -449,6 +449,22 @@ mod tests {
         assert_eq!(b.snapshot()[0].seq.duplicates, 1);
     }
 
+    /// A receiver's configuration as the lab's is (af_packet, sequences from 1).
+    fn intake_config() -> RxConfig {
+        RxConfig {
+            backend: RxBackend::AfPacket,
+            xsk_frames: crate::rx::DEFAULT_XSK_FRAMES,
+            zerocopy: None,
+            ring: Default::default(),
+            flow_key: FlowKeyMode::Addr,
+            expect_first: Some(1),
+            count: 0,
+            duration: None,
+            hist: false,
+            streams: None,
+        }
+    }
+
     /// The receive path's own intake (what a backend hands each frame to), fed byte frames:
     /// upktgen's pktgen frames with a signature at their end, one rewritten into another
     /// protocol, one of a stream not expected, one without a signature.
@@ -457,7 +473,7 @@ mod tests {
         use crate::rx::streams::RxStreams;
         use crate::wire::signature::Signature;
         use crate::wire::{FrameSpec, MacAddr, PacketFields, Udp4Template};
-        let mut cfg = crate::lab::receiver::config(false);
+        let mut cfg = intake_config();
         cfg.streams = Some(RxStreams {
             clock_offset_ns: -1000,
             ..RxStreams::new(vec!["udp-a".into(), "udp-b".into()])
@@ -542,13 +558,13 @@ mod tests {
         assert_eq!((r.aggregate.frames, r.aggregate.seq.lost), (20, 1));
         assert!(r.text().contains("udp-b"), "{}", r.text());
         // Without streams in the configuration, nothing of this is kept.
-        let plain = Intake::new(&crate::lab::receiver::config(false)).unwrap();
+        let plain = Intake::new(&intake_config()).unwrap();
         assert!(plain.streams_report().is_none());
     }
 
     #[test]
     fn a_stream_table_of_no_stream_is_refused_before_any_socket() {
-        let mut cfg = crate::lab::receiver::config(false);
+        let mut cfg = intake_config();
         cfg.streams = Some(RxStreams::new(Vec::new()));
         let e = Intake::new(&cfg).err().unwrap();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
