@@ -16,6 +16,7 @@ pub(crate) mod caps;
 pub mod cli;
 pub(crate) mod clock;
 pub mod exit;
+pub mod experiment;
 pub(crate) mod host;
 pub mod http;
 pub(crate) mod input;
