@@ -146,7 +146,6 @@ pub fn message_of(stderr: &[u8], code: Option<i32>) -> String {
     }
 }
 
-
 /// Runs `trial` as a child of `exe` (its arguments from [`Trial::argv`], the one place they
 /// are made), with the stop handling of [`run_child`] and [`STOP_GRACE`].
 pub fn run_trial(exe: &Path, trial: &Trial, stop: &AtomicBool) -> std::io::Result<ChildEnd> {

@@ -125,4 +125,3 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
     };
     Ok((obs, fig))
 }
-

@@ -74,10 +74,7 @@ impl<O> Planner<O> for Grid {
         let rep = (i / n) as u32 + 1;
         let mut t = self.points[i % n].clone();
         t.ask.rep = Some(rep);
-        t.coords = Coords::Point {
-            point: i % n,
-            rep,
-        };
+        t.coords = Coords::Point { point: i % n, rep };
         Some(t)
     }
 }

@@ -154,13 +154,16 @@ pub fn check_run_options(path: &Path, file: &[String], given: &[String]) -> Resu
     Ok(())
 }
 
+/// Says that a replay's records stopped matching at a trial (with how many are dropped).
+type Mismatch = Box<dyn FnMut(&super::Trial, usize)>;
+
 /// A resumed experiment's recorded outcomes, answered in order instead of running their
 /// trials while each is the one the planner asks for; at the first that is not, the rest
 /// are dropped (`mismatch` says so) and every trial from there runs.
 pub struct Replay<O> {
     stored: std::collections::VecDeque<O>,
     answers: fn(&O, &super::Trial) -> bool,
-    mismatch: Box<dyn FnMut(&super::Trial, usize)>,
+    mismatch: Mismatch,
 }
 
 impl<O> Replay<O> {

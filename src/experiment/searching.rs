@@ -271,7 +271,12 @@ impl Planner<TrialRecord> for SearchPlanner {
             };
             let Some((q, frac)) = next else {
                 // The search is done: latency below the NDR, once.
-                let ndr = c.s.results().first().cloned().flatten().and_then(|r| r.rate);
+                let ndr =
+                    c.s.results()
+                        .first()
+                        .cloned()
+                        .flatten()
+                        .and_then(|r| r.rate);
                 if self.space.latency
                     && c.lat.is_empty()
                     && let Some(n) = ndr

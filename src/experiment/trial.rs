@@ -207,7 +207,7 @@ impl Trial {
 #[derive(Debug)]
 pub enum Refused {
     Clap(clap::Error),
-    Pktgen(crate::run::plan::OptionError),
+    Pktgen(Box<crate::run::plan::OptionError>),
     /// What the run's plan refuses of a whole trial.
     Plan(String),
     /// Not `run` nor `sim`.
@@ -277,7 +277,7 @@ pub fn parse(args: &[String]) -> Result<Option<crate::cli::RunArgs>, Refused> {
         .map_err(Refused::Clap)?;
     if sub == "run" {
         let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
-        crate::run::plan::check_pktgen_params(&r).map_err(Refused::Pktgen)?;
+        crate::run::plan::check_pktgen_params(&r).map_err(|e| Refused::Pktgen(Box::new(e)))?;
         Ok(Some(r))
     } else {
         crate::sim::SimArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
@@ -290,8 +290,7 @@ pub fn parse(args: &[String]) -> Result<Option<crate::cli::RunArgs>, Refused> {
 pub fn plan(args: &[String]) -> Result<Plan, Refused> {
     match parse(args)? {
         Some(r) => {
-            let mut p =
-                RunPlan::from_args(&r).map_err(|e| Refused::Plan(format!("{e:#}")))?;
+            let mut p = RunPlan::from_args(&r).map_err(|e| Refused::Plan(format!("{e:#}")))?;
             p.replay = None;
             Ok(Plan::Run(Box::new(p)))
         }

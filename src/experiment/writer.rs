@@ -155,14 +155,14 @@ mod tests {
             crate::schema::NDR_RESULTS,
             &serde_json::json!({"a": 1}),
             crate::schema::NDR_TRIAL,
-            &[1, 2, 3],
+            &[1, 2, 3].map(|n| serde_json::json!({ "n": n })),
         )
         .unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap().lines().count(), 4);
-        j.save(&[7]).unwrap();
+        j.save(&[serde_json::json!({"n": 7})]).unwrap();
         let t = std::fs::read_to_string(&p).unwrap();
         assert_eq!(t.lines().count(), 2, "{t}");
-        assert!(t.lines().nth(1).unwrap().contains('7'), "{t}");
+        assert!(t.lines().nth(1).unwrap().contains("\"n\":7"), "{t}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

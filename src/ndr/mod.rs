@@ -13,12 +13,12 @@ pub use crate::experiment::{resume, search};
 pub mod trial;
 
 use crate::exit::Exit;
-use anyhow::{Context, Result, anyhow, bail};
 use crate::experiment::resume::Replay;
-use crate::experiment::writer::Journal;
 use crate::experiment::searching::{SearchPlanner, Space};
-use crate::experiment::{FnRunner, Ran};
 pub use crate::experiment::searching::{SizeResult, TrialRecord, line_pps};
+use crate::experiment::writer::Journal;
+use crate::experiment::{FnRunner, Ran};
+use anyhow::{Context, Result, anyhow, bail};
 use search::{Config, Obs, Precision, Purpose, Request, pct};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -558,7 +558,10 @@ impl crate::experiment::compare::Results for NdrResults {
         b.is_some() && is_results_file(a)
     }
     fn compare(&self, args: &crate::cli::CompareArgs) -> Result<()> {
-        let b = args.b.as_deref().ok_or_else(|| anyhow!("two results files"))?;
+        let b = args
+            .b
+            .as_deref()
+            .ok_or_else(|| anyhow!("two results files"))?;
         crate::out::print(report::compare_files(&args.a, b)?)?;
         Ok(())
     }

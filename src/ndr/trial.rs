@@ -7,8 +7,8 @@
 use super::search::{Obs, Request};
 pub use crate::experiment::figures::{Figures, Latency, ReportError, classify};
 use crate::experiment::searching::TrialRecord;
-pub use crate::experiment::trial::{FCS, WIRE_OVERHEAD};
 use crate::experiment::trial::{Ask, Frames};
+pub use crate::experiment::trial::{FCS, WIRE_OVERHEAD};
 use crate::experiment::{Coords, Ran, Runner, Trial, child};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -44,10 +44,7 @@ pub fn child_args(frame: u32, q: &Request, user: &[String]) -> Vec<String> {
 
 /// What a child's end measured as a trial of `q`, with the child's wall time (a trial that
 /// failed is an `Obs` with its error); None when Ctrl-C stopped it.
-pub fn outcome(
-    q: &Request,
-    end: std::io::Result<child::ChildEnd>,
-) -> Option<(Obs, Figures, f64)> {
+pub fn outcome(q: &Request, end: std::io::Result<child::ChildEnd>) -> Option<(Obs, Figures, f64)> {
     let failed = |e: String, secs: f64| {
         Some((
             Obs {

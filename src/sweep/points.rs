@@ -333,14 +333,14 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<(Vec<Point>, Vec<T
         let t = match t.checked() {
             Ok(t) => t,
             Err(e) => {
-            // A combination the parser or the plan refuses (e.g. two options that conflict).
-            let line = idx
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| l.dims.get(k).and_then(|d| d.1.get(i).copied()))
-                .next()
-                .flatten()
-                .unwrap_or(l.sweep);
+                // A combination the parser or the plan refuses (e.g. two options that conflict).
+                let line = idx
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| l.dims.get(k).and_then(|d| d.1.get(i).copied()))
+                    .next()
+                    .flatten()
+                    .unwrap_or(l.sweep);
                 bail!(
                     "{}:{}: point {} ({label}): {}",
                     l.file,

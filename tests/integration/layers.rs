@@ -35,11 +35,12 @@ fn uses(needle: &str) -> Vec<(String, usize, String)> {
 fn nothing_below_the_run_layer_imports_the_command_line() {
     // The command line's readers: the binary, the plan, the commands' entry points
     // (run/mod.rs, run/rx.rs, the agent's requests), and the other configuration sources:
-    // scripts, sweep files and the ndr search (DESIGN.md §4), which checks its trials' run
-    // options as `run` parses them; and the manual pages and completions, made from the
-    // definition itself.
+    // scripts, sweep files and the ndr search (DESIGN.md §4), and the experiment core under
+    // them, which checks its trials as `run` parses and plans them; and the manual pages and
+    // completions, made from the definition itself.
     let allowed = [
         "main.rs",
+        "experiment/",
         "ndr/",
         "cli/",
         "run/plan",
