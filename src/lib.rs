@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod experiment;
 pub mod http;
 pub mod live;
 pub mod manual;

@@ -1,22 +1,29 @@
 //! `upktgen ndr`: the no-drop rate (and the partial-drop rate) of a device per frame size, by
 //! a search over real trials (docs/ndr.md).
 //!
-//! - [`search`]: the search, pure (no clock, no process), tested on a simulated DUT.
+//! The experiment core ([`crate::experiment`]) runs it: its search planner (the [`search`] per
+//! frame size, pure, tested on a simulated DUT), its child runner, its results file and its
+//! resume; ndr adds its options and the results file's checks.
+//!
 //! - [`trial`]: one trial as a child `upktgen run --json --rx-analyze`, its loss attributed.
 //! - [`report`]: the table, JSON, CSV, SVG plots, index.html, and `compare` of two results.
 
 pub mod report;
-pub mod resume;
-pub mod search;
+pub use crate::experiment::{resume, search};
 pub mod trial;
 
 use crate::exit::Exit;
+use crate::experiment::resume::Replay;
+use crate::experiment::searching::{SearchPlanner, Space};
+pub use crate::experiment::searching::{SizeResult, TrialRecord, line_pps};
+use crate::experiment::writer::Journal;
+use crate::experiment::{FnRunner, Ran};
 use anyhow::{Context, Result, anyhow, bail};
-use search::{Config, Obs, Precision, Purpose, Request, Search, pct};
+use search::{Config, Obs, Precision, Purpose, Request, pct};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use trial::Figures;
 
 pub use crate::cli::ndr::{NdrArgs, RFC2544_SIZES};
@@ -116,35 +123,6 @@ pub struct Header {
     pub config: Config,
     pub line_rate_mbps: Option<f64>,
     pub run_args: Vec<String>,
-}
-
-/// One line of a results file per trial.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TrialRecord {
-    /// Frame size with the FCS.
-    pub size: u32,
-    /// 1-based round (--repeat).
-    pub round: u32,
-    pub request: Request,
-    pub obs: Obs,
-    pub figures: Figures,
-    /// Wall time of the child.
-    pub seconds: f64,
-}
-
-/// A frame size's search, or the state it was left in.
-#[derive(Debug, Clone, Serialize)]
-pub struct SizeResult {
-    pub size: u32,
-    pub round: u32,
-    pub targets: Vec<search::TargetResult>,
-    /// Unfinished targets: (name, highest pass, upper bound) so far.
-    pub partial: Vec<search::Partial>,
-    /// Indices into the run's trials.
-    pub trials: Vec<usize>,
-    pub failed: Option<String>,
-    /// Latency at 10, 50, 90 % of the NDR: (fraction, index of the trial).
-    pub latency_trials: Vec<(f64, usize)>,
 }
 
 /// A whole run of `upktgen ndr` (what --json prints).
@@ -394,35 +372,38 @@ fn check_run_args(run: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The run options planned as a trial's run will plan them (`RunPlan::from_args`, what
-/// `run` refuses before it makes a lab), so that options no trial could run are refused
-/// once, before the first trial, not by every trial. Called after the resume's check
-/// ([`resume::check_run_options`]): planning reads the files the options name.
-fn plan_run_args(run: &[String]) -> Result<()> {
-    let probe = Request {
-        rate: Some(1000.0),
-        duration_s: 1.0,
-        purpose: Purpose::Search,
-    };
-    let mut argv = vec!["upktgen".to_string()];
-    argv.extend(trial::child_args(64, &probe, run));
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
-        anyhow!(
-            "run options {}: {}",
-            crate::text::printable(&run.join(" ")),
-            resume::first_line(&e)
-        )
-    })?;
-    if let Some(crate::cli::Cmd::Run(a)) = &cli.cmd {
-        crate::run::plan::RunPlan::from_args(a).map_err(|e| {
-            anyhow!(
-                "run options {}: {e:#}",
-                crate::text::printable(&run.join(" "))
-            )
-        })?;
+/// The search's space of a header: its sizes, rounds, settings and run options.
+fn space_of(h: &Header) -> Space {
+    Space {
+        sizes: h.sizes.clone(),
+        repeat: h.repeat,
+        latency: h.latency,
+        config: h.config.clone(),
+        line_rate_mbps: h.line_rate_mbps,
+        run_args: h.run_args.clone(),
     }
-    Ok(())
+}
+
+/// The run options planned as the trials' runs will plan them (`RunPlan::from_args`, what
+/// `run` refuses before it makes a lab), at every frame size and the rate bounds, so that
+/// options no trial could run are refused once, before the first trial, not by every trial.
+/// Called after the resume's check ([`resume::check_run_options`]): planning reads the
+/// files the options name.
+fn plan_run_args(h: &Header) -> Result<()> {
+    SearchPlanner::new(space_of(h)).check_space().map_err(|e| {
+        let opts = crate::text::printable(&h.run_args.join(" ")).into_owned();
+        if e.first {
+            anyhow!("run options {opts}: {e}")
+        } else {
+            anyhow!(
+                "run options {opts}: for {}-byte frames at {} for {} s: {e}",
+                e.size,
+                e.rate
+                    .map_or("the sender's ceiling".into(), |r| format!("{r} pps")),
+                e.duration_s
+            )
+        }
+    })
 }
 
 /// The link speed of `--dev IFACE` from sysfs, when it says one.
@@ -435,11 +416,6 @@ fn link_speed(run: &[String]) -> Option<f64> {
     let s = std::fs::read_to_string(format!("/sys/class/net/{dev}/speed")).ok()?;
     let v: f64 = s.trim().parse().ok()?;
     (v > 0.0).then_some(v)
-}
-
-/// Packets per second of `frame`-byte frames (with FCS) at `mbps` on the wire.
-pub fn line_pps(frame: u32, mbps: f64) -> f64 {
-    mbps * 1e6 / (f64::from(frame + trial::WIRE_OVERHEAD) * 8.0)
 }
 
 /// Reads a results file (through the bounded reader: at most [`crate::input::MAX_JSON`]).
@@ -511,190 +487,84 @@ pub fn is_results_file(path: &Path) -> bool {
         || buf[..n].starts_with(b"{\"schema\":\"upktgen.ndr-results/")
 }
 
-/// The results file, rewritten whole after each trial through the sweep's atomic writer.
-struct ResultsFile {
-    path: PathBuf,
-    text: String,
-    header_len: usize,
-}
-
-impl ResultsFile {
-    fn new(path: PathBuf, header: &Header, old: &[TrialRecord]) -> Result<Self> {
-        let text = crate::schema::to_line(crate::schema::NDR_RESULTS, header)? + "\n";
-        let header_len = text.len();
-        let mut f = ResultsFile {
-            path,
-            text,
-            header_len,
-        };
-        f.save(old)?;
-        Ok(f)
-    }
-    /// The file holds the header and exactly `trials` (those the search used: a resumed
-    /// file's trials past the first that no longer matches are dropped).
-    fn save(&mut self, trials: &[TrialRecord]) -> Result<()> {
-        self.text.truncate(self.header_len);
-        for t in trials {
-            self.text
-                .push_str(&crate::schema::to_line(crate::schema::NDR_TRIAL, t)?);
-            self.text.push('\n');
-        }
-        Ok(crate::outfile::write_text(&self.path, &self.text)?)
-    }
-}
-
-/// Runs the search of every size (and round), trial by trial. `run_trial` runs one (a child
-/// process in `run_cli`, a simulation in the tests); None: interrupted.
+/// Runs the search of every size (and round), trial by trial, on the experiment core: its
+/// search planner, `stored` answered again while they match, `run_trial` for the others (a
+/// simulation in the tests, which runs every trial through the plan's check first); None:
+/// interrupted.
 pub fn drive(
     header: &Header,
     stored: Vec<TrialRecord>,
     stop: &AtomicBool,
     mut run_trial: impl FnMut(u32, &Request) -> Option<(Obs, Figures, f64)>,
-    mut saved: impl FnMut(&[TrialRecord]) -> Result<()>,
+    saved: impl FnMut(&[TrialRecord]) -> Result<()>,
 ) -> Result<(Vec<SizeResult>, Vec<TrialRecord>, bool)> {
-    let mut trials: Vec<TrialRecord> = Vec::new();
-    let mut stored = std::collections::VecDeque::from(stored);
-    let mut out = Vec::new();
-    let mut interrupted = false;
-    'rounds: for round in 1..=header.repeat {
-        for &size in &header.sizes {
-            let mut cfg = header.config.clone();
-            if cfg.max_rate.is_none() {
-                cfg.max_rate = header.line_rate_mbps.map(|m| line_pps(size, m).floor());
-            }
-            let mut s = Search::new(cfg);
-            let mut mine = Vec::new();
-            let mut lat = Vec::new();
-            let mut queue: Vec<(Request, Option<f64>)> = Vec::new();
-            loop {
-                let (q, frac) = match queue.pop() {
-                    Some(x) => x,
-                    None => match s.next_trial() {
-                        Some(q) => (q, None),
-                        None => {
-                            // The search is done: latency below the NDR, once.
-                            let ndr = s.results().first().cloned().flatten().and_then(|r| r.rate);
-                            if header.latency
-                                && lat.is_empty()
-                                && queue.is_empty()
-                                && let Some(n) = ndr
-                                && !mine
-                                    .iter()
-                                    .any(|&i: &usize| trials[i].request.purpose == Purpose::Latency)
-                            {
-                                for f in [0.9, 0.5, 0.1] {
-                                    queue.push((
-                                        Request {
-                                            rate: Some((n * f).round().max(1.0)),
-                                            duration_s: header.config.search_s,
-                                            purpose: Purpose::Latency,
-                                        },
-                                        Some(f),
-                                    ));
-                                }
-                                continue;
-                            }
-                            break;
-                        }
-                    },
-                };
-                // A stored trial that is the one asked for is taken instead of running it.
-                let front_matches = stored.front().is_some_and(|t: &TrialRecord| {
-                    t.size == size && t.round == round && t.request == q
-                });
-                let rec = if front_matches {
-                    stored.pop_front().expect("front")
-                } else {
-                    if !stored.is_empty() {
-                        crate::errln!(
-                            "upktgen ndr: the results file's trials stop matching the search at size {size} (round {round}); the rest ({}) are not used",
-                            stored.len()
-                        );
-                        stored.clear();
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        interrupted = true;
-                        out.push(size_result(size, round, &s, &mine, &lat));
-                        break 'rounds;
-                    }
-                    let Some((obs, figures, seconds)) = run_trial(size, &q) else {
-                        interrupted = true;
-                        out.push(size_result(size, round, &s, &mine, &lat));
-                        break 'rounds;
-                    };
-                    let rec = TrialRecord {
-                        size,
-                        round,
-                        request: q,
-                        obs,
-                        figures,
-                        seconds,
-                    };
-                    trials.push(rec);
-                    saved(&trials)?;
-                    trials.pop().expect("pushed")
-                };
-                let i = trials.len();
-                mine.push(i);
-                if let Some(f) = frac {
-                    lat.push((f, i));
-                } else {
-                    s.record(q, rec.obs.clone());
-                }
-                trials.push(rec);
-            }
-            out.push(size_result(size, round, &s, &mine, &lat));
+    let mut runner = FnRunner(|t: &crate::experiment::Trial| {
+        let crate::experiment::Coords::Search {
+            size,
+            round,
+            request,
+            ..
+        } = t.coords
+        else {
+            unreachable!("a search's trial")
+        };
+        match run_trial(size, &request) {
+            Some((obs, figures, seconds)) => Ran::Done(TrialRecord {
+                size,
+                round,
+                request,
+                obs,
+                figures,
+                seconds,
+            }),
+            None => Ran::Interrupted(None),
         }
-    }
-    Ok((out, trials, interrupted))
+    });
+    drive_with(header, stored, stop, &mut runner, saved)
 }
 
-fn size_result(
-    size: u32,
-    round: u32,
-    s: &Search,
-    mine: &[usize],
-    lat: &[(f64, usize)],
-) -> SizeResult {
-    // The search's trial indices are its own: map them to the run's.
-    let search_idx: Vec<usize> = mine
-        .iter()
-        .copied()
-        .filter(|i| !lat.iter().any(|l| l.1 == *i))
-        .collect();
-    SizeResult {
-        size,
-        round,
-        targets: s
-            .results()
-            .into_iter()
-            .flatten()
-            .map(|mut r| {
-                r.trials_at_rate = r
-                    .trials_at_rate
-                    .iter()
-                    .filter_map(|&k| search_idx.get(k).copied())
-                    .collect();
-                r
-            })
-            .collect(),
-        partial: s.partial(),
-        trials: mine.to_vec(),
-        failed: s.failed.clone(),
-        latency_trials: lat.to_vec(),
-    }
+/// [`drive`] with a runner of the core's.
+fn drive_with(
+    header: &Header,
+    stored: Vec<TrialRecord>,
+    stop: &AtomicBool,
+    runner: &mut dyn crate::experiment::Runner<TrialRecord>,
+    saved: impl FnMut(&[TrialRecord]) -> Result<()>,
+) -> Result<(Vec<SizeResult>, Vec<TrialRecord>, bool)> {
+    let mut planner = SearchPlanner::new(space_of(header));
+    let mut replay = Replay::new(stored, TrialRecord::answers, |t, rest| {
+        if let crate::experiment::Coords::Search { size, round, .. } = t.coords {
+            crate::errln!(
+                "upktgen ndr: the results file's trials stop matching the search at size {size} (round {round}); the rest ({rest}) are not used"
+            );
+        }
+    });
+    let d = crate::experiment::drive(&mut planner, runner, &mut replay, stop, saved)?;
+    Ok((planner.results(), d.outcomes, d.interrupted))
 }
 
-/// `upktgen compare`: two ndr results files compared here, anything else as
-/// [`crate::sweep::compare_cli`] compares it.
-pub fn compare_cli(args: &crate::cli::CompareArgs) -> Result<()> {
-    if let Some(b) = &args.b
-        && is_results_file(&args.a)
-    {
+/// ndr's results for `upktgen compare` ([`crate::experiment::compare`]): two results files
+/// (or `--out` directories, by their trials.jsonl), the change in NDR per frame size.
+pub struct NdrResults;
+
+/// ndr's kind of results.
+pub const RESULTS: NdrResults = NdrResults;
+
+impl crate::experiment::compare::Results for NdrResults {
+    fn file_in_dir(&self) -> &'static str {
+        "trials.jsonl"
+    }
+    fn takes(&self, a: &Path, b: Option<&Path>) -> bool {
+        b.is_some() && is_results_file(a)
+    }
+    fn compare(&self, args: &crate::cli::CompareArgs) -> Result<()> {
+        let b = args
+            .b
+            .as_deref()
+            .ok_or_else(|| anyhow!("two results files"))?;
         crate::out::print(report::compare_files(&args.a, b)?)?;
-        return Ok(());
+        Ok(())
     }
-    crate::sweep::compare_cli(args)
 }
 
 /// Refuses ndr's options given beside `--resume` that differ from the file's settings
@@ -810,7 +680,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
             let (h, t) = read_results(p)?;
             check_given_beside_resume(args, &h, p)?;
             resume::check_run_options(p, &h.run_args, &args.run)?;
-            plan_run_args(&h.run_args)?;
+            plan_run_args(&h)?;
             crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
                 p.display(),
@@ -820,7 +690,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         }
         None => {
             let h = header_from(args)?;
-            plan_run_args(&h.run_args)?;
+            plan_run_args(&h)?;
             let path = match (&args.results, &args.out) {
                 (Some(p), _) => p.clone(),
                 (None, Some(d)) => d.join("trials.jsonl"),
@@ -843,46 +713,17 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         None => None,
     };
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
-    let mut file = ResultsFile::new(path.clone(), &header, &stored)?;
-    crate::errln!("upktgen ndr: every trial goes to {}", path.display());
-    let mut n = 0usize;
-    let (sizes, trials, interrupted) = drive(
+    let mut file = Journal::new(
+        path.clone(),
+        crate::schema::NDR_RESULTS,
         &header,
-        stored,
-        stop,
-        |size, q| {
-            n += 1;
-            crate::errln!(
-                "[ndr] size {size}: trial {n} ({:?}) at {} for {} s",
-                q.purpose,
-                q.rate
-                    .map_or("the sender's ceiling (unpaced)".to_string(), |r| format!(
-                        "{r:.0} pps"
-                    )),
-                q.duration_s
-            );
-            match trial::run(&exe, size, q, &header.run_args, stop) {
-                None => None,
-                Some((o, f, s)) => {
-                    if let Some(e) = &o.error {
-                        crate::errln!("[ndr]   failed: {}", crate::text::printable(e));
-                    } else {
-                        crate::errln!(
-                            "[ndr]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",
-                            o.achieved,
-                            o.sent,
-                            o.dut_lost + o.receiver_lost + o.sender_lost,
-                            o.dut_lost,
-                            o.receiver_lost,
-                            o.sender_lost
-                        );
-                    }
-                    Some((o, f, s))
-                }
-            }
-        },
-        |all| file.save(all),
+        crate::schema::NDR_TRIAL,
+        &stored,
     )?;
+    crate::errln!("upktgen ndr: every trial goes to {}", path.display());
+    let mut runner = trial::ChildTrials { exe, n: 0 };
+    let (sizes, trials, interrupted) =
+        drive_with(&header, stored, stop, &mut runner, |all| file.save(all))?;
     // Exactly the trials used (a resumed file's unmatched rest is dropped even when no new
     // trial ran).
     file.save(&trials)?;
@@ -902,13 +743,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         let d = session.path().to_path_buf();
         let (w, removed) = report::write_dir(session, &run)?;
         crate::errln!("[ndr] wrote {} in {}", w.join(", "), d.display());
-        if !removed.is_empty() {
-            crate::errln!(
-                "[ndr] removed {} from {}: an earlier session wrote them and this one did not",
-                removed.join(", "),
-                d.display()
-            );
-        }
+        crate::experiment::writer::removed_note("[ndr]", &d, &removed);
     }
     if !interrupted && let Some(e) = failed_searches(&run) {
         return Err(e.into());

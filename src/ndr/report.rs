@@ -417,34 +417,29 @@ pub fn index_html(run: &NdrRun, plots: &[(String, String, String)]) -> String {
 /// the session: files an earlier session wrote and this one did not are removed. Returns the
 /// names written and the names removed.
 pub fn write_dir(
-    mut dir: crate::outdir::SessionDir,
+    dir: crate::outdir::SessionDir,
     run: &NdrRun,
 ) -> Result<(Vec<String>, Vec<String>)> {
-    let mut w = Vec::new();
-    let mut put = |name: &str, text: &str| -> Result<()> {
-        dir.write(name, text)?;
-        w.push(name.to_string());
-        Ok(())
-    };
-    put(
-        "ndr.json",
-        &(crate::schema::to_pretty(crate::schema::NDR, run)? + "\n"),
-    )?;
-    put("ndr.csv", &results_csv(run))?;
-    put("trials.csv", &trials_csv(run))?;
+    let mut files = vec![
+        (
+            "ndr.json".to_string(),
+            crate::schema::to_pretty(crate::schema::NDR, run)? + "\n",
+        ),
+        ("ndr.csv".to_string(), results_csv(run)),
+        ("trials.csv".to_string(), trials_csv(run)),
+    ];
     let ps = plots(run);
-    for (name, _, svg) in &ps {
-        put(name, svg)?;
-    }
-    put("index.html", &index_html(run, &ps))?;
-    let removed = dir.finish()?;
-    Ok((w, removed))
+    let index = index_html(run, &ps);
+    files.extend(ps.into_iter().map(|(name, _, svg)| (name, svg)));
+    files.push(("index.html".to_string(), index));
+    crate::experiment::writer::write_files(dir, files)
 }
 
 /// A results file's searches, rebuilt from its trials (no trial is run).
 fn rebuild(path: &Path) -> Result<NdrRun> {
     let (header, stored) = super::read_results(path)?;
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    // Stopped from the start: the recorded trials are answered, none is run (or planned).
+    let stop = std::sync::atomic::AtomicBool::new(true);
     let (sizes, trials, interrupted) =
         super::drive(&header, stored, &stop, |_, _| None, |_| Ok(()))?;
     Ok(NdrRun {

@@ -1,19 +1,18 @@
 //! One trial: a child `upktgen run --json --rx-analyze --ratep R --duration T --pkt-size S
-//! [the user's run options]` (run by the sweep's child runner: SIGTERM on Ctrl-C, SIGKILL
+//! [the user's run options]` (its arguments made by the experiment core's
+//! [`crate::experiment::Ask::argv`], run by its child runner: SIGTERM on Ctrl-C, SIGKILL
 //! after the grace), and its report read into what the search needs, with the loss
-//! attributed to the DUT, the receiver or the sender.
+//! attributed to the DUT, the receiver or the sender ([`classify`]).
 
 use super::search::{Obs, Request};
-use crate::sweep::exec::{self, STOP_GRACE};
-use serde::{Deserialize, Serialize};
+pub use crate::experiment::figures::{Figures, Latency, ReportError, classify};
+use crate::experiment::searching::TrialRecord;
+use crate::experiment::trial::{Ask, Frames};
+pub use crate::experiment::trial::{FCS, WIRE_OVERHEAD};
+use crate::experiment::{Coords, Ran, Runner, Trial, child};
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-
-/// RFC 2544 frame sizes count the 4-byte FCS; pktgen's pkt_size does not.
-pub const FCS: u32 = 4;
-/// Preamble, start delimiter and inter-frame gap: what a frame takes on the wire beyond its bytes.
-pub const WIRE_OVERHEAD: u32 = 20;
 
 /// Options of `run` the search sets itself.
 pub const OWN_OPTIONS: [&str; 11] = [
@@ -32,167 +31,20 @@ pub const OWN_OPTIONS: [&str; 11] = [
 
 /// The child's arguments for a trial of frames of `frame` bytes (with FCS).
 pub fn child_args(frame: u32, q: &Request, user: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        "run".into(),
-        "--json".into(),
-        "--no-live".into(),
-        "--count".into(),
-        "0".into(),
-        "--duration".into(),
-        format!("{}ms", (q.duration_s * 1000.0).round().max(1.0) as u64),
-        "--pkt-size".into(),
-        (frame - FCS).to_string(),
-    ];
-    // The lab's own receiver, unless the run options name another: a far end (--peer) or a
-    // second local interface (--rx-dev) is the receiver then.
-    let named = |o: &str| {
-        user.iter()
-            .any(|x| x == o || x.starts_with(&format!("{o}=")))
-    };
-    if !["--rx-analyze", "--peer", "--rx-dev"]
-        .iter()
-        .any(|o| named(o))
-    {
-        a.push("--rx-analyze".into());
-    }
-    if let Some(r) = q.rate {
-        a.push("--ratep".into());
-        a.push(format!("{}", r.round().max(1.0) as u64));
-    }
-    a.extend(user.iter().cloned());
-    a
+    Ask::frames(
+        Frames {
+            frame,
+            rate: q.rate,
+            duration_s: q.duration_s,
+        },
+        user.to_vec(),
+    )
+    .argv()
 }
 
-/// Latency at a trial (µs).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub min_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
-}
-
-/// What else a trial's report says: latency, CPU, interrupts, the losses by name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct Figures {
-    pub latency: Option<Latency>,
-    /// top's shares over the trial, all CPUs: us, sy, hi, si, id.
-    pub cpu: Option<[f64; 5]>,
-    pub interrupts: Option<u64>,
-    pub softirq_net_rx: Option<u64>,
-    pub softirq_net_tx: Option<u64>,
-    pub seq_lost: u64,
-    pub tail_lost: u64,
-    pub ring_drops: u64,
-    pub not_transmitted: u64,
-}
-
-fn u(v: &Value, path: &[&str]) -> Option<u64> {
-    let mut x = v;
-    for k in path {
-        x = x.get(k)?;
-    }
-    x.as_u64().or_else(|| x.as_i64().map(|i| i.max(0) as u64))
-}
-
-fn f(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut x = v;
-    for k in path {
-        x = x.get(k)?;
-    }
-    x.as_f64()
-}
-
-/// Why a run's report cannot be read as a trial's figures.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReportError {
-    #[error("no outcome.result.sent")]
-    NoSent,
-    #[error(
-        "the run's report has no receiver figures (rx_analysis): ndr needs a receiver that counts sequence numbers (--rx-analyze)"
-    )]
-    NoReceiver,
-}
-
-/// Reads a run's JSON: the achieved rate, and the loss (sequence holes and the tail after the
-/// last received) split into the receiver's own drops (its socket or ring), the sender's
-/// (counted as sent, never transmitted) and the rest, the path's: the DUT's.
-pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
-    let sent = u(v, &["outcome", "result", "sent"]).ok_or(ReportError::NoSent)?;
-    let elapsed = u(v, &["outcome", "result", "elapsed_ns"]).unwrap_or(0);
-    let achieved = f(v, &["outcome", "pacing", "achieved_pps"]).unwrap_or(if elapsed == 0 {
-        0.0
-    } else {
-        sent as f64 * 1e9 / elapsed as f64
-    });
-    let path = v
-        .get("rx_analysis")
-        .and_then(|r| r.get("path"))
-        .filter(|p| !p.is_null())
-        .ok_or(ReportError::NoReceiver)?;
-    let seq_lost = u(path, &["seq_lost"]).unwrap_or(0);
-    let tail_lost = u(path, &["tail_lost"]).unwrap_or(0);
-    let ring_drops =
-        u(path, &["socket_ring_drops"]).unwrap_or(0) + u(path, &["xdp_unaccounted"]).unwrap_or(0);
-    let not_transmitted = u(path, &["not_transmitted"]).unwrap_or(0);
-    let lost = seq_lost + tail_lost;
-    let receiver_lost = ring_drops.min(lost);
-    let sender_lost = not_transmitted.min(lost - receiver_lost);
-    let obs = Obs {
-        requested: q.rate,
-        duration_s: q.duration_s,
-        achieved,
-        sent,
-        dut_lost: lost - receiver_lost - sender_lost,
-        receiver_lost,
-        sender_lost,
-        error: None,
-    };
-    let lat = v
-        .pointer("/rx_analysis/receiver/sink/latency")
-        .filter(|l| !l.is_null());
-    let us = |l: &Value, k: &str| f(l, &[k]).map(|x| x / 1000.0);
-    let latency = lat.and_then(|l| {
-        Some(Latency {
-            min_us: us(l, "min_ns")?,
-            p50_us: us(l, "p50_ns")?,
-            p99_us: us(l, "p99_ns")?,
-            max_us: us(l, "max_ns")?,
-        })
-    });
-    let cpu = v.pointer("/system/cpu_all").and_then(|c| {
-        Some([
-            f(c, &["us"])?,
-            f(c, &["sy"])?,
-            f(c, &["hi"])?,
-            f(c, &["si"])?,
-            f(c, &["id"])?,
-        ])
-    });
-    let fig = Figures {
-        latency,
-        cpu,
-        interrupts: u(v, &["system", "interrupts"]),
-        softirq_net_rx: u(v, &["system", "softirq_net_rx"]),
-        softirq_net_tx: u(v, &["system", "softirq_net_tx"]),
-        seq_lost,
-        tail_lost,
-        ring_drops,
-        not_transmitted,
-    };
-    Ok((obs, fig))
-}
-
-/// Runs one trial as a child of `exe`: what it measured, with the child's wall time (a trial
-/// that failed is an `Obs` with its error); None when Ctrl-C stopped it.
-pub fn run(
-    exe: &Path,
-    frame: u32,
-    q: &Request,
-    user: &[String],
-    stop: &AtomicBool,
-) -> Option<(Obs, Figures, f64)> {
-    let args = child_args(frame, q, user);
+/// What a child's end measured as a trial of `q`, with the child's wall time (a trial that
+/// failed is an `Obs` with its error); None when Ctrl-C stopped it.
+pub fn outcome(q: &Request, end: std::io::Result<child::ChildEnd>) -> Option<(Obs, Figures, f64)> {
     let failed = |e: String, secs: f64| {
         Some((
             Obs {
@@ -205,7 +57,7 @@ pub fn run(
             secs,
         ))
     };
-    let end = match exec::run_child(exe, &args, stop, STOP_GRACE) {
+    let end = match end {
         Ok(e) => e,
         Err(e) => return failed(format!("could not start upktgen: {e}"), 0.0),
     };
@@ -213,7 +65,7 @@ pub fn run(
         return None;
     }
     if end.code != Some(0) {
-        return failed(exec::message_of(&end.stderr, end.code), end.seconds);
+        return failed(child::message_of(&end.stderr, end.code), end.seconds);
     }
     let v: Value = match serde_json::from_slice(&end.stdout) {
         Ok(v) => v,
@@ -222,6 +74,62 @@ pub fn run(
     match classify(q, &v) {
         Ok((o, fig)) => Some((o, fig, end.seconds)),
         Err(e) => failed(e.to_string(), end.seconds),
+    }
+}
+
+/// ndr's runner: each trial a child of `exe`, with a progress line before and after.
+pub struct ChildTrials {
+    pub exe: PathBuf,
+    /// Trials run so far.
+    pub n: usize,
+}
+
+impl Runner<TrialRecord> for ChildTrials {
+    fn run(&mut self, t: &Trial, stop: &AtomicBool) -> Ran<TrialRecord> {
+        let Coords::Search {
+            size,
+            round,
+            request: q,
+            ..
+        } = t.coords
+        else {
+            unreachable!("ndr runs a search's trials")
+        };
+        self.n += 1;
+        crate::errln!(
+            "[ndr] size {size}: trial {} ({:?}) at {} for {} s",
+            self.n,
+            q.purpose,
+            q.rate
+                .map_or("the sender's ceiling (unpaced)".to_string(), |r| format!(
+                    "{r:.0} pps"
+                )),
+            q.duration_s
+        );
+        let Some((o, f, s)) = outcome(&q, child::run_trial(&self.exe, t, stop)) else {
+            return Ran::Interrupted(None);
+        };
+        if let Some(e) = &o.error {
+            crate::errln!("[ndr]   failed: {}", crate::text::printable(e));
+        } else {
+            crate::errln!(
+                "[ndr]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",
+                o.achieved,
+                o.sent,
+                o.dut_lost + o.receiver_lost + o.sender_lost,
+                o.dut_lost,
+                o.receiver_lost,
+                o.sender_lost
+            );
+        }
+        Ran::Done(TrialRecord {
+            size,
+            round,
+            request: q,
+            obs: o,
+            figures: f,
+            seconds: s,
+        })
     }
 }
 

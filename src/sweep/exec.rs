@@ -1,19 +1,20 @@
-//! Running the points: each repetition of each point is a child `upktgen run|sim ... --json`,
-//! so every run has a fresh lab and a failure stays in its run. Repetitions are interleaved
-//! (repetition 1 of every point, then repetition 2, ...) so slow drift of the machine spreads
-//! over all points instead of biasing the last ones.
+//! Running the points on the experiment core: its grid planner proposes each repetition of
+//! each point (interleaved: repetition 1 of every point, then repetition 2, ...) so slow
+//! drift of the machine spreads over all points instead of biasing the last ones; the
+//! sweep's runner sets the point's CPU clock and load and runs it as a child `upktgen
+//! run|sim ... --json`, so every run has a fresh lab and a failure stays in its run.
 
 use super::env::{CpuFreq, FreqGuard, Load};
 use super::metrics::Metrics;
 use super::points::Point;
+use crate::experiment::child::{self, ChildEnd};
+use crate::experiment::grid::Grid;
+use crate::experiment::{Coords, Ran, Runner, Trial};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 /// How one run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,143 +56,6 @@ impl RunRecord {
             return None;
         }
         Metrics::from_json(self.json.as_ref()?)
-    }
-}
-
-/// What a child printed and how it ended.
-pub(crate) struct ChildEnd {
-    pub(crate) pid: u32,
-    pub(crate) code: Option<i32>,
-    pub(crate) stdout: Vec<u8>,
-    pub(crate) stderr: Vec<u8>,
-    pub(crate) seconds: f64,
-    /// Killed with SIGKILL after it did not stop on SIGTERM.
-    pub(crate) killed: bool,
-}
-
-/// How long a child may take to stop after SIGTERM before it gets SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(10);
-
-/// Runs `exe args`, forwarding a stop request as SIGTERM (the child stops cleanly and prints
-/// its partial report; on a terminal it got the SIGINT too). A child still running
-/// `grace` after that, or when a second stop request comes (a second Ctrl-C), gets SIGKILL,
-/// so a child stuck in its cleanup cannot hang the sweep. `stop` is true again on return
-/// when it was set during the run. (Also `upktgen ndr`'s trials.)
-pub(crate) fn run_child(
-    exe: &Path,
-    args: &[String],
-    stop: &AtomicBool,
-    grace: Duration,
-) -> std::io::Result<ChildEnd> {
-    let t0 = Instant::now();
-    let mut cmd = Command::new(exe);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // Killed with this process, even by SIGKILL: a run never goes on sending without the
-    // sweep or ndr that started it (SIGTERM: it stops as on Ctrl-C and removes its lab).
-    crate::sys::proc::die_with_parent(&mut cmd, libc::SIGTERM);
-    let mut child = cmd.spawn()?;
-    let pid = child.id();
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    // When SIGTERM went to the child.
-    let mut signalled: Option<Instant> = None;
-    let mut killed = false;
-    let waited = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Ok(s),
-            Ok(None) => {}
-            Err(e) => break Err(e),
-        }
-        // The request is taken (set back to false) so that a second one can be told apart;
-        // it is put back below.
-        let asked = stop.swap(false, Ordering::Relaxed);
-        match signalled {
-            None if asked => {
-                // The child is ours and not yet reaped, so its pid is still its own.
-                let _ = crate::sys::proc::send_signal(pid, libc::SIGTERM);
-                signalled = Some(Instant::now());
-            }
-            Some(t) if !killed && (asked || t.elapsed() >= grace) => {
-                crate::errln!(
-                    "upktgen sweep: the run (pid {pid}) did not stop {}; killing it",
-                    if asked {
-                        "before a second stop request".to_string()
-                    } else {
-                        format!("within {} s of SIGTERM", grace.as_secs_f64())
-                    }
-                );
-                let _ = child.kill();
-                killed = true;
-            }
-            _ => {}
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    if signalled.is_some() {
-        stop.store(true, Ordering::Relaxed);
-    }
-    let status = match waited {
-        Ok(s) => s,
-        Err(e) => {
-            // Not left running behind the sweep: killed and reaped.
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = t_out.join();
-            let _ = t_err.join();
-            return Err(e);
-        }
-    };
-    let stdout = t_out.join().unwrap_or_default();
-    let stderr = t_err.join().unwrap_or_default();
-    if killed {
-        // Its lab (namespaces named after its pid) was not removed by the child itself.
-        for (ns, _) in crate::lab::sweep_stale() {
-            crate::errln!("upktgen sweep: removed the killed run's namespace {ns}");
-        }
-    }
-    use std::os::unix::process::ExitStatusExt;
-    let code = status.code().or_else(|| status.signal().map(|s| 128 + s));
-    Ok(ChildEnd {
-        pid,
-        code,
-        stdout,
-        stderr,
-        seconds: t0.elapsed().as_secs_f64(),
-        killed,
-    })
-}
-
-/// The child's message: its last lines on standard error, without the program's prefix.
-pub(crate) fn message_of(stderr: &[u8], code: Option<i32>) -> String {
-    let text = String::from_utf8_lossy(stderr);
-    // A command line the child refused: clap's own line, not its "For more information".
-    if let Some(l) = text.lines().find(|l| l.starts_with("error: ")) {
-        return l.trim_start_matches("error: ").trim().to_string();
-    }
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    match lines.last() {
-        Some(l) => l.trim_start_matches("upktgen: ").to_string(),
-        None => match code {
-            Some(c) => format!("exited with status {c} and no message"),
-            None => "ended without a status".to_string(),
-        },
     }
 }
 
@@ -244,22 +108,17 @@ fn record(iteration: usize, p: &Point, rep: u32, end: std::io::Result<ChildEnd>)
             r.error = Some("interrupted".into());
         }
         c => {
-            r.error = Some(message_of(&end.stderr, c));
+            r.error = Some(child::message_of(&end.stderr, c));
             r.json = json;
         }
     }
     r
 }
 
-/// The point's arguments for repetition `rep`: a simulation is deterministic for a given
-/// seed, so unless the file sets `seed`, repetition R simulates with `--seed=R` and the
-/// repetitions sample the model's cost jitter.
+/// The point's arguments for repetition `rep` ([`crate::experiment::trial::rep_argv`]).
+#[cfg(test)]
 fn rep_args(p: &Point, rep: u32) -> Vec<String> {
-    let mut a = p.args.clone();
-    if a.first().map(String::as_str) == Some("sim") && !a.iter().any(|x| x.starts_with("--seed=")) {
-        a.push(format!("--seed={rep}"));
-    }
-    a
+    crate::experiment::trial::rep_argv(p.args.clone(), rep)
 }
 
 /// How the runs went.
@@ -297,78 +156,110 @@ fn not_started(iteration: usize, p: &Point, rep: u32, why: String) -> RunRecord 
     }
 }
 
-/// Runs every repetition of every point, interleaved, calling `done` with the runs so far
-/// after each run. A run whose CPU clock or load cannot be set up is recorded as failed and
-/// the sweep goes on. Progress goes to standard error.
+/// The sweep's runner: each trial's point with its CPU clock and load set up around it,
+/// run as a child of `exe`, with the progress line before it.
+struct PointRunner<'a> {
+    exe: &'a Path,
+    points: &'a [Point],
+    cpufreq: Option<&'a CpuFreq>,
+    repetitions: u32,
+    total: usize,
+    /// Runs so far and their wall time, for the ETA.
+    ran: usize,
+    seconds: f64,
+}
+
+impl Runner<RunRecord> for PointRunner<'_> {
+    fn run(&mut self, t: &Trial, stop: &AtomicBool) -> Ran<RunRecord> {
+        let Coords::Point { point, rep } = t.coords else {
+            unreachable!("a sweep runs a grid's points")
+        };
+        let p = &self.points[point];
+        let (n, total, repetitions) = (self.ran, self.total, self.repetitions);
+        let eta = if n == 0 {
+            String::new()
+        } else {
+            let mean = self.seconds / n as f64;
+            format!(", ETA {}", fmt_dur(mean * (total - n) as f64))
+        };
+        crate::errln!(
+            "[sweep] run {}/{total}: point {}/{} ({}), repetition {rep}/{repetitions}{eta}",
+            n + 1,
+            p.index + 1,
+            self.points.len(),
+            p.label
+        );
+        let set_up = match (self.cpufreq, p.cpu_mhz) {
+            (Some(f), Some(mhz)) => f
+                .set(mhz)
+                .map_err(|e| format!("setting cpu_mhz = {mhz}: {e:#}")),
+            _ => Ok(()),
+        }
+        .and_then(|()| {
+            Load::start(p.load).map_err(|e| format!("starting load = {}: {e:#}", p.load))
+        });
+        let r = match set_up {
+            Ok(load) => {
+                let end = child::run_trial(self.exe, t, stop);
+                drop(load);
+                record(n, p, rep, end)
+            }
+            Err(why) => not_started(n, p, rep, why),
+        };
+        self.ran += 1;
+        self.seconds += r.seconds;
+        if r.status == Status::Interrupted || stop.load(Ordering::Relaxed) {
+            Ran::Interrupted(Some(r))
+        } else {
+            Ran::Done(r)
+        }
+    }
+}
+
+/// Runs every repetition of every point of `grid` (`points[i]` is its point `i`),
+/// interleaved, calling `done` with the runs so far after each run. A run whose CPU clock
+/// or load cannot be set up is recorded as failed and the sweep goes on. Progress goes to
+/// standard error.
 pub fn run_all(
     exe: &Path,
+    grid: &mut Grid,
     points: &[Point],
-    repetitions: u32,
     cpufreq: Option<&CpuFreq>,
     stop: &Arc<AtomicBool>,
     mut done: impl FnMut(&[RunRecord]),
 ) -> Result<Executed> {
     // Saved before the first change, restored when this returns (any way it returns).
     let _freq: Option<FreqGuard> = cpufreq.map(CpuFreq::save).transpose()?;
-    let total = points.len() * repetitions as usize;
-    let mut records: Vec<RunRecord> = Vec::with_capacity(total);
-    let mut interrupted = false;
-    'reps: for rep in 1..=repetitions {
-        for p in points {
-            if stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break 'reps;
-            }
-            let n = records.len();
-            let eta = if n == 0 {
-                String::new()
-            } else {
-                let mean = records.iter().map(|r| r.seconds).sum::<f64>() / n as f64;
-                format!(", ETA {}", fmt_dur(mean * (total - n) as f64))
-            };
-            crate::errln!(
-                "[sweep] run {}/{total}: point {}/{} ({}), repetition {rep}/{repetitions}{eta}",
-                n + 1,
-                p.index + 1,
-                points.len(),
-                p.label
-            );
-            let set_up = match (cpufreq, p.cpu_mhz) {
-                (Some(f), Some(mhz)) => f
-                    .set(mhz)
-                    .map_err(|e| format!("setting cpu_mhz = {mhz}: {e:#}")),
-                _ => Ok(()),
-            }
-            .and_then(|()| {
-                Load::start(p.load).map_err(|e| format!("starting load = {}: {e:#}", p.load))
-            });
-            let r = match set_up {
-                Ok(load) => {
-                    let end = run_child(exe, &rep_args(p, rep), stop, STOP_GRACE);
-                    drop(load);
-                    record(n, p, rep, end)
-                }
-                Err(why) => not_started(n, p, rep, why),
-            };
-            if r.status == Status::Interrupted || stop.load(Ordering::Relaxed) {
-                interrupted = true;
-            }
-            records.push(r);
-            done(&records);
-            if interrupted {
-                break 'reps;
-            }
-        }
-    }
+    let mut runner = PointRunner {
+        exe,
+        points,
+        cpufreq,
+        repetitions: grid.repetitions(),
+        total: grid.runs(),
+        ran: 0,
+        seconds: 0.0,
+    };
+    let d = crate::experiment::drive(
+        grid,
+        &mut runner,
+        &mut crate::experiment::resume::Replay::none(),
+        stop,
+        |runs| {
+            done(runs);
+            Ok(())
+        },
+    )?;
     Ok(Executed {
-        records,
-        interrupted,
+        records: d.outcomes,
+        interrupted: d.interrupted,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::child::{message_of, run_child};
+    use std::time::Duration;
 
     #[test]
     fn a_childs_message_is_its_error_line() {
@@ -533,11 +424,33 @@ mod tests {
                 ..point()
             })
             .collect();
+        let trials = pts
+            .iter()
+            .map(|p| {
+                Trial::new(
+                    p.label.clone(),
+                    Coords::Point {
+                        point: p.index,
+                        rep: 1,
+                    },
+                    crate::experiment::Ask::point(
+                        crate::experiment::trial::Command::Sim,
+                        vec!["--count=1".into()],
+                    ),
+                )
+            })
+            .collect();
+        let mut grid = Grid::new(trials, 1).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let mut seen = Vec::new();
-        let done = run_all(Path::new("/bin/true"), &pts, 1, Some(&f), &stop, |runs| {
-            seen.push(runs.len())
-        })
+        let done = run_all(
+            Path::new("/bin/true"),
+            &mut grid,
+            &pts,
+            Some(&f),
+            &stop,
+            |runs| seen.push(runs.len()),
+        )
         .unwrap();
         assert_eq!(seen, [1, 2, 3]);
         assert!(!done.interrupted);

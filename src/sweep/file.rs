@@ -10,24 +10,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::Spanned;
 
-/// Which upktgen command every point runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Command {
-    /// `upktgen run ... --json --no-live` (real packets; root; a fresh lab per run).
-    Run,
-    /// `upktgen sim ... --json` (the model; no root; deterministic).
-    Sim,
-}
-
-impl Command {
-    pub fn name(self) -> &'static str {
-        match self {
-            Command::Run => "run",
-            Command::Sim => "sim",
-        }
-    }
-}
+/// Which upktgen command every point runs (the experiment core's).
+pub use crate::experiment::trial::Command;
 
 /// A parameter's value as written in the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

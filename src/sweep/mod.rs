@@ -115,13 +115,7 @@ fn print_report(f: &RunsFile) -> Result<(), OutputError> {
 
 /// Says which files of an earlier session in `dir` were removed (none: nothing).
 fn removed_note(dir: &std::path::Path, removed: &[String]) {
-    if !removed.is_empty() {
-        crate::errln!(
-            "[sweep] removed {} from {}: an earlier session wrote them and this one did not",
-            removed.join(", "),
-            dir.display()
-        );
-    }
+    crate::experiment::writer::removed_note("[sweep]", dir, removed);
 }
 
 /// `upktgen sweep`.
@@ -182,7 +176,7 @@ fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit
     if !args.dry_run {
         confirm(total, n_points, spec.repetitions, args.yes)?;
     }
-    let pts = points::expand_until(&spec, stop)?;
+    let (pts, trials) = points::expand_until(&spec, stop)?;
     let freq = cpufreq_for(&spec, &pts, &args.cpufreq_root)?;
     if args.dry_run {
         out::println(format_args!(
@@ -215,12 +209,14 @@ fn prepare(args: &SweepArgs, path: &Path, stop: &Arc<AtomicBool>) -> Result<Exit
         Some(dir) => Some(crate::outdir::SessionDir::open(dir, "--out", &[])?),
         None => None,
     };
+    // Every point was checked by the plan as it was expanded: the grid holds them checked.
+    let mut grid = crate::experiment::grid::Grid::new(trials, spec.repetitions)?;
     let exe = std::env::current_exe().context("finding the upktgen executable")?;
     let mut checkpoint = output::Checkpoint::new(session);
     // A line that cannot be printed stops the sweep as Ctrl-C does (the running child is
     // stopped and its lab removed); the error is returned once the runs have ended.
     let mut print_err: Option<OutputError> = None;
-    let done = exec::run_all(&exe, &pts, spec.repetitions, freq.as_ref(), stop, |runs| {
+    let done = exec::run_all(&exe, &mut grid, &pts, freq.as_ref(), stop, |runs| {
         // runs.json first: what the terminal shows is then already on disk.
         checkpoint.save(&spec, &pts, runs);
         if let Some(r) = runs.last()
@@ -419,8 +415,27 @@ fn sample(path: &Path, doc: &Doc, sel: Option<&str>, which: &str) -> Result<comp
     }
 }
 
+/// A sweep's results for `upktgen compare` ([`crate::experiment::compare`]): sweeps' runs.json
+/// (or `--out` directories, by their runs.json) and runs' JSON documents, every figure.
+pub struct SweepResults;
+
+/// The sweep's kind of results: it takes whatever another kind does not.
+pub const RESULTS: SweepResults = SweepResults;
+
+impl crate::experiment::compare::Results for SweepResults {
+    fn file_in_dir(&self) -> &'static str {
+        "runs.json"
+    }
+    fn takes(&self, _a: &Path, _b: Option<&Path>) -> bool {
+        true
+    }
+    fn compare(&self, args: &CompareArgs) -> Result<()> {
+        compare_cli(args)
+    }
+}
+
 /// `upktgen compare` of sweeps' and runs' files (an ndr search's results are
-/// [`crate::ndr::compare_cli`]'s, which comes here for the others).
+/// [`crate::ndr::RESULTS`]' to compare).
 pub fn compare_cli(args: &CompareArgs) -> Result<()> {
     let da = load(&args.a)?;
     let (pb, db) = match &args.b {

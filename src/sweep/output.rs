@@ -13,7 +13,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// runs.json: everything needed to redraw without rerunning.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -64,44 +64,29 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// [`CHECKPOINT_EVERY`]), so a sweep killed outright (SIGKILL, a crash, power) leaves the runs
 /// done so far. A checkpoint says `interrupted: true`: the sweep had not finished; the final
 /// write replaces it.
-pub struct Checkpoint {
-    dir: Option<SessionDir>,
-    last: Option<Instant>,
-    warned: bool,
-}
+pub struct Checkpoint(crate::experiment::writer::Checkpoint);
 
 impl Checkpoint {
     /// Checkpoints into `dir`; none without a directory.
     pub fn new(dir: Option<SessionDir>) -> Self {
-        Checkpoint {
+        Checkpoint(crate::experiment::writer::Checkpoint::new(
             dir,
-            last: None,
-            warned: false,
-        }
+            "runs.json",
+            "upktgen sweep: saving the runs so far",
+            CHECKPOINT_EVERY,
+        ))
     }
 
     /// The directory, for the final write.
     pub fn into_dir(self) -> Option<SessionDir> {
-        self.dir
+        self.0.into_dir()
     }
 
     /// Writes runs.json with `runs` unless the last write was less than
     /// [`CHECKPOINT_EVERY`] ago. A failure is reported once and the sweep goes on (the final
     /// write reports it again as an error).
     pub fn save(&mut self, spec: &Spec, points: &[Point], runs: &[RunRecord]) {
-        let Some(dir) = &mut self.dir else { return };
-        if self.last.is_some_and(|t| t.elapsed() < CHECKPOINT_EVERY) {
-            return;
-        }
-        self.last = Some(Instant::now());
-        let res = runs_json_text(spec, points, true, runs)
-            .and_then(|text| Ok(dir.write("runs.json", &text)?));
-        if let Err(e) = res
-            && !self.warned
-        {
-            self.warned = true;
-            crate::errln!("upktgen sweep: saving the runs so far: {e:#}");
-        }
+        self.0.save(|| runs_json_text(spec, points, true, runs));
     }
 }
 
@@ -682,32 +667,25 @@ tr.incomplete{{background:#fdd}}figure{{margin:1.5em 0}}img{{max-width:100%}}</s
 /// from it into the session directory, then ends the session (files an earlier session
 /// drew and this one did not are removed). Returns the names written and the names removed.
 pub fn write_dir(
-    mut dir: SessionDir,
+    dir: SessionDir,
     f: &RunsFile,
     write_runs: bool,
 ) -> Result<(Vec<String>, Vec<String>)> {
-    let mut written = Vec::new();
-    let mut put = |name: &str, text: &str| -> Result<()> {
-        dir.write(name, text)?;
-        written.push(name.to_string());
-        Ok(())
-    };
+    let mut files = Vec::new();
     if write_runs {
-        put(
-            "runs.json",
-            &runs_json_text(&f.spec, &f.points, f.interrupted, &f.runs)?,
-        )?;
+        files.push((
+            "runs.json".to_string(),
+            runs_json_text(&f.spec, &f.points, f.interrupted, &f.runs)?,
+        ));
     }
     let s = summarise(f);
-    put("runs.csv", &runs_csv(f))?;
-    put("summary.csv", &summary_csv(f, &s))?;
+    files.push(("runs.csv".to_string(), runs_csv(f)));
+    files.push(("summary.csv".to_string(), summary_csv(f, &s)));
     let ps = plots(f, &s);
-    for (name, _, svg) in &ps {
-        put(name, svg)?;
-    }
-    put("index.html", &index_html(f, &s, &sweep_comparisons(f), &ps))?;
-    let removed = dir.finish()?;
-    Ok((written, removed))
+    let index = index_html(f, &s, &sweep_comparisons(f), &ps);
+    files.extend(ps.into_iter().map(|(name, _, svg)| (name, svg)));
+    files.push(("index.html".to_string(), index));
+    crate::experiment::writer::write_files(dir, files)
 }
 
 /// Reads runs.json, checked with [`validate`].

@@ -1,9 +1,11 @@
 //! From a sweep file to the points it runs: every combination of the dimensions' values,
-//! each turned into the argument list of one `upktgen run` / `upktgen sim` and parsed by the
-//! real command-line definitions before anything runs.
+//! each turned into the options of one `upktgen run` / `upktgen sim`, a trial of the
+//! experiment core ([`crate::experiment::Trial`]) checked by the real command-line
+//! definitions and the run's plan before anything runs.
 
 use super::file::{Command, Spec, Val, ValueError};
 use crate::cli::Cli;
+use crate::experiment::trial::{self, Ask, Coords, Trial};
 use anyhow::{Result, bail};
 use clap::{ArgAction, CommandFactory};
 use serde::{Deserialize, Serialize};
@@ -189,93 +191,10 @@ fn builtin(name: &str, v: &Val) -> std::result::Result<(Option<u32>, Option<f64>
     }
 }
 
-fn first_line(e: &clap::Error) -> String {
-    let s = e.render().to_string();
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim()
-        .trim_start_matches("error: ")
-        .to_string()
-}
-
-/// Why an argument list is refused: by the option parser, or by pktgen's device language
-/// (the values of `run`'s pktgen parameters, checked as `run` checks them).
-enum Refused {
-    Clap(clap::Error),
-    Pktgen(crate::run::plan::OptionError),
-    /// What the run's plan refuses of a whole point (options that go together).
-    Plan(String),
-    /// Not `run` nor `sim`.
-    NotSwept(String),
-}
-
-impl Refused {
-    /// A required option missing from a partial argument list is not an error yet.
-    fn only_missing(&self) -> bool {
-        matches!(self, Refused::Clap(e) if matches!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument))
-    }
-
-    fn first_line(&self) -> String {
-        match self {
-            Refused::Clap(e) => first_line(e),
-            Refused::Pktgen(e) => e.to_string(),
-            Refused::Plan(e) => e.clone(),
-            Refused::NotSwept(sub) => format!("{sub:?}: not a command a sweep runs"),
-        }
-    }
-}
-
-/// `upktgen run` and `upktgen sim` as the command line defines them, built once: building
-/// the whole command line was most of what checking one value cost.
-fn built_def(sub: &str) -> Option<&'static clap::Command> {
-    static DEF: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
-    DEF.get_or_init(|| {
-        let mut c = Cli::command();
-        c.build();
-        c
-    })
-    .find_subcommand(sub)
-}
-
 /// Whether `args` (`run ...` or `sim ...`) parse as the subcommand, and for `run` whether
 /// its pktgen parameters are accepted as `run` accepts them.
-fn parses(args: &[String]) -> std::result::Result<(), Refused> {
-    parsed(args).map(drop)
-}
-
-/// [`parses`], handing back `upktgen run`'s options when `args` are a run's.
-fn parsed(args: &[String]) -> std::result::Result<Option<crate::cli::RunArgs>, Refused> {
-    use clap::FromArgMatches as _;
-    let sub = args.first().map(String::as_str).unwrap_or("");
-    let Some(def) = built_def(sub) else {
-        return Err(Refused::NotSwept(sub.to_string()));
-    };
-    let m = def
-        .clone()
-        .try_get_matches_from(args)
-        .map_err(Refused::Clap)?;
-    if sub == "run" {
-        let r = crate::cli::RunArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
-        crate::run::plan::check_pktgen_params(&r).map_err(Refused::Pktgen)?;
-        Ok(Some(r))
-    } else {
-        crate::sim::SimArgs::from_arg_matches(&m).map_err(Refused::Clap)?;
-        Ok(None)
-    }
-}
-
-/// A whole point, parsed, and for `upktgen run` planned as its run will plan it (the
-/// options that go together, the threads on this machine's CPUs, a --replay file read):
-/// every point is refused or accepted before the first one runs. `sim` points need only
-/// parse.
-fn plans(args: &[String]) -> std::result::Result<(), Refused> {
-    match parsed(args)? {
-        Some(r) => crate::run::plan::RunPlan::from_args(&r)
-            .map(drop)
-            .map_err(|e| Refused::Plan(format!("{e:#}"))),
-        None => Ok(()),
-    }
+fn parses(args: &[String]) -> std::result::Result<(), trial::Refused> {
+    trial::parse(args).map(drop)
 }
 
 /// What every point shares, once its names and values are checked.
@@ -352,11 +271,12 @@ pub fn check_until(spec: &Spec, stop: &AtomicBool) -> Result<Checked> {
 /// parser. Errors name the line of the offending key or value.
 #[cfg(test)]
 pub fn expand(spec: &Spec) -> Result<Vec<Point>> {
-    expand_until(spec, &AtomicBool::new(false))
+    expand_until(spec, &AtomicBool::new(false)).map(|(p, _)| p)
 }
 
-/// [`expand`], given up with [`Interrupted`] once `stop` is set (Ctrl-C).
-pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
+/// [`expand`], with each point's trial checked by the run's plan (`trials[i]` is point
+/// `i`'s), given up with [`Interrupted`] once `stop` is set (Ctrl-C).
+pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<(Vec<Point>, Vec<Trial>)> {
     let Checked {
         def,
         base_args,
@@ -366,6 +286,7 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
     let l = &spec.lines;
     let (total, _) = size(spec)?;
     let mut points = Vec::with_capacity(total);
+    let mut trials = Vec::with_capacity(total);
     for index in 0..total {
         if stop.load(Ordering::Relaxed) {
             bail!(Interrupted);
@@ -377,8 +298,7 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
             idx[k] = rest % d.values.len();
             rest /= d.values.len();
         }
-        let mut args = vec![spec.command.name().to_string()];
-        args.extend(base_args.iter().cloned());
+        let mut options = base_args.clone();
         let (mut load, mut cpu_mhz) = (base_load, base_mhz);
         let mut values = Vec::new();
         let mut labels = Vec::new();
@@ -392,35 +312,45 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
             } else if d.name == CPU_MHZ {
                 cpu_mhz = mhz;
             } else {
-                args.extend(param_args(&def, &d.name, v)?);
+                options.extend(param_args(&def, &d.name, v)?);
             }
         }
-        args.push("--json".into());
-        if spec.command == Command::Run {
-            args.push("--no-live".into());
-        }
+        let ask = Ask::point(spec.command, options);
+        let args = ask.argv();
         let label = if labels.is_empty() {
             "all".to_string()
         } else {
             labels.join(", ")
         };
-        if let Err(e) = plans(&args) {
-            // A combination the parser or the plan refuses (e.g. two options that conflict).
-            let line = idx
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| l.dims.get(k).and_then(|d| d.1.get(i).copied()))
-                .next()
-                .flatten()
-                .unwrap_or(l.sweep);
-            bail!(
-                "{}:{}: point {} ({label}): {}",
-                l.file,
-                line,
-                index + 1,
-                e.first_line()
-            );
-        }
+        let t = Trial::new(
+            label.clone(),
+            Coords::Point {
+                point: index,
+                rep: 1,
+            },
+            ask,
+        );
+        let t = match t.checked() {
+            Ok(t) => t,
+            Err(e) => {
+                // A combination the parser or the plan refuses (e.g. two options that conflict).
+                let line = idx
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| l.dims.get(k).and_then(|d| d.1.get(i).copied()))
+                    .next()
+                    .flatten()
+                    .unwrap_or(l.sweep);
+                bail!(
+                    "{}:{}: point {} ({label}): {}",
+                    l.file,
+                    line,
+                    index + 1,
+                    e.first_line()
+                );
+            }
+        };
+        trials.push(t);
         points.push(Point {
             index,
             label,
@@ -430,7 +360,7 @@ pub fn expand_until(spec: &Spec, stop: &AtomicBool) -> Result<Vec<Point>> {
             cpu_mhz,
         });
     }
-    Ok(points)
+    Ok((points, trials))
 }
 
 #[cfg(test)]

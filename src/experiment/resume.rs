@@ -1,4 +1,5 @@
-//! `ndr --resume FILE`: what a results file may decide, and what only the command line may.
+//! `ndr --resume FILE`: what a results file may decide, and what only the command line may;
+//! and [`Replay`], the recorded outcomes answered again while they match the planner's trials.
 //!
 //! A results file is data: people share them. Its header's run options go to every trial,
 //! so the options of `run` that run a command, name a program or a file, or choose where
@@ -151,6 +152,50 @@ pub fn check_run_options(path: &Path, file: &[String], given: &[String]) -> Resu
         );
     }
     Ok(())
+}
+
+/// Says that a replay's records stopped matching at a trial (with how many are dropped).
+type Mismatch = Box<dyn FnMut(&super::Trial, usize)>;
+
+/// A resumed experiment's recorded outcomes, answered in order instead of running their
+/// trials while each is the one the planner asks for; at the first that is not, the rest
+/// are dropped (`mismatch` says so) and every trial from there runs.
+pub struct Replay<O> {
+    stored: std::collections::VecDeque<O>,
+    answers: fn(&O, &super::Trial) -> bool,
+    mismatch: Mismatch,
+}
+
+impl<O> Replay<O> {
+    /// Nothing recorded: every trial runs.
+    pub fn none() -> Replay<O> {
+        Replay::new(Vec::new(), |_, _| false, |_, _| {})
+    }
+
+    /// `stored` answered while `answers(record, trial)`; `mismatch(trial, dropped)` when
+    /// they stop matching.
+    pub fn new(
+        stored: Vec<O>,
+        answers: fn(&O, &super::Trial) -> bool,
+        mismatch: impl FnMut(&super::Trial, usize) + 'static,
+    ) -> Replay<O> {
+        Replay {
+            stored: stored.into(),
+            answers,
+            mismatch: Box::new(mismatch),
+        }
+    }
+
+    /// The recorded outcome of `t`, if it is the next one recorded.
+    pub fn answer(&mut self, t: &super::Trial) -> Option<O> {
+        let front = self.stored.front()?;
+        if (self.answers)(front, t) {
+            return self.stored.pop_front();
+        }
+        (self.mismatch)(t, self.stored.len());
+        self.stored.clear();
+        None
+    }
 }
 
 #[cfg(test)]

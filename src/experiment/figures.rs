@@ -1,0 +1,127 @@
+//! What a search's trial measured, read from the run's JSON report: the achieved rate and
+//! the loss attributed to the DUT, the receiver or the sender ([`classify`]), with the
+//! latency, CPU and interrupt figures beside it.
+
+use super::search::{Obs, Request};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Latency at a trial (µs).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub min_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// What else a trial's report says: latency, CPU, interrupts, the losses by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Figures {
+    pub latency: Option<Latency>,
+    /// top's shares over the trial, all CPUs: us, sy, hi, si, id.
+    pub cpu: Option<[f64; 5]>,
+    pub interrupts: Option<u64>,
+    pub softirq_net_rx: Option<u64>,
+    pub softirq_net_tx: Option<u64>,
+    pub seq_lost: u64,
+    pub tail_lost: u64,
+    pub ring_drops: u64,
+    pub not_transmitted: u64,
+}
+
+fn u(v: &Value, path: &[&str]) -> Option<u64> {
+    let mut x = v;
+    for k in path {
+        x = x.get(k)?;
+    }
+    x.as_u64().or_else(|| x.as_i64().map(|i| i.max(0) as u64))
+}
+
+fn f(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut x = v;
+    for k in path {
+        x = x.get(k)?;
+    }
+    x.as_f64()
+}
+
+/// Why a run's report cannot be read as a trial's figures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    #[error("no outcome.result.sent")]
+    NoSent,
+    #[error(
+        "the run's report has no receiver figures (rx_analysis): ndr needs a receiver that counts sequence numbers (--rx-analyze)"
+    )]
+    NoReceiver,
+}
+
+/// Reads a run's JSON: the achieved rate, and the loss (sequence holes and the tail after the
+/// last received) split into the receiver's own drops (its socket or ring), the sender's
+/// (counted as sent, never transmitted) and the rest, the path's: the DUT's.
+pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
+    let sent = u(v, &["outcome", "result", "sent"]).ok_or(ReportError::NoSent)?;
+    let elapsed = u(v, &["outcome", "result", "elapsed_ns"]).unwrap_or(0);
+    let achieved = f(v, &["outcome", "pacing", "achieved_pps"]).unwrap_or(if elapsed == 0 {
+        0.0
+    } else {
+        sent as f64 * 1e9 / elapsed as f64
+    });
+    let path = v
+        .get("rx_analysis")
+        .and_then(|r| r.get("path"))
+        .filter(|p| !p.is_null())
+        .ok_or(ReportError::NoReceiver)?;
+    let seq_lost = u(path, &["seq_lost"]).unwrap_or(0);
+    let tail_lost = u(path, &["tail_lost"]).unwrap_or(0);
+    let ring_drops =
+        u(path, &["socket_ring_drops"]).unwrap_or(0) + u(path, &["xdp_unaccounted"]).unwrap_or(0);
+    let not_transmitted = u(path, &["not_transmitted"]).unwrap_or(0);
+    let lost = seq_lost + tail_lost;
+    let receiver_lost = ring_drops.min(lost);
+    let sender_lost = not_transmitted.min(lost - receiver_lost);
+    let obs = Obs {
+        requested: q.rate,
+        duration_s: q.duration_s,
+        achieved,
+        sent,
+        dut_lost: lost - receiver_lost - sender_lost,
+        receiver_lost,
+        sender_lost,
+        error: None,
+    };
+    let lat = v
+        .pointer("/rx_analysis/receiver/sink/latency")
+        .filter(|l| !l.is_null());
+    let us = |l: &Value, k: &str| f(l, &[k]).map(|x| x / 1000.0);
+    let latency = lat.and_then(|l| {
+        Some(Latency {
+            min_us: us(l, "min_ns")?,
+            p50_us: us(l, "p50_ns")?,
+            p99_us: us(l, "p99_ns")?,
+            max_us: us(l, "max_ns")?,
+        })
+    });
+    let cpu = v.pointer("/system/cpu_all").and_then(|c| {
+        Some([
+            f(c, &["us"])?,
+            f(c, &["sy"])?,
+            f(c, &["hi"])?,
+            f(c, &["si"])?,
+            f(c, &["id"])?,
+        ])
+    });
+    let fig = Figures {
+        latency,
+        cpu,
+        interrupts: u(v, &["system", "interrupts"]),
+        softirq_net_rx: u(v, &["system", "softirq_net_rx"]),
+        softirq_net_tx: u(v, &["system", "softirq_net_tx"]),
+        seq_lost,
+        tail_lost,
+        ring_drops,
+        not_transmitted,
+    };
+    Ok((obs, fig))
+}
