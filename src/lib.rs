@@ -25,6 +25,7 @@ pub mod manual;
 pub mod merge;
 pub mod metrics;
 pub mod ndr;
+pub mod otg;
 pub mod out;
 pub(crate) mod outdir;
 pub(crate) mod outfile;
