@@ -218,12 +218,14 @@ impl Config {
             "captures",
             "devices",
             "events",
-            "options",
             "lldp",
             "stateful_flows",
             "egress_only_tracking",
         ] {
             o.absent(k)?;
+        }
+        if let Some(v) = o.get("options") {
+            options(v, &o.at("options"))?;
         }
         if let Some(Value::Array(f)) = o.get("flows")
             && f.len() > MAX_FLOWS
@@ -355,6 +357,56 @@ fn bps_text(b: f64) -> String {
     let s = format!("{v:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s} {unit}")
+}
+
+/// `Config.options`: what upktgen does anyway is taken, nothing else. Port preemption
+/// either way, as upktgen holds no port against another user; no data integrity check,
+/// no frame ordering across ports, no loss duration.
+fn options(v: &Value, path: &Path) -> Result<(), Refusal> {
+    let o = Obj::new(
+        v,
+        path,
+        &[
+            "port_options",
+            "protocol_options",
+            "per_port_options",
+            "flow_options",
+        ],
+    )?;
+    o.absent("protocol_options")?;
+    o.absent("per_port_options")?;
+    if let Some(p) = o.get("port_options") {
+        let p = Obj::new(
+            p,
+            &o.at("port_options"),
+            &[
+                "location_preemption",
+                "data_integrity",
+                "frame_ordering_mode",
+            ],
+        )?;
+        p.boolean("location_preemption", false)?;
+        p.only_default(
+            "data_integrity",
+            &json!(false),
+            "upktgen checks no payloads",
+        )?;
+        if let Some(m) = p.get("frame_ordering_mode") {
+            let m = Obj::new(m, &p.at("frame_ordering_mode"), &["choice"])?;
+            if m.choice(&["no_ordering", "rfc2889"], "no_ordering")? != "no_ordering" {
+                return Err(Refusal::unsupported(m.at("choice")));
+            }
+        }
+    }
+    if let Some(f) = o.get("flow_options") {
+        let f = Obj::new(f, &o.at("flow_options"), &["packet_loss_duration"])?;
+        f.only_default(
+            "packet_loss_duration",
+            &json!(false),
+            "upktgen reports no loss duration",
+        )?;
+    }
+    Ok(())
 }
 
 const FLOW_FIELDS: [&str; 9] = [

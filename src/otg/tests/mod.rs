@@ -459,3 +459,25 @@ fn the_model_error_object_carries_the_refusal() {
         json!({"code": 400, "kind": "validation", "errors": ["flows: expected an array, got 1"]})
     );
 }
+
+#[test]
+fn the_example_in_the_docs_reads() {
+    let doc = include_str!("../../../docs/otg.md");
+    let yaml = doc
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("docs/otg.md has a YAML example");
+    let c = parse_yaml(yaml.as_bytes()).unwrap_or_else(|r| panic!("{r}"));
+    let rates: Vec<_> = c.flows.iter().map(|f| f.rate.clone()).collect();
+    assert_eq!(
+        rates,
+        [Rate::Pps(10_000), Rate::Pps(20_000), Rate::Pps(30_000)]
+    );
+    assert_eq!(c.flows[2].size, Size::Fixed(1000));
+    assert!(c.flows.iter().all(|f| f.duration
+        == Duration::FixedSeconds {
+            seconds: 10.0,
+            delay: Span::Bytes(0.0)
+        }));
+}

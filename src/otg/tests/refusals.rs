@@ -48,7 +48,7 @@ fn a_member_the_model_lacks_is_unknown() {
 
 #[test]
 fn what_the_model_has_and_upktgen_does_not_is_not_supported() {
-    let cases: [Case; 11] = [
+    let cases: [Case; 12] = [
         (
             |v| v["flows"][1]["packet"][2] = json!({"choice": "gre", "gre": {}}),
             "flows[1].packet[2].gre: not supported",
@@ -71,6 +71,13 @@ fn what_the_model_has_and_upktgen_does_not_is_not_supported() {
         (
             |v| v["devices"] = json!([{"name": "d1"}]),
             "devices: not supported",
+        ),
+        (
+            |v| {
+                v["options"] =
+                    json!({"port_options": {"frame_ordering_mode": {"choice": "rfc2889"}}})
+            },
+            "options.port_options.frame_ordering_mode.choice: not supported",
         ),
         (
             |v| v["flows"][0]["duration"]["fixed_seconds"]["gap"] = json!(20),
@@ -115,6 +122,8 @@ fn what_the_model_has_and_upktgen_does_not_is_not_supported() {
     v["flows"][0]["packet"][2]["udp"]["checksum"] =
         json!({"choice": "generated", "generated": "good"});
     v["lags"] = json!([]);
+    v["options"] = json!({"port_options": {"location_preemption": true, "data_integrity": false,
+        "frame_ordering_mode": {"choice": "no_ordering"}}, "flow_options": {"packet_loss_duration": false}});
     Config::from_value(&v).unwrap_or_else(|r| panic!("{r}"));
 }
 
