@@ -107,7 +107,10 @@ impl Size {
     pub fn bounds(&self) -> (u32, u32) {
         match self {
             Size::Fixed(n) => (*n, *n),
-            Size::Increment { start, end, step } => (*start, start + (end - start) / step * step),
+            Size::Increment { start, end, step } => (
+                *start,
+                start + end.saturating_sub(*start) / step.max(&1) * step,
+            ),
             Size::Random { min, max } => (*min, *max),
             Size::WeightPairs(w) => {
                 let sizes = w.pairs().iter().map(|p| p.0);
