@@ -18,6 +18,7 @@ pub mod manual;
 pub mod merge;
 pub mod metrics;
 pub mod ndr;
+pub mod otg;
 pub(crate) mod outdir;
 pub(crate) mod plot;
 pub mod report;
