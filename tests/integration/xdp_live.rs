@@ -530,7 +530,10 @@ fn received_frames_equal_the_general_walk_for_each_field() {
         let mut buf = w.prefill();
         for (k, f) in got.iter().enumerate() {
             let len = w.advance();
-            w.write(&mut buf[..len], (be32(f, tv), be32(f, tv + 4)));
+            w.write(
+                &mut buf[..len],
+                upktgen::stream::Stamp::tv(be32(f, tv), be32(f, tv + 4)),
+            );
             w.sent();
             assert_eq!(f[..], buf[..len], "{params:?}: frame {k}");
             if c.mpls.is_empty() {
@@ -870,7 +873,7 @@ fn each_thread_has_its_own_sequence_and_flows() {
     let mut want = Vec::new();
     for _ in 0..N / 2 {
         let len = w.advance();
-        w.write(&mut buf[..len], (0, 0));
+        w.write(&mut buf[..len], upktgen::stream::Stamp::default());
         w.sent();
         want.push(buf[..len].to_vec());
     }

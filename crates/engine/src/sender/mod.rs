@@ -9,7 +9,7 @@
 use crate::backend::{BackendStats, TxBackend};
 use crate::clock::{Clock, SystemClock};
 use crate::stream::FrameSource;
-use crate::stream::timeval;
+use crate::stream::Stamp;
 use serde::Serialize;
 use std::io;
 use std::sync::Arc;
@@ -315,14 +315,14 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
             continue;
         }
         if fills {
-            let tv = if limits.timestamps {
-                timeval(clock.realtime_ns())
+            let stamp = if limits.timestamps {
+                Stamp::at(clock.realtime_ns())
             } else {
-                (0, 0)
+                Stamp::default()
             };
             for i in 0..n {
                 let len = frames.advance();
-                frames.write(backend.frame(i, len), tv);
+                frames.write(backend.frame(i, len), stamp);
                 frames.sent();
             }
         }

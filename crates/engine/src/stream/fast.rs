@@ -130,9 +130,8 @@ impl FrameSource for FastFrames {
     }
 
     #[inline]
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
-        self.fields.tv_sec = tv.0;
-        self.fields.tv_usec = tv.1;
+    fn write(&mut self, buf: &mut [u8], stamp: super::Stamp) {
+        (self.fields.tv_sec, self.fields.tv_usec) = stamp.tv;
         self.template.write(buf, &self.fields);
     }
 

@@ -27,8 +27,8 @@ pub trait FrameSource: Send {
     /// Moves to the next packet and returns its length (at most the prefill's).
     fn advance(&mut self) -> usize;
     /// Writes the current packet into `buf` (exactly the length `advance` returned, holding
-    /// the prefill's bytes or an earlier packet of this stream), stamped with `tv`.
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32));
+    /// the prefill's bytes or an earlier packet of this stream), stamped with `stamp`.
+    fn write(&mut self, buf: &mut [u8], stamp: Stamp);
     /// Marks the current packet sent (the sequence number and IP id move on).
     fn sent(&mut self);
     /// pktgen's `cur_pkt_size` for the Result line.
@@ -41,8 +41,35 @@ pub trait FrameSource: Send {
     }
     /// For a source with its own timing (`--replay-timing file`): when the `k`-th frame of
     /// the run (from 0) is due, in ns after the start. None: the run's delay/burst schedule.
-    fn due_ns(&self, _k: u64) -> Option<u64> {
+    fn due_ns(&mut self, _k: u64) -> Option<u64> {
         None
+    }
+}
+
+/// The time a batch of frames is stamped with, taken once per batch: CLOCK_REALTIME in ns
+/// (the stream signature's), and as pktgen's header writes it (seconds, microseconds). All
+/// zero with NO_TIMESTAMP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub ns: u64,
+    pub tv: (u32, u32),
+}
+
+impl Stamp {
+    /// The stamp of the instant `realtime_ns`.
+    pub fn at(realtime_ns: u64) -> Stamp {
+        Stamp {
+            ns: realtime_ns,
+            tv: timeval(realtime_ns),
+        }
+    }
+
+    /// A stamp of pktgen's header fields alone (the tests' frames).
+    pub fn tv(sec: u32, usec: u32) -> Stamp {
+        Stamp {
+            ns: 0,
+            tv: (sec, usec),
+        }
     }
 }
 
@@ -74,8 +101,8 @@ impl FrameSource for Frames {
         each!(self, f => f.advance())
     }
     #[inline]
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
-        each!(self, f => f.write(buf, tv))
+    fn write(&mut self, buf: &mut [u8], stamp: Stamp) {
+        each!(self, f => f.write(buf, stamp))
     }
     #[inline]
     fn sent(&mut self) {
@@ -91,7 +118,7 @@ impl FrameSource for Frames {
         each!(self, f => f.generator())
     }
     #[inline]
-    fn due_ns(&self, k: u64) -> Option<u64> {
+    fn due_ns(&mut self, k: u64) -> Option<u64> {
         each!(self, f => f.due_ns(k))
     }
 }
@@ -154,7 +181,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let len = src.advance();
-                src.write(&mut buf[..len], (1000 + i as u32, 7));
+                src.write(&mut buf[..len], Stamp::tv(1000 + i as u32, 7));
                 src.sent();
                 buf[..len].to_vec()
             })

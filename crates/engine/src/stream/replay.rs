@@ -264,7 +264,7 @@ impl FrameSource for ReplayFrames {
     }
 
     #[inline]
-    fn write(&mut self, buf: &mut [u8], _tv: (u32, u32)) {
+    fn write(&mut self, buf: &mut [u8], _stamp: super::Stamp) {
         let (off, len) = self.cur;
         buf.copy_from_slice(&self.data[off..off + len]);
     }
@@ -291,7 +291,7 @@ impl FrameSource for ReplayFrames {
     }
 
     #[inline]
-    fn due_ns(&self, k: u64) -> Option<u64> {
+    fn due_ns(&mut self, k: u64) -> Option<u64> {
         let (offsets, period) = self.timing.as_ref()?;
         let n = offsets.len() as u64;
         Some(
@@ -319,7 +319,7 @@ mod tests {
         (0..n)
             .map(|_| {
                 let len = src.advance();
-                src.write(&mut buf[..len], (1, 2));
+                src.write(&mut buf[..len], crate::stream::Stamp::tv(1, 2));
                 src.sent();
                 buf[..len].to_vec()
             })

@@ -50,8 +50,8 @@ impl FrameSource for PgFrames {
     }
 
     #[inline]
-    fn write(&mut self, buf: &mut [u8], tv: (u32, u32)) {
-        generate::write_frame(&self.layout, &self.walk, tv, buf);
+    fn write(&mut self, buf: &mut [u8], stamp: super::Stamp) {
+        generate::write_frame(&self.layout, &self.walk, stamp.tv, buf);
     }
 
     #[inline]

@@ -87,7 +87,10 @@ fn run(cmds: &[&str], n: usize) -> Run {
         let out = page[..world.len.unwrap_or(frame.len())].to_vec();
         let be = |o: usize| u32::from_be_bytes(out[o..o + 4].try_into().unwrap());
         let len = pg.advance();
-        pg.write(&mut buf[..len], (be(tv), be(tv + 4)));
+        pg.write(
+            &mut buf[..len],
+            crate::stream::Stamp::tv(be(tv), be(tv + 4)),
+        );
         pg.sent();
         want.push(buf[..len].to_vec());
         got.push(out);
