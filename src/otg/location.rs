@@ -44,26 +44,37 @@ pub struct BadLocation {
 /// shorter than NAME_MAX).
 pub const MAX_NETNS: usize = 254;
 
+/// Why a string is not a Linux interface name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadIfname {
+    #[error("no interface name")]
+    Empty,
+    #[error("the interface name {0:?} is longer than {MAX_IFNAME} bytes")]
+    TooLong(String),
+    #[error("{0:?} is not an interface name")]
+    Dots(String),
+    #[error("the interface name {0:?} holds {1:?}")]
+    Holds(String, char),
+}
+
 /// Why `s` is not a Linux interface name: 1 to 15 bytes, not `.` or `..`, without `/`,
 /// `:`, whitespace or control characters (what the kernel's `dev_valid_name` allows,
 /// less `:`, which old alias names use).
-pub fn check_ifname(s: &str) -> Result<(), String> {
+pub fn check_ifname(s: &str) -> Result<(), BadIfname> {
     if s.is_empty() {
-        return Err("no interface name".into());
+        return Err(BadIfname::Empty);
     }
     if s.len() > MAX_IFNAME {
-        return Err(format!(
-            "the interface name {s:?} is longer than {MAX_IFNAME} bytes"
-        ));
+        return Err(BadIfname::TooLong(s.to_string()));
     }
     if s == "." || s == ".." {
-        return Err(format!("{s:?} is not an interface name"));
+        return Err(BadIfname::Dots(s.to_string()));
     }
     if let Some(c) = s
         .chars()
         .find(|c| *c == '/' || *c == ':' || c.is_whitespace() || c.is_control())
     {
-        return Err(format!("the interface name {s:?} holds {c:?}"));
+        return Err(BadIfname::Holds(s.to_string(), c));
     }
     Ok(())
 }
@@ -116,7 +127,7 @@ impl FromStr for Location {
             let PeerUri::Netns(netns) = peer(&format!("netns:{name}"))? else {
                 unreachable!("a netns: URI parses as Netns")
             };
-            check_ifname(iface).map_err(bad)?;
+            check_ifname(iface).map_err(|e| bad(e.to_string()))?;
             return Ok(Location::Netns {
                 netns,
                 iface: iface.to_string(),
@@ -129,7 +140,7 @@ impl FromStr for Location {
             let PeerUri::Ssh { user, host, port } = peer(&format!("ssh://{hostpart}"))? else {
                 unreachable!("an ssh:// URI parses as Ssh")
             };
-            check_ifname(iface).map_err(bad)?;
+            check_ifname(iface).map_err(|e| bad(e.to_string()))?;
             return Ok(Location::Ssh {
                 user,
                 host,
@@ -137,7 +148,7 @@ impl FromStr for Location {
                 iface: iface.to_string(),
             });
         }
-        check_ifname(s).map_err(bad)?;
+        check_ifname(s).map_err(|e| bad(e.to_string()))?;
         Ok(Location::Local {
             iface: s.to_string(),
         })
