@@ -64,7 +64,8 @@ impl Pattern {
                 start.wrapping_sub(step.wrapping_mul(u128::from(k % count)))
             }
             Pattern::Random { min, max, seed } => {
-                let r = draw(*seed, k, width);
+                // Drawn on 64 (or 128) bits before the modulo, so small spans are even.
+                let r = draw(*seed, k, if width > 64 { 128 } else { 64 });
                 match (max - min).checked_add(1) {
                     Some(span) => min + r % span,
                     None => r,
@@ -204,8 +205,9 @@ pub enum Header {
     Raw(Vec<u8>),
 }
 
-/// Ethernet II: addresses are 48-bit patterns; the EtherType is worked out from the next
-/// header when `None` (a raw payload right after needs one).
+/// Ethernet II: addresses are 48-bit patterns. `ethertype` is the EtherType of what follows
+/// the VLAN tags (with tags, it is written in the last tag; the tags' TPIDs come from
+/// them); worked out from the next header when `None` (a raw payload needs one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EthernetSpec {
     pub dst: Pattern,
@@ -570,6 +572,20 @@ impl Size {
         }
     }
 
+    /// The mean frame length over the sequence (over a long run, for random sizes).
+    pub fn mean(&self) -> f64 {
+        match self {
+            Size::Weighted(p) => {
+                let w: f64 = p.iter().map(|x| f64::from(x.1)).sum();
+                p.iter().map(|x| x.0 as f64 * f64::from(x.1)).sum::<f64>() / w
+            }
+            _ => {
+                let (lo, hi) = self.bounds();
+                (lo + hi) as f64 / 2.0
+            }
+        }
+    }
+
     fn check(&self) -> Result<(), String> {
         match self {
             Size::Increment { start, end, step } if *step == 0 || start > end => {
@@ -877,7 +893,8 @@ impl StreamSpec {
 
     /// The stream's timing for the timeline: its rate resolved against `line_bps` (the
     /// port's line rate in bits per second, when known; a percent rate and a gap in bytes
-    /// need it). Refuses a rate above the line rate.
+    /// need it). Refuses a rate above the line rate (for a rate in frames per second, at
+    /// the mean frame size).
     pub fn schedule(&self, line_bps: Option<f64>) -> Result<Schedule, StreamError> {
         self.check()?;
         let line = |what: &str| {
@@ -886,11 +903,8 @@ impl StreamSpec {
                 .ok_or_else(|| self.err(format!("{what} needs the port's line rate")))
         };
         let bps = match self.rate {
-            Rate::Pps(p) => {
-                // The fastest case is every frame at the largest size.
-                let hi = self.size.bounds().1;
-                p * ((hi + WIRE_OVERHEAD) * 8) as f64
-            }
+            // On average over the sizes.
+            Rate::Pps(p) => p * (self.size.mean() + WIRE_OVERHEAD as f64) * 8.0,
             Rate::Bps(b) => b,
             Rate::Percent(x) => x / 100.0 * line("a rate in percent")?,
         };
