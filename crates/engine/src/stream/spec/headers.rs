@@ -17,7 +17,8 @@ pub enum Header {
     Ipv6(Ipv6Spec),
     Udp(UdpSpec),
     Tcp(TcpSpec),
-    /// Bytes placed as they are after the headers before it (at most [`MAX_RAW`]).
+    /// Bytes placed as they are after the headers before it (at most
+    /// [`MAX_RAW`](super::MAX_RAW)).
     Raw(Vec<u8>),
 }
 
