@@ -7,9 +7,17 @@
 //! random fields, flows, IMIX, sizes that vary); [`ReplayFrames`] ([`replay`]) sends a pcap
 //! file's frames. [`for_config`] picks the fast one whenever it produces the same frames as
 //! the walk. Every source is a [`FrameSource`]; [`Frames`] is the one chosen for a run.
+//!
+//! The stream engine (issue 23) is built beside them: [`spec`] holds the model of a stream
+//! (headers whose fields are patterns, sizes, rate, length, start delay), [`build`] a
+//! stream's frames (a template, then per packet the varying bytes, the signature and the
+//! checksums), and [`timeline`] the schedule of one transmit queue's streams by deadline.
 
+pub mod build;
 pub mod fast;
 pub mod replay;
+pub mod spec;
+pub mod timeline;
 pub mod walk;
 
 pub use fast::{FastFrames, PortRange, Stream, fast_path_fits, timeval};

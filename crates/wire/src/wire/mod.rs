@@ -1,6 +1,6 @@
 //! Wire formats: one module per header, in smoltcp's `src/wire` style.
 //!
-//! Each header module ([`ethernet`], [`vlan`], [`mpls`], [`ipv4`], [`ipv6`], [`udp`],
+//! Each header module ([`ethernet`], [`vlan`], [`mpls`], [`ipv4`], [`ipv6`], [`udp`], [`tcp`],
 //! [`pktgen_hdr`]) holds:
 //! - `field`: the byte ranges of the header's fields, and `HEADER_LEN`;
 //! - `Packet<T: AsRef<[u8]>>`: a zero-copy view of a buffer. `new_checked` refuses a buffer
@@ -79,6 +79,7 @@ pub mod mac;
 pub mod mpls;
 pub mod pktgen_hdr;
 pub mod signature;
+pub mod tcp;
 pub mod udp;
 pub mod udp4;
 pub mod vlan;
@@ -97,6 +98,8 @@ pub const IPV4_HLEN: usize = ipv4::HEADER_LEN;
 pub const IPV6_HLEN: usize = ipv6::HEADER_LEN;
 /// UDP header.
 pub const UDP_HLEN: usize = udp::HEADER_LEN;
+/// TCP header without options.
+pub const TCP_HLEN: usize = tcp::HEADER_LEN;
 
 /// Bytes of the IP header without options: IPv6's fixed header, or IPv4's.
 pub const fn ip_header_len(ipv6: bool) -> usize {
