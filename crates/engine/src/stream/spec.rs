@@ -101,10 +101,10 @@ impl Pattern {
     }
 
     /// Why the pattern cannot be a field of `width` bits, if it cannot.
-    pub fn check(&self, width: u32) -> Result<(), String> {
-        let fits = |v: u128, what: &str| {
+    pub fn check(&self, width: u32) -> Result<(), PatternError> {
+        let fits = |v: u128, what: &'static str| {
             if v & !mask(width) != 0 {
-                Err(format!("{what} {v:#x} does not fit {width} bits"))
+                Err(PatternError::DoesNotFit { what, v, width })
             } else {
                 Ok(())
             }
@@ -113,16 +113,14 @@ impl Pattern {
             Pattern::Value(v) => fits(*v, "value"),
             Pattern::List(vs) => {
                 if vs.is_empty() || vs.len() > MAX_LIST {
-                    return Err(format!("a list needs 1 to {MAX_LIST} values"));
+                    return Err(PatternError::ListLength);
                 }
                 vs.iter().try_for_each(|v| fits(*v, "value"))
             }
             Pattern::Increment { start, step, count }
             | Pattern::Decrement { start, step, count } => {
                 if *count == 0 {
-                    return Err(
-                        "count 0: an increment or decrement needs a count of 1 or more".into(),
-                    );
+                    return Err(PatternError::ZeroCount);
                 }
                 fits(*start, "start")?;
                 fits(*step, "step")
@@ -131,7 +129,10 @@ impl Pattern {
                 fits(*min, "min")?;
                 fits(*max, "max")?;
                 if min > max {
-                    return Err(format!("random min {min:#x} is above max {max:#x}"));
+                    return Err(PatternError::MinAboveMax {
+                        min: *min,
+                        max: *max,
+                    });
                 }
                 Ok(())
             }
@@ -141,6 +142,42 @@ impl Pattern {
             }
         }
     }
+}
+
+/// Why a pattern cannot be a field's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("{what} {v:#x} does not fit {width} bits")]
+    DoesNotFit {
+        what: &'static str,
+        v: u128,
+        width: u32,
+    },
+    #[error("a list needs 1 to {MAX_LIST} values")]
+    ListLength,
+    #[error("count 0: an increment or decrement needs a count of 1 or more")]
+    ZeroCount,
+    #[error("random min {min:#x} is above max {max:#x}")]
+    MinAboveMax { min: u128, max: u128 },
+}
+
+/// Why a size pattern cannot be a stream's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error(
+        "size increment {start}..{end} step {step}: needs start <= end and a step of 1 or more"
+    )]
+    Increment {
+        start: usize,
+        end: usize,
+        step: usize,
+    },
+    #[error("size random: min {min} is above max {max}")]
+    Random { min: usize, max: usize },
+    #[error("weighted sizes: 1 to {MAX_WEIGHTED} pairs")]
+    WeightedPairs,
+    #[error("weighted sizes: every weight is 0")]
+    WeightsZero,
 }
 
 impl From<MacAddr> for Pattern {
@@ -287,22 +324,27 @@ impl Size {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SizeError> {
         match self {
             Size::Increment { start, end, step } if *step == 0 || start > end => {
-                return Err(format!(
-                    "size increment {start}..{end} step {step}: needs start <= end and a step of 1 or more"
-                ));
+                return Err(SizeError::Increment {
+                    start: *start,
+                    end: *end,
+                    step: *step,
+                });
             }
             Size::Random { min, max, .. } if min > max => {
-                return Err(format!("size random: min {min} is above max {max}"));
+                return Err(SizeError::Random {
+                    min: *min,
+                    max: *max,
+                });
             }
             Size::Weighted(p) => {
                 if p.is_empty() || p.len() > MAX_WEIGHTED {
-                    return Err(format!("weighted sizes: 1 to {MAX_WEIGHTED} pairs"));
+                    return Err(SizeError::WeightedPairs);
                 }
                 if p.iter().all(|x| x.1 == 0) {
-                    return Err("weighted sizes: every weight is 0".into());
+                    return Err(SizeError::WeightsZero);
                 }
             }
             _ => {}
@@ -468,7 +510,7 @@ impl StreamSpec {
                     .map_err(|e| self.err(format!("{}: {e}", f.name)))?;
             }
         }
-        self.size.check().map_err(|e| self.err(e))?;
+        self.size.check().map_err(|e| self.err(e.to_string()))?;
         let (lo, hi) = self.size.bounds();
         let need = self.min_frame_len();
         if lo < need {
