@@ -15,6 +15,7 @@
 
 pub mod build;
 pub mod fast;
+pub mod multi;
 pub mod replay;
 pub mod spec;
 pub mod timeline;
@@ -88,6 +89,8 @@ pub enum Frames {
     Pg(Box<PgFrames>),
     /// A pcap file's frames (`--replay`).
     Replay(Box<ReplayFrames>),
+    /// Many streams on one queue, by their deadlines (`run --config`).
+    Multi(Box<multi::MultiStream>),
 }
 
 macro_rules! each {
@@ -96,6 +99,7 @@ macro_rules! each {
             Frames::Fast($f) => $e,
             Frames::Pg($f) => $e,
             Frames::Replay($f) => $e,
+            Frames::Multi($f) => $e,
         }
     };
 }
