@@ -131,6 +131,9 @@ pub struct RunReport {
     pub receive_path: Option<crate::report::receive::ReceivePath>,
     /// Parts of the report an observer could not give (its name, why): a far end that failed
     /// after the send. Text only for now: in the JSON document the part is null.
+    /// `--config`: each stream sent, and received at its port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<crate::report::streams::StreamsRun>,
     #[serde(skip)]
     pub missing: Vec<(&'static str, String)>,
     /// Lines from observers without a field of their own (label, text). Text only.
@@ -443,6 +446,9 @@ impl RunReport {
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());
+        }
+        if let Some(st) = &self.streams {
+            s.push_str(&st.text());
         }
         s
     }

@@ -209,6 +209,10 @@ fn execute_with(
         return Ok(None);
     }
     let (mut jobs, uses_random) = jobs(&plan, &devices)?;
+    let tally = jobs.first().and_then(|j| match &j.frames {
+        Frames::Multi(m) => Some(m.tally()),
+        _ => None,
+    });
     // The live lines show what the senders say they sent, counted as the Result counts it:
     // an interface counts other bytes (veth: 46 of a 60-byte frame), and injected frames
     // (netif_receive) not at all.
@@ -264,6 +268,22 @@ fn execute_with(
         (reconciliation.lost, reconciliation.vanished) = (None, None);
     }
     let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
+    let streams = match (&plan.streams, &tally) {
+        (Some(s), Some(t)) => Some(crate::report::streams::StreamsRun::new(
+            s.config.display().to_string(),
+            (
+                format!("{} ({})", s.tx_port.0, s.tx_port.1),
+                format!("{} ({})", s.rx_port.0, s.rx_port.1),
+            ),
+            &s.names,
+            t,
+            parts
+                .rx_analysis
+                .as_ref()
+                .and_then(|a| a.receiver.streams.as_ref()),
+        )),
+        _ => None,
+    };
     let report = RunReport {
         host: crate::report::hostname(),
         version: crate::report::VERSION.into(),
@@ -288,6 +308,7 @@ fn execute_with(
         peer: parts.peer,
         dut: parts.dut,
         start,
+        streams,
         receive_path: parts.receive_path,
         missing: parts.missing,
         extra: parts.extra,
@@ -334,14 +355,8 @@ fn observers<'a>(
         lab,
         devices,
     )?));
-    let lab_rx = match (lab, plan.rx) {
-        (Some(l), Some(rx)) => Some(LabReceiver::start(
-            &l.rx_path(),
-            crate::rx::recv::RxConfig {
-                backend: rx.backend,
-                ..crate::lab::receiver::config(rx.hist)
-            },
-        )?),
+    let lab_rx = match (lab, &plan.rx) {
+        (Some(l), Some(rx)) => Some(LabReceiver::start(&l.rx_path(), lab_rx_config(rx))?),
         _ => None,
     };
     // The far receiver's totals, read each interval when live lines or metrics show them,
@@ -522,12 +537,20 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
     for (i, s) in plan.senders.iter().enumerate() {
         let cfg = &s.spec.cfg;
         let dev = device_of(devices, cfg.device())?;
-        let frames = match &plan.replay {
-            Some(r) => {
+        let frames = match (&plan.replay, &plan.streams) {
+            (Some(r), _) => {
                 r.check_fits(dev.mtu, &dev.name)?;
                 Frames::Replay(Box::new(r.clone()))
             }
-            None => {
+            (None, Some(s)) => {
+                check_frame_fits(cfg, dev.mtu, &dev.name)?;
+                // Checked by the plan: the same streams build again.
+                Frames::Multi(Box::new(
+                    stream::multi::MultiStream::new(&s.specs, None)
+                        .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
+                ))
+            }
+            (None, None) => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Each sender draws its own random sequence; the seed reproduces all of them.
                 stream::for_config(
@@ -563,6 +586,24 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
         });
     }
     Ok((jobs, uses_random))
+}
+
+/// The lab receiver's configuration: with streams, each counted by its signature, on every
+/// protocol (a tap: the streams need not be IPv4 and UDP).
+fn lab_rx_config(rx: &plan::RxPlan) -> crate::rx::recv::RxConfig {
+    let mut cfg = crate::rx::recv::RxConfig {
+        backend: rx.backend,
+        ..crate::lab::receiver::config(rx.hist)
+    };
+    if let Some(names) = &rx.streams {
+        cfg.ring.all_frames = true;
+        cfg.streams = Some(crate::rx::streams::RxStreams {
+            from_start: true,
+            shown: names.len(),
+            ..crate::rx::streams::RxStreams::new(names.clone())
+        });
+    }
+    cfg
 }
 
 /// The device's notes, and one when queue maps cannot apply.

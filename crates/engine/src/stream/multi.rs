@@ -32,6 +32,16 @@ impl Tally {
         Tally((0..n).map(|_| StreamCount::default()).collect())
     }
 
+    /// A tally of known counts (frames, bytes) by stream id: a report rebuilt, a test.
+    pub fn of(counts: &[(u64, u64)]) -> Tally {
+        let t = Tally::new(counts.len());
+        for (c, &(f, b)) in t.0.iter().zip(counts) {
+            c.frames.store(f, Relaxed);
+            c.bytes.store(b, Relaxed);
+        }
+        t
+    }
+
     /// Stream `i`'s frames and bytes so far.
     pub fn get(&self, i: usize) -> (u64, u64) {
         let c = &self.0[i];
@@ -155,6 +165,11 @@ impl FrameSource for MultiStream {
 
     fn imix_bytes(&self) -> Option<u64> {
         Some(self.bytes)
+    }
+
+    fn size_range(&self) -> Option<(u32, u32)> {
+        let hi = self.max_len as u32;
+        (self.min_len != hi).then_some((self.min_len, hi))
     }
 
     /// Frame `k` of the run is due at its stream's deadline; after the last frame of every
