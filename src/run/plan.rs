@@ -233,7 +233,8 @@ impl RunPlan {
                 d.ingress_napi = senders
                     .iter()
                     .any(|s| s.backends.iter().any(BackendPlan::needs_peer_napi));
-                d.ipv6 = senders.iter().any(|s| s.spec.cfg.has(Flag::Ipv6));
+                d.ipv6 = senders.iter().any(|s| s.spec.cfg.has(Flag::Ipv6))
+                    || streams.as_ref().is_some_and(streams::StreamsPlan::has_ipv6);
                 Target::DutLab(l, d)
             }
             (t, _) => t,

@@ -36,6 +36,15 @@ pub struct StreamsPlan {
 pub type Port = (String, Location);
 
 impl StreamsPlan {
+    /// Whether a stream sends IPv6 (a DUT lab then routes it).
+    pub fn has_ipv6(&self) -> bool {
+        self.specs.iter().any(|s| {
+            s.headers
+                .iter()
+                .any(|h| matches!(h, crate::stream::spec::Header::Ipv6(_)))
+        })
+    }
+
     /// Whether the lab's own receiver counts the streams (the receiving port is `lab:rx`).
     pub fn lab_rx(&self) -> bool {
         self.rx_port.1 == Location::Lab { tx: false }
