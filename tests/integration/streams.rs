@@ -252,9 +252,128 @@ fn a_config_is_refused_before_anything_is_sent() {
     assert_eq!(e.lines().count(), 1, "one line: {e}");
 }
 
+/// The three flows from host a to a far end in host b (`netns:`), at a tenth of the rates,
+/// captured at b by dumpcap: every frame decodes (tshark) with exactly its flow's headers,
+/// and the far receiver counted each flow as sent.
+fn three_flows_to_a_netns_peer_decode_with_their_headers() {
+    use crate::common::hosts::{self, TwoHosts};
+    use crate::harness::tool_or_skip;
+    if !root_or_skip()
+        || !tool_or_skip("tshark", "apt-get install tshark")
+        || !tool_or_skip("dumpcap", "apt-get install tshark")
+    {
+        return;
+    }
+    let h = TwoHosts::new();
+    let mut doc = three_flows(2.0, &h.b_ip, "fd00:98::2", true);
+    doc["ports"] = json!([
+        {"name": "p1", "location": hosts::A_DATA},
+        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
+    ]);
+    for f in doc["flows"].as_array_mut().unwrap() {
+        f["packet"][0]["ethernet"]["dst"] = value(hosts::B_MAC);
+        let pps = f["rate"]["pps"].as_u64().unwrap();
+        f["rate"]["pps"] = json!(pps / 10);
+    }
+    let f = ConfigFile::new(&doc);
+    let cap = h.file("streams.pcap");
+    let mut dumpcap = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &h.b,
+            "dumpcap",
+            "-q",
+            "-i",
+            hosts::B_DATA,
+            "-w",
+        ])
+        .arg(&cap)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // dumpcap writes the file's header once it captures.
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&cap).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = h.in_a(&[
+        env!("CARGO_BIN_EXE_upktgen"),
+        "run",
+        "--json",
+        "--config",
+        f.arg(),
+    ]);
+    // SIGINT: dumpcap finishes the file and exits.
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &dumpcap.id().to_string()])
+        .status();
+    let _ = dumpcap.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let st = &j["streams"]["streams"];
+    for (i, pps) in [1_000u64, 2_000, 3_000].into_iter().enumerate() {
+        assert_eq!(st[i]["tx_frames"], pps * 2, "{}", st[i]);
+        assert_eq!(st[i]["rx_frames"], st[i]["tx_frames"], "{}", st[i]);
+    }
+    let d = std::process::Command::new("tshark")
+        .args(["-r"])
+        .arg(&cap)
+        .args([
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-e",
+            "frame.protocols",
+            "-e",
+            "frame.len",
+            "-e",
+            "udp.dstport",
+            "-e",
+            "tcp.flags",
+            "-e",
+            "vlan.id",
+            "-e",
+            "vlan.priority",
+            "-e",
+            "_ws.malformed",
+        ])
+        .output()
+        .unwrap();
+    assert!(d.status.success(), "{}", stderr(&d));
+    let mut per_flow = [0u64; 3];
+    for line in String::from_utf8_lossy(&d.stdout).lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        let (proto, len) = (f[0], f[1].parse::<u64>().unwrap());
+        assert!(f[6].is_empty(), "a malformed frame: {line}");
+        if proto.starts_with("eth:ethertype:ip:udp") && len == 60 {
+            assert!(
+                (1000..1100).contains(&f[2].parse::<u32>().unwrap()),
+                "{line}"
+            );
+            per_flow[0] += 1;
+        } else if proto.starts_with("eth:ethertype:ip:tcp") {
+            assert!([86, 88, 590, 1514].contains(&len), "{line}");
+            assert_eq!(f[3], "0x0002", "SYN only: {line}");
+            per_flow[1] += 1;
+        } else if proto.starts_with("eth:ethertype:vlan:ethertype:ipv6:udp") {
+            assert_eq!((len, f[2], f[4], f[5]), (996, "4791", "100", "3"), "{line}");
+            per_flow[2] += 1;
+        } else if proto.starts_with("eth:ethertype:ipv6:icmpv6") || proto.contains("arp") {
+            // The namespaces' own neighbour traffic.
+        } else {
+            panic!("a frame of no flow: {line}");
+        }
+    }
+    assert_eq!(per_flow, [2_000, 4_000, 6_000]);
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
     one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted,
     a_config_is_refused_before_anything_is_sent,
+    three_flows_to_a_netns_peer_decode_with_their_headers,
 ];
