@@ -12,6 +12,7 @@ pub(crate) mod pcap;
 pub(crate) mod plan;
 pub mod rx;
 pub(crate) mod session;
+pub mod streams;
 pub(crate) mod threads;
 
 use crate::agent::far::RemoteReceiver;
@@ -65,7 +66,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     let output = plan.output;
     let metrics = plan.metrics.start()?;
-    let Some(r) = execute_with(plan, stop, metrics.as_ref())? else {
+    let Some(r) = execute_with(plan, stop, metrics.as_ref(), None)? else {
         return Ok(Exit::Interrupted);
     };
     if let Some(m) = &metrics {
@@ -168,7 +169,7 @@ fn device_of<'a>(devices: &'a [Device], name: &str) -> Result<&'a Device> {
 /// then the system is sampled and all start together; the report adds them up. None when
 /// stopped before anything was sent.
 pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult>> {
-    execute_with(plan, stop, None)
+    execute_with(plan, stop, None, None)
 }
 
 /// [`execute`], feeding a metrics endpoint while it runs: the site opened, the jobs built,
@@ -177,6 +178,7 @@ fn execute_with(
     mut plan: RunPlan,
     stop: &Arc<AtomicBool>,
     metrics: Option<&crate::metrics::Endpoint>,
+    live: Option<&streams::LiveSlot>,
 ) -> Result<Option<RunResult>> {
     let site = match Site::open(&plan, stop) {
         Ok(s) => s,
@@ -233,7 +235,10 @@ fn execute_with(
         }
     }
     let lab = site.lab.as_ref();
-    let observers = observers(&plan, &site, &devices, progress, metrics)?;
+    let (observers, rx_progress) = observers(&plan, &site, &devices, progress, metrics)?;
+    if let (Some(slot), Some(t)) = (live, &tally) {
+        slot.fill(Arc::clone(t), rx_progress);
+    }
     let (ns, start_at) = (site.ns.clone(), plan.start_at);
     let ((ran, outcome), mut parts) = session::observe(
         observers,
@@ -325,13 +330,16 @@ fn execute_with(
 /// receives before anything is sent), the DUT's and the interfaces' counters, the lab's
 /// receiver, the receive path of injected frames, and last the live lines and the metrics
 /// endpoint (which show what the others count).
+/// A run's observers, in order.
+type Observers<'a> = Vec<Box<dyn session::Observer + 'a>>;
+
 fn observers<'a>(
     plan: &'a RunPlan,
     site: &'a Site,
     devices: &'a [Device],
     sent_progress: Vec<Arc<crate::sender::Progress>>,
     metrics: Option<&crate::metrics::Endpoint>,
-) -> Result<Vec<Box<dyn session::Observer + 'a>>> {
+) -> Result<(Observers<'a>, Option<Arc<crate::rx::recv::RxProgress>>)> {
     let lab = site.lab.as_ref();
     // Made first: the far receiver receives before anything is set up here.
     let far = match &plan.far {
@@ -382,6 +390,7 @@ fn observers<'a>(
         .as_ref()
         .map(LabReceiver::progress)
         .or_else(|| far.as_ref().map(observe::Far::progress));
+    let receiver_progress = receiver.clone();
     if let Some(r) = lab_rx {
         list.push(Box::new(observe::LabRx(r)));
     }
@@ -427,7 +436,7 @@ fn observers<'a>(
     )? {
         list.push(Box::new(observe::Live(m)));
     }
-    Ok(list)
+    Ok((list, receiver_progress))
 }
 
 /// netif_receive: the receive path's account of the device the first sender injected into.

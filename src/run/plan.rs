@@ -172,11 +172,32 @@ impl RunPlan {
     pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
         // A config's ports stand for the options that say where: planned as those.
         let seed = a.seed.unwrap_or_else(fresh_seed);
-        let (owned, streams) = match streams::apply(a, seed)? {
-            Some((e, s)) => (Some(e), Some(s)),
-            None => (None, None),
-        };
-        let a = owned.as_ref().unwrap_or(a);
+        match streams::apply(a, seed)? {
+            Some((e, s)) => RunPlan::prepared(&e, cpus, Some(s), seed),
+            None => RunPlan::prepared(a, cpus, None, seed),
+        }
+    }
+
+    /// The plan of the config `cfg` (named `name` in messages; an OTG server's set_config),
+    /// with `run`'s options `a` (which must not say where: the config's ports do).
+    pub fn from_config(
+        a: &RunArgs,
+        cfg: &crate::otg::Config,
+        name: &std::path::Path,
+    ) -> Result<RunPlan> {
+        let seed = a.seed.unwrap_or_else(fresh_seed);
+        let (e, s) = streams::apply_config(a, cfg, name, seed)?;
+        RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed)
+    }
+
+    /// The plan of options `a` (a config's ports already planned into them, its streams
+    /// `streams`) with `seed`.
+    fn prepared(
+        a: &RunArgs,
+        cpus: &[usize],
+        streams: Option<streams::StreamsPlan>,
+        seed: u64,
+    ) -> Result<RunPlan> {
         let in_lab = a.dev.is_none();
         check_replay_args(a)?;
         let far = far_plan(a)?;

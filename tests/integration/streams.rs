@@ -370,10 +370,51 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     assert_eq!(per_flow, [2_000, 4_000, 6_000]);
 }
 
+/// The OTG server's way in: a config launched in process, watched while it runs, then its
+/// final figures.
+fn a_launched_config_shows_its_progress_then_its_figures() {
+    if !root_or_skip() {
+        return;
+    }
+    let doc = config(vec![flow(
+        "a",
+        json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]),
+        json!({"choice": "fixed", "fixed": 128}),
+        2_000,
+        1.0,
+    )]);
+    let cfg = upktgen::otg::Config::from_value(&doc).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let l = upktgen::run::streams::launch(&cfg, stop).unwrap();
+    let mut polls = Vec::new();
+    while !l.finished() {
+        polls.push(l.progress()[0].tx_frames);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(polls.windows(2).all(|w| w[0] <= w[1]), "{polls:?}");
+    assert!(
+        polls.iter().any(|&n| n > 0 && n < 2_000),
+        "seen while sending: {polls:?}"
+    );
+    let p = &l.progress()[0];
+    assert_eq!(
+        (p.name.as_str(), p.tx_frames, p.rx_frames),
+        ("a", 2_000, 2_000)
+    );
+    assert_eq!((p.tx_bytes, p.rx_bytes), (2_000 * 124, 2_000 * 124));
+    let out = l.wait().unwrap();
+    let f = &out.flows[0];
+    assert_eq!((f.tx_frames, f.rx_frames, f.lost), (2_000, 2_000, 0));
+    let lat = f.latency_ns.as_ref().unwrap();
+    assert!(lat.min <= lat.p50 && lat.p50 <= lat.max, "{lat:?}");
+    assert!(out.text.contains("Streams:"), "{}", out.text);
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
     one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted,
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
+    a_launched_config_shows_its_progress_then_its_figures,
 ];

@@ -56,26 +56,19 @@ pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
-    if let Some((name, _)) = a.pg.items.first() {
-        return Err(Refusal::ConfigWithPktgen {
-            option: name.replace('_', "-"),
-        }
-        .into());
-    }
-    for (given, option) in [
-        (a.dev.is_some(), "--dev"),
-        (a.far.peer.is_some(), "--peer"),
-        (a.far.rx_dev.is_some(), "--rx-dev"),
-        (a.rx_analyze, "--rx-analyze"),
-        (a.replay.is_some(), "--replay"),
-        (a.threads != 1, "--threads"),
-    ] {
-        if given {
-            return Err(Refusal::ConfigWithOption { option }.into());
-        }
-    }
     let cfg = crate::otg::read_file(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let (tx_port, rx_port) = ports(&cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    apply_config(a, &cfg, path, seed).map(Some)
+}
+
+/// The options `a` with the config `cfg` (named `path` in messages) planned into them.
+pub fn apply_config(
+    a: &RunArgs,
+    cfg: &Config,
+    path: &std::path::Path,
+    seed: u64,
+) -> Result<(RunArgs, StreamsPlan)> {
+    refuse_options(a)?;
+    let (tx_port, rx_port) = ports(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let mut e = a.clone();
     e.seed = Some(seed);
     let in_lab = match &tx_port.1 {
@@ -121,23 +114,46 @@ pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
         seed,
     };
     let specs =
-        crate::otg::streams::streams(&cfg, &cx).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        crate::otg::streams::streams(cfg, &cx).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     // Built once here, so a stream the engine cannot send is refused before anything is.
     let frames = MultiStream::new(&specs, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
-    Ok(Some((
+    Ok((
         e,
         StreamsPlan {
-            config: path.clone(),
+            config: path.to_path_buf(),
             specs,
             names,
             tx_port,
             rx_port,
         },
-    )))
+    ))
+}
+
+/// Options that would say again what a config says, and pktgen's frame options.
+fn refuse_options(a: &RunArgs) -> Result<()> {
+    if let Some((name, _)) = a.pg.items.first() {
+        return Err(Refusal::ConfigWithPktgen {
+            option: name.replace('_', "-"),
+        }
+        .into());
+    }
+    for (given, option) in [
+        (a.dev.is_some(), "--dev"),
+        (a.far.peer.is_some(), "--peer"),
+        (a.far.rx_dev.is_some(), "--rx-dev"),
+        (a.rx_analyze, "--rx-analyze"),
+        (a.replay.is_some(), "--replay"),
+        (a.threads != 1, "--threads"),
+    ] {
+        if given {
+            return Err(Refusal::ConfigWithOption { option }.into());
+        }
+    }
+    Ok(())
 }
 
 /// The one transmitting and the one receiving port every flow uses.

@@ -12,52 +12,9 @@ use super::build::{StreamFrames, build_all};
 use super::spec::{StreamError, StreamSpec};
 use super::timeline::{Due, Timeline};
 use super::{FrameSource, Stamp};
+pub use crate::tally::Tally;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// What one stream handed to the backend so far: frames and their bytes (without FCS).
-#[derive(Debug, Default)]
-pub struct StreamCount {
-    pub frames: AtomicU64,
-    pub bytes: AtomicU64,
-}
-
-/// Every stream's [`StreamCount`], by stream id.
-#[derive(Debug)]
-pub struct Tally(Box<[StreamCount]>);
-
-impl Tally {
-    fn new(n: usize) -> Tally {
-        Tally((0..n).map(|_| StreamCount::default()).collect())
-    }
-
-    /// A tally of known counts (frames, bytes) by stream id: a report rebuilt, a test.
-    pub fn of(counts: &[(u64, u64)]) -> Tally {
-        let t = Tally::new(counts.len());
-        for (c, &(f, b)) in t.0.iter().zip(counts) {
-            c.frames.store(f, Relaxed);
-            c.bytes.store(b, Relaxed);
-        }
-        t
-    }
-
-    /// Stream `i`'s frames and bytes so far.
-    pub fn get(&self, i: usize) -> (u64, u64) {
-        let c = &self.0[i];
-        (c.frames.load(Relaxed), c.bytes.load(Relaxed))
-    }
-
-    /// How many streams it counts.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether it counts none.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
 
 /// A queue's streams, sent in the order of their deadlines.
 pub struct MultiStream {
@@ -152,10 +109,7 @@ impl FrameSource for MultiStream {
     fn sent(&mut self) {
         // One writer (this sender's thread): a load and a store, no locked add.
         let d = self.cur;
-        let c = &self.tally.0[d.stream as usize];
-        c.frames.store(c.frames.load(Relaxed) + 1, Relaxed);
-        c.bytes
-            .store(c.bytes.load(Relaxed) + u64::from(d.len), Relaxed);
+        self.tally.add(d.stream as usize, u64::from(d.len));
         self.bytes += u64::from(d.len);
     }
 
