@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::agent::transport::PeerUri;
-use crate::script::parse::MAX_IFNAME;
+use crate::sys::MAX_IFNAME;
 
 /// Where a port is.
 #[derive(Debug, Clone, PartialEq, Eq)]

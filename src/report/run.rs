@@ -129,11 +129,11 @@ pub struct RunReport {
     /// reconciliation's interface counts do not apply then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_path: Option<crate::report::receive::ReceivePath>,
-    /// Parts of the report an observer could not give (its name, why): a far end that failed
-    /// after the send. Text only for now: in the JSON document the part is null.
     /// `--config`: each stream sent, and received at its port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<crate::report::streams::StreamsRun>,
+    /// Parts of the report an observer could not give (its name, why): a far end that failed
+    /// after the send. Text only for now: in the JSON document the part is null.
     #[serde(skip)]
     pub missing: Vec<(&'static str, String)>,
     /// Lines from observers without a field of their own (label, text). Text only.
