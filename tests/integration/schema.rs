@@ -511,6 +511,75 @@ fn a_run_of_streams_and_a_stream_receiver_match_the_schema_and_merge_reads_them(
     assert_eq!(m["total"]["sent"], 2000);
 }
 
+/// A far end's receiver counting streams (what `run --config` asks of a `netns:` or `ssh://`
+/// port): the agent's `rx.stop` result carries them, and every line both ways matches the
+/// agent's schema. The requests are the controller's, typed here (`--peer-agent`, the way
+/// to record a run's, does not go with `--config`).
+fn an_agent_s_receiver_of_streams_answers_in_its_schema() {
+    if !root_or_skip() {
+        return;
+    }
+    use std::io::Write;
+    let lab = upktgen::lab::Lab::create(upktgen::lab::RxMode::Stack).unwrap();
+    let line = |id: u32, method: &str, params: Value| {
+        json!({"schema": schema::AGENT, "jsonrpc": "2.0", "id": id, "method": method,
+               "params": params})
+        .to_string()
+    };
+    let args = [
+        "--dev",
+        upktgen::lab::RX_IF,
+        "--rx-backend",
+        "af_packet",
+        "--stream",
+        "a",
+        "--stream",
+        "b",
+    ];
+    let requests = [
+        line(
+            1,
+            "hello",
+            json!({"version": upktgen::agent::proto::VERSION,
+                   "protocol": upktgen::agent::proto::PROTOCOL}),
+        ),
+        line(2, "rx.start", json!({"args": args})),
+        line(3, "rx.stats", json!({"id": 1})),
+        line(
+            4,
+            "rx.stop",
+            json!({"id": 1, "expected": 0, "settle_ms": 100, "max_wait_ms": 1000}),
+        ),
+        line(5, "shutdown", Value::Null),
+    ]
+    .map(|l| l + "\n")
+    .concat();
+    let mut agent = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns, BIN, "agent"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    agent
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(requests.as_bytes())
+        .unwrap();
+    let o = agent.wait_with_output().unwrap();
+    drop(lab);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let responses = crate::common::stdout(&o);
+    check::check_lines(schema::AGENT, &requests, "requests to the agent");
+    let n = check::check_lines(schema::AGENT, &responses, "the agent's responses");
+    assert_eq!(n, 5, "{responses}");
+    let stop: Value = serde_json::from_str(responses.lines().nth(3).unwrap()).unwrap();
+    let st = &stop["result"]["streams"];
+    assert_eq!(st["expected"], 2, "{stop}");
+    assert_eq!(st["streams"][1]["name"], "b", "{stop}");
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     runs_in_the_lab_and_their_live_lines_match_the_schema,
     merge_of_real_runs_matches_the_schema_and_refuses_another_version,
@@ -518,4 +587,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     ndr_writes_documents_matching_the_schema_and_its_readers_check_versions,
     a_sweep_of_real_runs_writes_a_runs_json_matching_the_schema,
     a_run_of_streams_and_a_stream_receiver_match_the_schema_and_merge_reads_them,
+    an_agent_s_receiver_of_streams_answers_in_its_schema,
 ];
