@@ -13,9 +13,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// `upktgen run --json` (and `upktgen script --json`): one run's report.
-pub const RUN: &str = "upktgen.run/1";
+pub const RUN: &str = "upktgen.run/2";
 /// `upktgen rx --json`: one receiver's report.
-pub const RX: &str = "upktgen.rx/1";
+pub const RX: &str = "upktgen.rx/2";
 /// `upktgen sim --json`: one simulated run.
 pub const SIM: &str = "upktgen.sim/1";
 /// `upktgen sim --sweep ... --json`: the grid's points.
@@ -33,7 +33,7 @@ pub const NDR_TRIAL: &str = "upktgen.ndr-trial/1";
 /// `upktgen merge --json`.
 pub const MERGE: &str = "upktgen.merge/1";
 /// Every line of the agent's protocol, both ways (requests and responses).
-pub const AGENT: &str = "upktgen.agent/1";
+pub const AGENT: &str = "upktgen.agent/2";
 /// A live statistics line (`--json-lines`).
 pub const LIVE: &str = "upktgen.live/1";
 
@@ -195,7 +195,7 @@ mod tests {
             "upktgen.run/",
             "upktgen./1",
             "upktgen.Run/1",
-            "upktgen.run/1a",
+            "upktgen.run/2a",
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }
@@ -209,7 +209,7 @@ mod tests {
             b: Option<u32>,
         }
         let s = serde_json::to_string(&tagged(RUN, &D { a: 1, b: None })).unwrap();
-        assert_eq!(s, r#"{"schema":"upktgen.run/1","a":1,"b":null}"#);
+        assert_eq!(s, r#"{"schema":"upktgen.run/2","a":1,"b":null}"#);
     }
 
     #[test]
@@ -219,17 +219,22 @@ mod tests {
             Some("run")
         );
         assert_eq!(kind_of("a.json", &json!({"outcome": {}})).unwrap(), None);
-        let e = kind_of("a.json", &json!({"schema": "upktgen.run/2"}))
+        let e = kind_of("a.json", &json!({"schema": "upktgen.run/3"}))
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("a.json: a run document of schema version 2"),
+            e.starts_with("a.json: a run document of schema version 3"),
             "{e}"
         );
         assert!(
-            e.contains("newer upktgen") && e.contains("reads version 1"),
+            e.contains("newer upktgen") && e.contains("reads version 2"),
             "{e}"
         );
+        // Version 1 (before the receiver's IPDV) is another shape: refused, as any other.
+        let e = kind_of("a.json", &json!({"schema": "upktgen.run/1"}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("an older upktgen"), "{e}");
         let e = kind_of("b.json", &json!({"schema": "upktgen.run/0"}))
             .unwrap_err()
             .to_string();
@@ -276,7 +281,7 @@ mod tests {
         .to_string();
         assert_eq!(
             e,
-            "g.json: an rx document (\"upktgen.rx/1\"), not a sweep's runs.json"
+            "g.json: an rx document (\"upktgen.rx/2\"), not a sweep's runs.json"
         );
     }
 }

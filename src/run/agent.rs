@@ -454,9 +454,9 @@ mod tests {
     #[test]
     fn a_request_of_another_schema_is_refused_naming_it() {
         let out = session(&[
-            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"method":"clock"}"#,
             r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":2,"method":"clock"}"#,
-            r#"{"schema":"upktgen.run/1","jsonrpc":"2.0","id":3,"method":"clock"}"#,
+            r#"{"schema":"upktgen.run/2","jsonrpc":"2.0","id":3,"method":"clock"}"#,
         ]);
         // Version 1 is read (here: refused only for want of hello).
         assert_eq!(out[0]["error"]["code"], code::NOT_INTRODUCED);
