@@ -30,6 +30,12 @@ pub const NDR: &str = "upktgen.ndr/1";
 pub const NDR_RESULTS: &str = "upktgen.ndr-results/1";
 /// Every other line of an ndr results file: one trial.
 pub const NDR_TRIAL: &str = "upktgen.ndr-trial/1";
+/// `upktgen rfc2544 --json` and rfc2544.json: the whole suite.
+pub const RFC2544: &str = "upktgen.rfc2544/1";
+/// The first line of an rfc2544 results file (JSON lines).
+pub const RFC2544_RESULTS: &str = "upktgen.rfc2544-results/1";
+/// Every other line of an rfc2544 results file: one trial.
+pub const RFC2544_TRIAL: &str = "upktgen.rfc2544-trial/1";
 /// `upktgen merge --json`.
 pub const MERGE: &str = "upktgen.merge/1";
 /// Every line of the agent's protocol, both ways (requests and responses).
@@ -48,6 +54,9 @@ pub const ALL: &[&str] = &[
     NDR,
     NDR_RESULTS,
     NDR_TRIAL,
+    RFC2544,
+    RFC2544_RESULTS,
+    RFC2544_TRIAL,
     MERGE,
     AGENT,
     LIVE,

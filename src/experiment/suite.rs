@@ -24,7 +24,12 @@ pub enum Test {
 
 impl Test {
     /// In the order they run (the others need the throughput).
-    pub const ALL: [Test; 4] = [Test::Throughput, Test::Latency, Test::Loss, Test::BackToBack];
+    pub const ALL: [Test; 4] = [
+        Test::Throughput,
+        Test::Latency,
+        Test::Loss,
+        Test::BackToBack,
+    ];
 
     /// The name on the command line and in the records.
     pub fn name(self) -> &'static str {
@@ -253,7 +258,15 @@ impl SuitePlanner {
     }
 
     /// A trial of test `t` at the current size.
-    pub fn trial(&self, t: Test, size: u32, rep: u32, step: u32, q: Request, burst: Option<u64>) -> Trial {
+    pub fn trial(
+        &self,
+        t: Test,
+        size: u32,
+        rep: u32,
+        step: u32,
+        q: Request,
+        burst: Option<u64>,
+    ) -> Trial {
         let ask = Ask::frames(
             Frames {
                 frame: size,
@@ -363,8 +376,7 @@ impl SuitePlanner {
                 }
                 match failed {
                     Some(e) => {
-                        o.notes
-                            .push(format!("back-to-back: a trial failed: {e}"));
+                        o.notes.push(format!("back-to-back: a trial failed: {e}"));
                         Phase::Done
                     }
                     None => {

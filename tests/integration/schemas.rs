@@ -295,7 +295,7 @@ fn strict_schemas_refuse_a_new_field_a_missing_one_and_another_version() {
     let e = check::errors("run", &missing);
     assert!(e.iter().any(|l| l.contains("reconciliation")), "{e:?}");
     let mut other = good.clone();
-    other["schema"] = json!("upktgen.run/2");
+    other["schema"] = json!("upktgen.run/3");
     assert!(!check::errors("run", &other).is_empty());
     let mut untagged = good.clone();
     untagged.as_object_mut().unwrap().remove("schema");

@@ -847,7 +847,14 @@ pub mod tests {
         // Sent at 10 s, delays 1000, 3000, 2000 ns for seqs 1..3; seq 4 lost; seq 5 at 9000
         // (after a hole: no pair); seq 6 at 8000 (pair: 1000); then a duplicate of 6.
         let at = |d: u64| Some(10_000_000_000 + d);
-        for (seq, d) in [(1, 1000), (2, 3000), (3, 2000), (5, 9000), (6, 8000), (6, 1)] {
+        for (seq, d) in [
+            (1, 1000),
+            (2, 3000),
+            (3, 2000),
+            (5, 9000),
+            (6, 8000),
+            (6, 1),
+        ] {
             s.record(&pf([10, 0, 0, 1], 9, seq, (10, 0)), at(d));
         }
         let v = s.report(false).ipdv.unwrap();
