@@ -444,7 +444,7 @@ pub fn plots(run: &Rfc2544Run) -> Vec<(String, String, String)> {
             ),
         ));
     }
-    let lat: Vec<(f64, f64, Option<(f64, f64)>)> = run
+    let lat: Vec<plot::XyPoint> = run
         .summaries
         .iter()
         .filter_map(|s| {
@@ -472,7 +472,7 @@ pub fn plots(run: &Rfc2544Run) -> Vec<(String, String, String)> {
             ),
         ));
     }
-    let b2b: Vec<(f64, f64, Option<(f64, f64)>)> = run
+    let b2b: Vec<plot::XyPoint> = run
         .summaries
         .iter()
         .filter_map(|s| {
@@ -535,6 +535,9 @@ pub fn write_dir(
     crate::experiment::writer::write_files(dir, files)
 }
 
+/// A figure of a size's summary, for `compare`.
+type Figure = fn(&SizeSummary) -> Option<f64>;
+
 fn change(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a != 0.0 => format!("{:+.2} %", (b / a - 1.0) * 100.0),
@@ -560,7 +563,7 @@ pub fn compare_files(a: &Path, b: &Path) -> Result<String> {
             continue;
         };
         any = true;
-        let rows: [(&str, fn(&SizeSummary) -> Option<f64>); 6] = [
+        let rows: [(&str, Figure); 6] = [
             ("throughput pps", |s| s.throughput_pps),
             ("latency median us", |s| s.latency.map(|l| l.median_us)),
             ("PDV us", |s| s.latency.map(|l| l.pdv_us)),
