@@ -514,5 +514,4 @@ impl Planner<Record> for SuitePlanner {
 }
 
 #[cfg(test)]
-#[path = "suite_tests.rs"]
 mod tests;
