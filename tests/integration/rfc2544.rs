@@ -138,9 +138,13 @@ fn throughput_and_the_loss_curve_are_the_limiters() {
     ] {
         assert!(out.join(f).is_file(), "{f}");
     }
+    // The results file: its header, then every trial, each valid against its schema.
     let jl = std::fs::read_to_string(out.join("rfc2544.jsonl")).unwrap();
+    let (first, rest) = jl.split_once('\n').unwrap();
+    let h: Value = serde_json::from_str(first).unwrap();
+    crate::common::schema::check(upktgen::schema::RFC2544_RESULTS, &h, "rfc2544.jsonl:1");
     assert_eq!(
-        crate::common::schema::check_lines(upktgen::schema::RFC2544_TRIAL, &jl, "rfc2544.jsonl"),
+        crate::common::schema::check_lines(upktgen::schema::RFC2544_TRIAL, rest, "rfc2544.jsonl"),
         v["trials"].as_array().unwrap().len()
     );
     // compare: a run against itself changes by nothing; an --out directory stands for its file.
@@ -176,6 +180,8 @@ fn back_to_back_is_what_tbf_admits() {
     let r = r_pps * s;
     let want = tbf_admits(r, b, l, s, MAX);
     assert_eq!(want, 101); // (b + l)/s / (1 − r_pps/MAX), in whole frames
+    let d = tmp("tbf");
+    let res = d.join("r.jsonl").to_string_lossy().into_owned();
     let setup = format!(
         "tc qdisc add dev dut-out root tbf rate {}bit burst {b} limit {l}",
         r * 8.0
@@ -184,6 +190,8 @@ fn back_to_back_is_what_tbf_admits() {
         "throughput,back-to-back",
         &[
             "--json",
+            "--results",
+            &res,
             "--b2b-trials",
             "2",
             "--b2b-trial",
@@ -275,9 +283,11 @@ fn median_latency_is_the_delay_plus_the_labs_own() {
         / 1000.0;
     const D_MS: f64 = 20.0;
     let netem = format!("tc qdisc add dev dut-out root netem delay {D_MS}ms limit 100000");
+    let d = tmp("netem");
+    let res = d.join("r.jsonl").to_string_lossy().into_owned();
     let o = upktgen(&args(
         "throughput,latency",
-        &["--json"],
+        &["--json", "--results", &res],
         &["--lab", "dut", "--dut-setup", &setup, "--dut-setup", &netem],
     ));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -455,8 +465,11 @@ fn the_tests_run_over_a_netns_peer_and_a_second_local_interface() {
                 vec!["--rx-dev".to_string(), hosts::B_DATA.into()],
             )
         };
+        // ndr's far-end limiter: its burst covers 100 ms of a sender's stall at R.
         const FAR_R: u32 = 3000;
-        nft::limit_ingress(&limiter_ns, hosts::B_DATA, FAR_R, 30);
+        const FAR_BURST: u32 = 300;
+        nft::limit_ingress(&limiter_ns, hosts::B_DATA, FAR_R, FAR_BURST);
+        let res = h.file("r.jsonl").to_string_lossy().into_owned();
         let mut a = vec![
             env!("CARGO_BIN_EXE_upktgen"),
             "rfc2544",
@@ -483,6 +496,8 @@ fn the_tests_run_over_a_netns_peer_and_a_second_local_interface() {
             "--loss-step",
             "25%",
             "--json",
+            "--results",
+            &res,
             "--",
             "--dev",
             hosts::A_DATA,
@@ -504,15 +519,18 @@ fn the_tests_run_over_a_netns_peer_and_a_second_local_interface() {
             .as_f64()
             .unwrap_or_else(|| panic!("{far}: {s}"));
         let r = f64::from(FAR_R);
+        // For 1 s trials the bucket's NDR is R .. R + B.
+        let b = f64::from(FAR_BURST);
         assert!(
-            t >= r * 0.98 && t <= (r + 30.0) * 1.02,
+            t >= r * 0.98 && t <= (r + b) * 1.02,
             "{far}: throughput {t}: {s}"
         );
-        // 100 % of 6000 pps loses half, 75 % a third; 50 % (= R) and 25 % nothing.
+        // 1 − (R + B/T)/offered, T = 1 s: 100 % of 6000 pps loses 45 %, 75 % 27 %; 50 % and 25 %
+        // nothing.
         let steps = s["loss"].as_array().unwrap();
         assert_eq!(steps.len(), 4, "{far}: {s}");
         for st in steps {
-            let want = (1.0 - r / st["rate"].as_f64().unwrap()).max(0.0) * 100.0;
+            let want = (1.0 - (r + b) / st["rate"].as_f64().unwrap()).max(0.0) * 100.0;
             assert!(
                 (st["loss_pct"].as_f64().unwrap() - want).abs() <= 1.0,
                 "{far}: {st}"
