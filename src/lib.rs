@@ -22,6 +22,7 @@ pub mod otg;
 pub(crate) mod outdir;
 pub(crate) mod plot;
 pub mod report;
+pub mod rfc2544;
 pub mod run;
 pub mod schema;
 pub mod script;

@@ -33,9 +33,16 @@ fn main() -> ExitCode {
         Some(Cmd::Sweep(args)) => stop_flag().and_then(|stop| upktgen::sweep::run_cli(args, &stop)),
         Some(Cmd::Merge(args)) => upktgen::merge::run_cli(args).map(|_| Exit::Done),
         Some(Cmd::Ndr(args)) => stop_flag().and_then(|stop| upktgen::ndr::run_cli(args, &stop)),
+        Some(Cmd::Rfc2544(args)) => {
+            stop_flag().and_then(|stop| upktgen::rfc2544::run_cli(args, &stop))
+        }
         Some(Cmd::Compare(args)) => upktgen::experiment::compare::compare_cli(
             args,
-            &[&upktgen::ndr::RESULTS, &upktgen::sweep::RESULTS],
+            &[
+                &upktgen::rfc2544::RESULTS,
+                &upktgen::ndr::RESULTS,
+                &upktgen::sweep::RESULTS,
+            ],
         )
         .map(|_| Exit::Done),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),

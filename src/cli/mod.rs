@@ -11,6 +11,7 @@
 pub(crate) mod manual;
 pub(crate) mod ndr;
 pub mod pg;
+pub(crate) mod rfc2544;
 pub(crate) mod run;
 pub(crate) mod rx;
 pub(crate) mod script;
@@ -97,6 +98,9 @@ pub enum Cmd {
     /// The no-drop and partial-drop rate per frame size (RFC 2544 throughput, MLRsearch-style
     /// search over real runs), with latency (docs/ndr.md).
     Ndr(Box<ndr::NdrArgs>),
+    /// RFC 2544's throughput, latency (with RFC 8219's PDV and IPDV), frame loss rate and
+    /// back-to-back frames (with RFC 9004's buffer time) per frame size (docs/rfc2544.md).
+    Rfc2544(Box<rfc2544::Rfc2544Args>),
     /// Run a file of pktgen control commands (pgctrl, kpktgend_N, devices) as /proc/net/pktgen takes them.
     #[command(long_about = script::SCRIPT_ABOUT, after_help = script::SCRIPT_HELP)]
     Script(Box<ScriptArgs>),

@@ -21,6 +21,7 @@ pub mod grid;
 pub mod resume;
 pub mod search;
 pub mod searching;
+pub mod suite;
 pub mod trial;
 pub mod writer;
 

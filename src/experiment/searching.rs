@@ -48,6 +48,7 @@ impl Space {
                 frame: size,
                 rate: request.rate,
                 duration_s: request.duration_s,
+                count: None,
             },
             self.run_args.clone(),
         );

@@ -36,12 +36,14 @@ impl Command {
 }
 
 /// What a search sets of a trial: frames of `frame` bytes (with the FCS) at `rate` packets
-/// per second (None: as fast as the sender goes) for `duration_s` seconds.
+/// per second (None: as fast as the sender goes) for `duration_s` seconds, or until `count`
+/// frames are sent (a burst; None: the duration alone ends it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Frames {
     pub frame: u32,
     pub rate: Option<f64>,
     pub duration_s: f64,
+    pub count: Option<u64>,
 }
 
 /// One run asked of a child `upktgen`: the command, the user's options for it (a sweep
@@ -103,7 +105,7 @@ impl Ask {
             "--json".into(),
             "--no-live".into(),
             "--count".into(),
-            "0".into(),
+            f.count.unwrap_or(0).to_string(),
             "--duration".into(),
             format!("{}ms", (f.duration_s * 1000.0).round().max(1.0) as u64),
             "--pkt-size".into(),
@@ -152,6 +154,17 @@ pub enum Coords {
         round: u32,
         request: Request,
         latency_at: Option<f64>,
+    },
+    /// A trial of one of a suite's tests (RFC 2544's latency, frame loss, back-to-back): the
+    /// test's name, the frame size, the repetition (1-based), the step within it (0-based),
+    /// the request and, for a burst, its frames.
+    Test {
+        test: &'static str,
+        size: u32,
+        rep: u32,
+        step: u32,
+        request: Request,
+        burst: Option<u64>,
     },
 }
 
@@ -325,6 +338,7 @@ mod tests {
             frame: 64,
             rate: Some(1000.0),
             duration_s: 1.0,
+            count: None,
         };
         let req = Request {
             rate: f.rate,

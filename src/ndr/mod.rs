@@ -145,7 +145,7 @@ const DEFAULT_TRIAL: std::time::Duration = std::time::Duration::from_secs(10);
 const DEFAULT_PRECISION: &str = "1%";
 const DEFAULT_TOLERANCE: &str = "2%";
 
-fn header_from(args: &NdrArgs) -> Result<Header> {
+pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
     let sizes = parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?;
     let loss_text = args.loss.as_deref().unwrap_or(DEFAULT_LOSS);
     let pdr_text = args.pdr.as_deref().unwrap_or(DEFAULT_PDR);
@@ -302,7 +302,7 @@ pub fn check_header(h: &Header) -> Result<()> {
 
 /// A trial record of a resumed file, checked against what a trial can measure: a record
 /// that could not come from a trial is refused (it would steer the search).
-fn check_record(h: &Header, t: &TrialRecord) -> Result<()> {
+pub(crate) fn check_record(h: &Header, t: &TrialRecord) -> Result<()> {
     let o = &t.obs;
     let q = &t.request;
     if !h.sizes.contains(&t.size) {
@@ -373,7 +373,7 @@ fn check_run_args(run: &[String]) -> Result<()> {
 }
 
 /// The search's space of a header: its sizes, rounds, settings and run options.
-fn space_of(h: &Header) -> Space {
+pub(crate) fn space_of(h: &Header) -> Space {
     Space {
         sizes: h.sizes.clone(),
         repeat: h.repeat,
@@ -389,7 +389,7 @@ fn space_of(h: &Header) -> Space {
 /// options no trial could run are refused once, before the first trial, not by every trial.
 /// Called after the resume's check ([`resume::check_run_options`]): planning reads the
 /// files the options name.
-fn plan_run_args(h: &Header) -> Result<()> {
+pub(crate) fn plan_run_args(h: &Header) -> Result<()> {
     SearchPlanner::new(space_of(h)).check_space().map_err(|e| {
         let opts = crate::text::printable(&h.run_args.join(" ")).into_owned();
         if e.first {
@@ -569,7 +569,7 @@ impl crate::experiment::compare::Results for NdrResults {
 
 /// Refuses ndr's options given beside `--resume` that differ from the file's settings
 /// (a resumed search keeps them; an option is never dropped without a word).
-fn check_given_beside_resume(args: &NdrArgs, h: &Header, path: &Path) -> Result<()> {
+pub(crate) fn check_given_beside_resume(args: &NdrArgs, h: &Header, path: &Path) -> Result<()> {
     let c = &h.config;
     let mut differ: Vec<String> = Vec::new();
     let mut say =

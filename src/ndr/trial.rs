@@ -36,6 +36,7 @@ pub fn child_args(frame: u32, q: &Request, user: &[String]) -> Vec<String> {
             frame,
             rate: q.rate,
             duration_s: q.duration_s,
+            count: None,
         },
         user.to_vec(),
     )

@@ -24,6 +24,7 @@ mod pcap;
 mod peer;
 mod refused;
 mod resume;
+mod rfc2544;
 mod rings;
 mod run;
 mod rx;
@@ -53,6 +54,7 @@ fn main() {
         ("metrics", metrics::TESTS),
         ("metrics_hostile", metrics_hostile::TESTS),
         ("ndr", ndr::TESTS),
+        ("rfc2544", rfc2544::TESTS),
         ("netif_receive", netif_receive::TESTS),
         ("output", output::TESTS),
         ("params", params::TESTS),

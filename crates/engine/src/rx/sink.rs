@@ -53,6 +53,16 @@
 //! `out_of_range` (more than 60 s). Separately, `tx_clock_backwards` counts packets whose
 //! stamp is earlier than that of a lower-numbered packet of the same flow (the sender's
 //! clock stepped back).
+//!
+//! # Delay variation
+//!
+//! Beside the one-way delays, the sink records the inter-packet delay variation (IPDV,
+//! RFC 3393's selection of consecutive packets, as RFC 5481 and RFC 8219 use it): for each
+//! packet whose sequence number follows the previous one of its flow by exactly one and
+//! both have a recorded delay, |D(i) − D(i−1)| goes into a second HDR histogram (same bounds).
+//! Packets after a hole, a reordered, late or duplicate packet start no pair. The packet
+//! delay variation (PDV, RFC 5481: D − Dmin) needs no more than the delays: its 99.9th
+//! percentile is the delay histogram's p99.9 minus its minimum.
 
 use super::frame::{FlowAddr, PktgenFrame};
 use hdrhistogram::Histogram;
@@ -329,6 +339,18 @@ pub struct LatencySummary {
     pub max_ns: u64,
 }
 
+/// The inter-packet delay variation: |D(i) − D(i−1)| of consecutive packets, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct IpdvSummary {
+    /// Pairs recorded.
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
 /// One flow in the report.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FlowReport {
@@ -349,6 +371,9 @@ pub struct SinkReport {
     /// pktgen frames of flows beyond MAX_FLOWS (not sequence-tracked).
     pub untracked: u64,
     pub latency: Option<LatencySummary>,
+    /// The inter-packet delay variation (none without two consecutive delays).
+    #[serde(default)]
+    pub ipdv: Option<IpdvSummary>,
     pub latency_not_recorded: LatencyCounters,
     /// The whole histogram as (highest value of the bucket in ns, count), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -365,6 +390,9 @@ pub struct Sink {
     untracked: u64,
     hist: Histogram<u64>,
     lat: LatencyCounters,
+    /// Per flow (as `flows`): the sequence number and delay of its last packet with a delay.
+    prev_delay: Vec<Option<(u32, u64)>>,
+    ipdv: Histogram<u64>,
 }
 
 impl Sink {
@@ -379,10 +407,14 @@ impl Sink {
             hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
                 .expect("constant, valid histogram bounds"),
             lat: LatencyCounters::default(),
+            prev_delay: Vec::new(),
+            ipdv: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+                .expect("constant, valid histogram bounds"),
         }
     }
 
-    fn flow(&mut self, a: &FlowAddr) -> Option<&mut SeqTracker> {
+    /// The index of `a`'s flow in `flows` (a new flow while there is room).
+    fn flow(&mut self, a: &FlowAddr) -> Option<usize> {
         let key = self.mode.key(a);
         let i = match self.last {
             Some((k, i)) if k == key => i,
@@ -391,6 +423,7 @@ impl Sink {
                     Some(&i) => i,
                     None if self.flows.len() < MAX_FLOWS => {
                         self.flows.push((key, SeqTracker::new(self.expect_first)));
+                        self.prev_delay.push(None);
                         self.index.insert(key, self.flows.len() - 1);
                         self.flows.len() - 1
                     }
@@ -400,7 +433,7 @@ impl Sink {
                 i
             }
         };
-        Some(&mut self.flows[i].1)
+        Some(i)
     }
 
     /// Accounts one pktgen frame received at `rx_realtime_ns` (None: no receive time).
@@ -413,8 +446,9 @@ impl Sink {
         } else {
             0
         };
-        let ev = match self.flow(&f.addr) {
-            Some(t) => Some(t.observe(h.seq, ts_us)),
+        let fi = self.flow(&f.addr);
+        let ev = match fi {
+            Some(i) => Some(self.flows[i].1.observe(h.seq, ts_us)),
             None => {
                 self.untracked += 1;
                 None
@@ -423,6 +457,44 @@ impl Sink {
         if ev == Some(SeqEvent::Duplicate) {
             return ev;
         }
+        let delay = self.delay(stamped, valid, ts_us, rx_realtime_ns);
+        if let Some(i) = fi {
+            self.pair(i, h.seq, ev, delay);
+        }
+        ev
+    }
+
+    /// IPDV: `delay` of packet `seq` of flow `i` against the flow's previous one, when they
+    /// are consecutive (`ev` new, nothing skipped, the previous number one below).
+    fn pair(&mut self, i: usize, seq: u32, ev: Option<SeqEvent>, delay: Option<u64>) {
+        let prev = &mut self.prev_delay[i];
+        match ev {
+            Some(SeqEvent::New { skipped: 0 }) => {
+                if let (Some((s, d0)), Some(d)) = (*prev, delay)
+                    && s.wrapping_add(1) == seq
+                {
+                    let _ = self.ipdv.record(d.abs_diff(d0).max(1));
+                }
+                *prev = delay.map(|d| (seq, d));
+            }
+            Some(SeqEvent::New { .. } | SeqEvent::Restart | SeqEvent::Jump) => {
+                *prev = delay.map(|d| (seq, d));
+            }
+            // Reordered or late: not the successor of the last one; the pair chain goes on
+            // from the highest number.
+            _ => {}
+        }
+    }
+
+    /// The one-way delay of a frame in ns, recorded in the histogram (None: not recorded,
+    /// counted by why).
+    fn delay(
+        &mut self,
+        stamped: bool,
+        valid: bool,
+        ts_us: u64,
+        rx_realtime_ns: Option<u64>,
+    ) -> Option<u64> {
         if !stamped {
             self.lat.no_timestamp += 1;
         } else if !valid {
@@ -435,10 +507,12 @@ impl Sink {
                 self.lat.out_of_range += 1;
             } else {
                 // Values below the histogram's lowest (1 ns) are recorded as 1.
-                let _ = self.hist.record((rx - tx).max(1));
+                let d = (rx - tx).max(1);
+                let _ = self.hist.record(d);
+                return Some(d);
             }
         }
-        ev
+        None
     }
 
     pub fn totals(&self) -> SeqCounters {
@@ -457,6 +531,19 @@ impl Sink {
             mean_ns: h.mean(),
             p50_ns: h.value_at_quantile(0.50),
             p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        })
+    }
+
+    /// The inter-packet delay variation so far (None: no consecutive pair had both delays).
+    pub fn ipdv(&self) -> Option<IpdvSummary> {
+        let h = &self.ipdv;
+        (!h.is_empty()).then(|| IpdvSummary {
+            count: h.len(),
+            mean_ns: h.mean(),
+            p50_ns: h.value_at_quantile(0.50),
             p99_ns: h.value_at_quantile(0.99),
             p999_ns: h.value_at_quantile(0.999),
             max_ns: h.max(),
@@ -495,6 +582,7 @@ impl Sink {
             flows: self.flow_reports().collect(),
             untracked: self.untracked,
             latency: self.latency(),
+            ipdv: self.ipdv(),
             latency_not_recorded: self.lat,
             histogram: with_histogram.then(|| self.histogram()),
         }
@@ -751,6 +839,35 @@ pub mod tests {
         assert_eq!(r.flows.len(), 4);
         assert_eq!(r.latency_not_recorded.no_timestamp, 100);
         assert!(r.latency.is_none() && r.histogram.is_none());
+    }
+
+    #[test]
+    fn ipdv_pairs_consecutive_packets_only() {
+        let mut s = Sink::new(FlowKeyMode::Addr, Some(1));
+        // Sent at 10 s, delays 1000, 3000, 2000 ns for seqs 1..3; seq 4 lost; seq 5 at 9000
+        // (after a hole: no pair); seq 6 at 8000 (pair: 1000); then a duplicate of 6.
+        let at = |d: u64| Some(10_000_000_000 + d);
+        for (seq, d) in [
+            (1, 1000),
+            (2, 3000),
+            (3, 2000),
+            (5, 9000),
+            (6, 8000),
+            (6, 1),
+        ] {
+            s.record(&pf([10, 0, 0, 1], 9, seq, (10, 0)), at(d));
+        }
+        let v = s.report(false).ipdv.unwrap();
+        // Pairs: |3000-1000|, |2000-3000|, |8000-9000|.
+        assert_eq!(v.count, 3);
+        assert_eq!(v.max_ns, 2000);
+        assert_eq!(v.p50_ns, 1000);
+        // Without stamps there is no delay and so no IPDV.
+        let mut s = Sink::new(FlowKeyMode::Addr, Some(1));
+        for seq in 1..=10 {
+            s.record(&pf([10, 0, 0, 1], 9, seq, (0, 0)), at(5));
+        }
+        assert!(s.report(false).ipdv.is_none());
     }
 
     #[test]

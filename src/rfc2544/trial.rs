@@ -1,0 +1,167 @@
+//! One trial of the suite: a child `upktgen run --json` (its arguments made by the experiment
+//! core's [`crate::experiment::Ask::argv`], run by its child runner), its report read as ndr
+//! reads it (the loss attributed to the DUT, the receiver or the sender) and its delays, with
+//! RFC 8219's PDV and IPDV, from the receiver's sink ([`delay`]).
+
+use crate::experiment::child;
+use crate::experiment::figures::{Figures, classify};
+use crate::experiment::search::{Obs, Request};
+use crate::experiment::suite::{Delay, Record, Test};
+use crate::experiment::{Coords, Ran, Runner, Trial};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+/// The delays of a run's report (`rx_analysis.receiver.sink`: the lab's receiver or the far
+/// end's), in µs; None when the receiver recorded none.
+pub fn delay(v: &Value) -> Option<Delay> {
+    let sink = v.pointer("/rx_analysis/receiver/sink")?;
+    let l = sink.get("latency").filter(|l| !l.is_null())?;
+    let us = |x: &Value, k: &str| x.get(k).and_then(Value::as_f64).map(|n| n / 1000.0);
+    let ipdv = sink.get("ipdv").filter(|x| !x.is_null());
+    let min = us(l, "min_ns")?;
+    let p999 = us(l, "p999_ns")?;
+    Some(Delay {
+        count: l.get("count").and_then(Value::as_u64)?,
+        min_us: min,
+        mean_us: us(l, "mean_ns")?,
+        p50_us: us(l, "p50_ns")?,
+        p99_us: us(l, "p99_ns")?,
+        p999_us: p999,
+        max_us: us(l, "max_ns")?,
+        pdv_us: (p999 - min).max(0.0),
+        ipdv_p50_us: ipdv.and_then(|x| us(x, "p50_ns")),
+        ipdv_p999_us: ipdv.and_then(|x| us(x, "p999_ns")),
+        ipdv_max_us: ipdv.and_then(|x| us(x, "max_ns")),
+    })
+}
+
+/// What a child's end measured as a trial of `q`: None when Ctrl-C stopped it; a trial that
+/// failed is an `Obs` with its error.
+pub fn outcome(
+    q: &Request,
+    end: std::io::Result<child::ChildEnd>,
+) -> Option<(Obs, Figures, Option<Delay>, f64)> {
+    let failed = |e: String, secs: f64| {
+        Some((
+            Obs {
+                requested: q.rate,
+                duration_s: q.duration_s,
+                error: Some(e),
+                ..Obs::default()
+            },
+            Figures::default(),
+            None,
+            secs,
+        ))
+    };
+    let end = match end {
+        Ok(e) => e,
+        Err(e) => return failed(format!("could not start upktgen: {e}"), 0.0),
+    };
+    if end.killed || matches!(end.code, Some(130) | Some(143)) {
+        return None;
+    }
+    if end.code != Some(0) {
+        return failed(child::message_of(&end.stderr, end.code), end.seconds);
+    }
+    let v: Value = match serde_json::from_slice(&end.stdout) {
+        Ok(v) => v,
+        Err(e) => return failed(format!("the run's output is not JSON: {e}"), end.seconds),
+    };
+    match classify(q, &v) {
+        Ok((o, fig)) => Some((o, fig, delay(&v), end.seconds)),
+        Err(e) => failed(e.to_string(), end.seconds),
+    }
+}
+
+/// rfc2544's runner: each trial a child of `exe`, with a progress line before and after.
+pub struct ChildTrials {
+    pub exe: PathBuf,
+    /// Trials run so far.
+    pub n: usize,
+}
+
+impl Runner<Record> for ChildTrials {
+    fn run(&mut self, t: &Trial, stop: &AtomicBool) -> Ran<Record> {
+        let Coords::Test {
+            test,
+            size,
+            rep,
+            step,
+            request: q,
+            burst,
+        } = t.coords
+        else {
+            unreachable!("rfc2544 runs a suite's trials")
+        };
+        let Some(kind) = Test::from_name(test) else {
+            unreachable!("the suite's tests")
+        };
+        self.n += 1;
+        crate::errln!(
+            "[rfc2544] size {size} {test}: trial {} at {}{} for {} s",
+            self.n,
+            q.rate
+                .map_or("the sender's ceiling (unpaced)".to_string(), |r| format!(
+                    "{r:.0} pps"
+                )),
+            burst.map_or(String::new(), |n| format!(", a burst of {n} frames")),
+            q.duration_s
+        );
+        let Some((o, figures, delay, seconds)) = outcome(&q, child::run_trial(&self.exe, t, stop))
+        else {
+            return Ran::Interrupted(None);
+        };
+        match &o.error {
+            Some(e) => crate::errln!("[rfc2544]   failed: {}", crate::text::printable(e)),
+            None => crate::errln!(
+                "[rfc2544]   achieved {:.0} pps, sent {}, lost {} (DUT {}, receiver {}, sender {})",
+                o.achieved,
+                o.sent,
+                o.dut_lost + o.receiver_lost + o.sender_lost,
+                o.dut_lost,
+                o.receiver_lost,
+                o.sender_lost
+            ),
+        }
+        Ran::Done(Record {
+            test: kind,
+            size,
+            rep,
+            step,
+            request: q,
+            burst,
+            obs: o,
+            figures,
+            delay,
+            seconds,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_and_their_variation_are_read_from_the_sink() {
+        let v = serde_json::json!({"rx_analysis": {"receiver": {"sink": {
+            "latency": {"count": 10, "min_ns": 2000, "mean_ns": 5000.0, "p50_ns": 4000,
+                        "p90_ns": 6000, "p99_ns": 9000, "p999_ns": 12000, "max_ns": 15000},
+            "ipdv": {"count": 9, "mean_ns": 800.0, "p50_ns": 500, "p99_ns": 2000,
+                     "p999_ns": 3000, "max_ns": 3500}}}}});
+        let d = delay(&v).unwrap();
+        assert_eq!(
+            (d.min_us, d.p50_us, d.p999_us, d.max_us),
+            (2.0, 4.0, 12.0, 15.0)
+        );
+        assert_eq!(d.pdv_us, 10.0);
+        assert_eq!(d.ipdv_p999_us, Some(3.0));
+        let mut v = v;
+        v["rx_analysis"]["receiver"]["sink"]["ipdv"] = Value::Null;
+        assert_eq!(delay(&v).unwrap().ipdv_max_us, None);
+        v["rx_analysis"]["receiver"]["sink"]["latency"] = Value::Null;
+        assert!(delay(&v).is_none());
+    }
+}
