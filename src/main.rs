@@ -38,6 +38,10 @@ fn main() -> ExitCode {
             &[&upktgen::ndr::RESULTS, &upktgen::sweep::RESULTS],
         )
         .map(|_| Exit::Done),
+        Some(Cmd::Otg(args)) => stop_flag().and_then(|stop| {
+            let engine = upktgen::otgsrv::engine(args.fake_engine)?;
+            upktgen::otgsrv::main(args.listen, engine, args.options(), &stop).map(|()| Exit::Done)
+        }),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),
         None => stop_flag().and_then(|stop| upktgen::run::run(&cli.run, &stop)),
     };

@@ -1,0 +1,234 @@
+//! The server's own OpenAPI 3.0 document (`GET /openapi.json`), made from the code: the
+//! request and response bodies from the types that read and write them ([`super::model`],
+//! through schemars, as serde sees them), the config from the member lists the config's
+//! reader checks ([`crate::otg`]), the operations from [`OPERATIONS`], the table the router
+//! is built from. Names follow the OTG model's (`Control.State`, `Flow.Metric`, ...), so a
+//! client generated from the model's document finds the same paths and members.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::JsonSchema;
+use serde_json::{Map, Value, json};
+
+use super::model;
+
+/// The version of the OTG model the server follows.
+pub const MODEL_VERSION: &str = "1.61.0";
+
+/// A body of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    None,
+    /// JSON of the named schema.
+    Json(&'static str),
+    /// A pcap file.
+    Pcap,
+}
+
+/// One operation the server serves: what the router routes and the document lists.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    pub method: &'static str,
+    pub path: &'static str,
+    /// The model's operationId.
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub request: Body,
+    pub response: Body,
+}
+
+/// The operations served, in the model's order.
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        method: "post",
+        path: "/config",
+        id: "set_config",
+        summary: "Takes a config in place of the last one (refused while traffic runs).",
+        request: Body::Json("Config"),
+        response: Body::Json("Warning"),
+    },
+    Operation {
+        method: "get",
+        path: "/config",
+        id: "get_config",
+        summary: "The config taken last, every default filled in.",
+        request: Body::None,
+        response: Body::Json("Config"),
+    },
+    Operation {
+        method: "post",
+        path: "/control/state",
+        id: "set_control_state",
+        summary: "Starts, stops, pauses or resumes the flows; starts or stops port captures.",
+        request: Body::Json("Control.State"),
+        response: Body::Json("Warning"),
+    },
+    Operation {
+        method: "post",
+        path: "/monitor/metrics",
+        id: "get_metrics",
+        summary: "Port or flow metrics.",
+        request: Body::Json("Metrics.Request"),
+        response: Body::Json("Metrics.Response"),
+    },
+    Operation {
+        method: "post",
+        path: "/monitor/capture",
+        id: "get_capture",
+        summary: "Stops a port's capture and answers it as a pcap file.",
+        request: Body::Json("Capture.Request"),
+        response: Body::Pcap,
+    },
+    Operation {
+        method: "get",
+        path: "/capabilities/version",
+        id: "get_version",
+        summary: "The model's version the server follows, and upktgen's.",
+        request: Body::None,
+        response: Body::Json("Version"),
+    },
+];
+
+/// The model's operations the server does not serve: answered 501 with the model's error.
+pub const NOT_SERVED: &[(&str, &str, &str, &str)] = &[
+    ("patch", "/config", "update_config", "send the whole config with set_config"),
+    ("patch", "/config/append", "append_config", "send the whole config with set_config"),
+    ("patch", "/config/delete", "delete_config", "send the whole config with set_config"),
+    ("post", "/control/action", "set_control_action", "upktgen emulates no devices or protocols"),
+    ("post", "/monitor/states", "get_states", "upktgen emulates no devices or protocols"),
+];
+
+fn ref_to(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// The schema of a config: the members the config's reader knows, with ports, flows and
+/// captures described and the rest (taken only absent or empty) left open.
+fn config_schemas(out: &mut Map<String, Value>) {
+    let mut props = Map::new();
+    for k in crate::otg::CONFIG_FIELDS {
+        props.insert(
+            k.to_string(),
+            json!({"description": "not supported: absent or empty only (docs/otg.md)"}),
+        );
+    }
+    props.insert("ports".into(), json!({"type": "array", "items": ref_to("Port")}));
+    props.insert("flows".into(), json!({"type": "array", "items": ref_to("Flow")}));
+    props.insert("captures".into(), json!({"type": "array", "items": ref_to("Capture")}));
+    props.insert(
+        "options".into(),
+        json!({"type": "object", "description": "port_options and flow_options at what upktgen does (docs/otg.md)"}),
+    );
+    out.insert(
+        "Config".into(),
+        json!({
+            "type": "object",
+            "description": "The OTG config: ports, flows and captures (docs/otg.md lists the subset field by field).",
+            "properties": props,
+            "additionalProperties": false,
+        }),
+    );
+    out.insert(
+        "Port".into(),
+        json!({
+            "type": "object",
+            "required": ["name", "location"],
+            "properties": {
+                "name": {"type": "string"},
+                "location": {"type": "string", "description": "IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE"},
+            },
+            "additionalProperties": false,
+        }),
+    );
+    let mut flow = Map::new();
+    for k in crate::otg::FLOW_FIELDS {
+        let s = match k {
+            "name" => json!({"type": "string"}),
+            "packet" => json!({"type": "array", "items": {"type": "object"}}),
+            _ => json!({"type": "object"}),
+        };
+        flow.insert(k.to_string(), s);
+    }
+    out.insert(
+        "Flow".into(),
+        json!({
+            "type": "object",
+            "required": ["name", "tx_rx"],
+            "properties": flow,
+            "additionalProperties": false,
+        }),
+    );
+}
+
+fn add<T: JsonSchema>(g: &mut SchemaGenerator) {
+    g.subschema_for::<T>();
+}
+
+/// The definitions of the bodies: requests as serde reads them, responses as it writes them.
+fn schemas() -> Map<String, Value> {
+    let mut read = SchemaSettings::openapi3().for_deserialize().into_generator();
+    add::<model::ControlState>(&mut read);
+    add::<model::MetricsRequest>(&mut read);
+    add::<model::CaptureRequest>(&mut read);
+    add::<model::Capture>(&mut read);
+    let mut write = SchemaSettings::openapi3().for_serialize().into_generator();
+    add::<model::Warning>(&mut write);
+    add::<model::MetricsResponse>(&mut write);
+    add::<model::Version>(&mut write);
+    add::<crate::otg::Error>(&mut write);
+    let mut out = write.take_definitions(true);
+    // A type both read and written (Capture) keeps the reader's, the looser, schema.
+    out.extend(read.take_definitions(true));
+    config_schemas(&mut out);
+    out
+}
+
+fn content(b: Body) -> Option<Value> {
+    match b {
+        Body::None => None,
+        Body::Json(name) => Some(json!({"application/json": {"schema": ref_to(name)}})),
+        Body::Pcap => Some(json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}})),
+    }
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for op in OPERATIONS {
+        let mut o = json!({
+            "operationId": op.id,
+            "summary": op.summary,
+            "responses": {
+                "200": {"description": "Success"},
+                "default": {"$ref": "#/components/responses/Failure"},
+            },
+        });
+        if let Some(c) = content(op.response) {
+            o["responses"]["200"]["content"] = c;
+        }
+        if let Some(c) = content(op.request) {
+            o["requestBody"] = json!({"required": true, "content": c});
+        }
+        let entry = paths
+            .entry(op.path.to_string())
+            .or_insert_with(|| json!({}));
+        entry[op.method] = o;
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {
+            "title": "upktgen: an Open Traffic Generator server",
+            "description": format!("The part of the Open Traffic Generator API (models v{MODEL_VERSION}) that upktgen serves; docs/otg-server.md."),
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "paths": paths,
+        "components": {
+            "responses": {
+                "Failure": {
+                    "description": "The request did not succeed: the model's Error, its code the HTTP status.",
+                    "content": {"application/json": {"schema": ref_to("Error")}},
+                },
+            },
+            "schemas": schemas(),
+        },
+    })
+}

@@ -1,0 +1,1 @@
+//! Unit tests: the server on loopback with the fake engine.
