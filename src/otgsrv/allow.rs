@@ -26,7 +26,9 @@ pub struct Pattern {
 
 /// A pattern that is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{pattern:?}: {why} (expected IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE, a name or an interface ending in * for a prefix)")]
+#[error(
+    "{pattern:?}: {why} (expected IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE, a name or an interface ending in * for a prefix)"
+)]
 pub struct BadPattern {
     pub pattern: String,
     pub why: String,
@@ -51,9 +53,13 @@ impl FromStr for Pattern {
         // Checked as a location with the stars replaced by a letter, so that every name a
         // pattern can match is a name a location can hold.
         let probe = s.replace('*', "x");
-        let loc: Location = probe.parse().map_err(|e: crate::otg::location::BadLocation| bad(&e.why))?;
+        let loc: Location = probe
+            .parse()
+            .map_err(|e: crate::otg::location::BadLocation| bad(&e.why))?;
         let (place, iface) = match s.rsplit_once('/') {
-            Some((p, i)) if !matches!(loc, Location::Local { .. }) => (p.to_string(), i.to_string()),
+            Some((p, i)) if !matches!(loc, Location::Local { .. }) => {
+                (p.to_string(), i.to_string())
+            }
             _ => (String::new(), s.to_string()),
         };
         for part in [place.as_str(), iface.as_str()] {

@@ -65,7 +65,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
         } else {
             MethodFilter::POST
         };
-        let msg = format!("{id} ({} {path}): not supported by upktgen ({instead})", method.to_uppercase());
+        let msg = format!(
+            "{id} ({} {path}): not supported by upktgen ({instead})",
+            method.to_uppercase()
+        );
         r = r.route(
             path,
             on(filter, move || async move {
@@ -78,19 +81,27 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .fallback(|m: Method, uri: axum::http::Uri| async move {
             ApiError::refused(
                 StatusCode::NOT_FOUND,
-                format!("{m} {}: no such operation (GET /openapi.json lists them)", uri.path()),
+                format!(
+                    "{m} {}: no such operation (GET /openapi.json lists them)",
+                    uri.path()
+                ),
             )
         })
         .method_not_allowed_fallback(|m: Method, uri: axum::http::Uri| async move {
             ApiError::refused(
                 StatusCode::METHOD_NOT_ALLOWED,
-                format!("{m} {}: not an operation of this path (GET /openapi.json lists them)", uri.path()),
+                format!(
+                    "{m} {}: not an operation of this path (GET /openapi.json lists them)",
+                    uri.path()
+                ),
             )
         })
-        .layer(axum::middleware::from_fn(move |req: Request, next: MwNext| {
-            touch.touch();
-            next.run(req)
-        }))
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: MwNext| {
+                touch.touch();
+                next.run(req)
+            },
+        ))
         .with_state(app)
 }
 
@@ -102,7 +113,9 @@ async fn read(body: Body, max: usize) -> Result<Bytes, ApiError> {
             if s.is::<http_body_util::LengthLimitError>() {
                 return ApiError::refused(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("the request body is larger than {max} bytes, the most this operation takes"),
+                    format!(
+                        "the request body is larger than {max} bytes, the most this operation takes"
+                    ),
                 );
             }
             src = s.source();
@@ -130,7 +143,11 @@ fn refuse_choice(v: &Value, at: &str, unserved: &[&str], why: &str) -> Result<()
     match cur["choice"].as_str() {
         Some(c) if unserved.contains(&c) => Err(ApiError::bad(format!(
             "{}choice: {c:?} not supported ({why})",
-            if at.is_empty() { String::new() } else { format!("{at}.") }
+            if at.is_empty() {
+                String::new()
+            } else {
+                format!("{at}.")
+            }
         ))),
         _ => Ok(()),
     }
@@ -154,124 +171,141 @@ async fn blocking<T: Send + 'static>(
 }
 
 async fn set_config(State(app): St, body: Body) -> Response {
-    done(async {
-        let _one = app
-            .configs
-            .acquire()
-            .await
-            .map_err(|_| ApiError::internal("the server is stopping"))?;
-        let b = read(body, crate::otg::MAX_DOCUMENT as usize).await?;
-        let shared = Arc::clone(&app.shared);
-        blocking(move || shared.set_config(parse_value(&b)?)).await?;
-        Ok(ok())
-    }
-    .await)
+    done(
+        async {
+            let _one = app
+                .configs
+                .acquire()
+                .await
+                .map_err(|_| ApiError::internal("the server is stopping"))?;
+            let b = read(body, crate::otg::MAX_DOCUMENT as usize).await?;
+            let shared = Arc::clone(&app.shared);
+            blocking(move || shared.set_config(parse_value(&b)?)).await?;
+            Ok(ok())
+        }
+        .await,
+    )
 }
 
 async fn get_config(State(app): St) -> Response {
     let v = app.shared.loaded().map_or_else(
-        || crate::otg::Config { ports: vec![], flows: vec![] }.to_value(),
+        || {
+            crate::otg::Config {
+                ports: vec![],
+                flows: vec![],
+            }
+            .to_value()
+        },
         |l| l.value.clone(),
     );
     json(StatusCode::OK, &v)
 }
 
 async fn set_control_state(State(app): St, body: Body) -> Response {
-    done(async {
-        let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
-        refuse_choice(&v, "", &["protocol"], "upktgen runs no protocols")?;
-        refuse_choice(&v, "port", &["link"], "upktgen does not set links up or down")?;
-        let req: ControlState = typed(v, "Control.State")?;
-        let shared = Arc::clone(&app.shared);
-        match req.choice {
-            ControlChoice::Traffic => {
-                let ft = req
-                    .traffic
-                    .and_then(|t| t.flow_transmit)
-                    .ok_or_else(|| ApiError::bad("traffic.flow_transmit: missing (the choice is traffic)"))?;
-                let names = ft.flow_names.unwrap_or_default();
-                match shared.transmit(ft.state, &names)? {
-                    Next::Done => {}
-                    Next::Wait(g) => shared.wait_ended(g).await?,
-                    Next::Launch(job) => blocking(move || shared.launch(job)).await?,
+    done(
+        async {
+            let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
+            refuse_choice(&v, "", &["protocol"], "upktgen runs no protocols")?;
+            refuse_choice(
+                &v,
+                "port",
+                &["link"],
+                "upktgen does not set links up or down",
+            )?;
+            let req: ControlState = typed(v, "Control.State")?;
+            let shared = Arc::clone(&app.shared);
+            match req.choice {
+                ControlChoice::Traffic => {
+                    let ft = req.traffic.and_then(|t| t.flow_transmit).ok_or_else(|| {
+                        ApiError::bad("traffic.flow_transmit: missing (the choice is traffic)")
+                    })?;
+                    let names = ft.flow_names.unwrap_or_default();
+                    match shared.transmit(ft.state, &names)? {
+                        Next::Done => {}
+                        Next::Wait(g) => shared.wait_ended(g).await?,
+                        Next::Launch(job) => blocking(move || shared.launch(job)).await?,
+                    }
+                }
+                ControlChoice::Port => {
+                    let c = req.port.and_then(|p| p.capture).ok_or_else(|| {
+                        ApiError::bad("port.capture: missing (the choice is port)")
+                    })?;
+                    let names = c.port_names.unwrap_or_default();
+                    let start = c.state == CaptureState::Start;
+                    blocking(move || shared.capture(start, &names)).await?;
                 }
             }
-            ControlChoice::Port => {
-                let c = req
-                    .port
-                    .and_then(|p| p.capture)
-                    .ok_or_else(|| ApiError::bad("port.capture: missing (the choice is port)"))?;
-                let names = c.port_names.unwrap_or_default();
-                let start = c.state == CaptureState::Start;
-                blocking(move || shared.capture(start, &names)).await?;
-            }
+            Ok(ok())
         }
-        Ok(ok())
-    }
-    .await)
+        .await,
+    )
 }
 
 async fn get_metrics(State(app): St, body: Body) -> Response {
-    done(async {
-        let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
-        if let Some(c) = v["choice"].as_str()
-            && !matches!(c, "port" | "flow")
-        {
-            return Err(ApiError::bad(format!(
-                "choice: {c:?} not supported (upktgen has port and flow metrics)"
-            )));
+    done(
+        async {
+            let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
+            if let Some(c) = v["choice"].as_str()
+                && !matches!(c, "port" | "flow")
+            {
+                return Err(ApiError::bad(format!(
+                    "choice: {c:?} not supported (upktgen has port and flow metrics)"
+                )));
+            }
+            let req: MetricsRequest = typed(v, "Metrics.Request")?;
+            let r = match req.choice.unwrap_or(MetricsChoice::Port) {
+                MetricsChoice::Port => {
+                    let rows = app.shared.port_metrics(&req.port.unwrap_or_default())?;
+                    json!({"choice": "port_metrics", "port_metrics": rows})
+                }
+                MetricsChoice::Flow => {
+                    let rows = app.shared.flow_metrics(&req.flow.unwrap_or_default())?;
+                    json!({"choice": "flow_metrics", "flow_metrics": rows})
+                }
+            };
+            Ok(json(StatusCode::OK, &r))
         }
-        let req: MetricsRequest = typed(v, "Metrics.Request")?;
-        let r = match req.choice.unwrap_or(MetricsChoice::Port) {
-            MetricsChoice::Port => {
-                let rows = app.shared.port_metrics(&req.port.unwrap_or_default())?;
-                json!({"choice": "port_metrics", "port_metrics": rows})
-            }
-            MetricsChoice::Flow => {
-                let rows = app.shared.flow_metrics(&req.flow.unwrap_or_default())?;
-                json!({"choice": "flow_metrics", "flow_metrics": rows})
-            }
-        };
-        Ok(json(StatusCode::OK, &r))
-    }
-    .await)
+        .await,
+    )
 }
 
 async fn get_capture(State(app): St, body: Body) -> Response {
-    done(async {
-        let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
-        let req: CaptureRequest = typed(v, "Capture.Request")?;
-        let (start, count) = match req.packets {
-            Some(p) if p.choice == Some(PacketsChoice::Slice) => {
-                let i = p.slice.and_then(|s| s.initial);
-                let start = i.as_ref().and_then(|i| i.start).unwrap_or(1);
-                let count = i.as_ref().and_then(|i| i.count).unwrap_or(100);
-                if start == 0 || count == 0 {
-                    return Err(ApiError::bad(
-                        "packets.slice.initial: start and count are at least 1",
-                    ));
+    done(
+        async {
+            let v = parse_value(&read(body, MAX_SMALL_BODY).await?)?;
+            let req: CaptureRequest = typed(v, "Capture.Request")?;
+            let (start, count) = match req.packets {
+                Some(p) if p.choice == Some(PacketsChoice::Slice) => {
+                    let i = p.slice.and_then(|s| s.initial);
+                    let start = i.as_ref().and_then(|i| i.start).unwrap_or(1);
+                    let count = i.as_ref().and_then(|i| i.count).unwrap_or(100);
+                    if start == 0 || count == 0 {
+                        return Err(ApiError::bad(
+                            "packets.slice.initial: start and count are at least 1",
+                        ));
+                    }
+                    (start - 1, count)
                 }
-                (start - 1, count)
-            }
-            _ => (0, u64::MAX),
-        };
-        let shared = Arc::clone(&app.shared);
-        let pcap = blocking(move || {
-            shared.get_capture(
-                &req.port_name,
-                usize::try_from(start).unwrap_or(usize::MAX),
-                usize::try_from(count).unwrap_or(usize::MAX),
+                _ => (0, u64::MAX),
+            };
+            let shared = Arc::clone(&app.shared);
+            let pcap = blocking(move || {
+                shared.get_capture(
+                    &req.port_name,
+                    usize::try_from(start).unwrap_or(usize::MAX),
+                    usize::try_from(count).unwrap_or(usize::MAX),
+                )
+            })
+            .await?;
+            Ok((
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/octet-stream")],
+                pcap,
             )
-        })
-        .await?;
-        Ok((
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/octet-stream")],
-            pcap,
-        )
-            .into_response())
-    }
-    .await)
+                .into_response())
+        }
+        .await,
+    )
 }
 
 async fn get_version() -> Response {
@@ -288,4 +322,3 @@ async fn get_version() -> Response {
 async fn document() -> Response {
     json(StatusCode::OK, &openapi::document())
 }
-

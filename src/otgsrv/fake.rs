@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::engine::{Engine, FlowFigures, FlowProgress, Launched, LatencyNs, StreamsOutcome};
+use super::engine::{Engine, FlowFigures, FlowProgress, LatencyNs, Launched, StreamsOutcome};
 use crate::otg::{Config, Duration};
 
 /// The line rate the fake ports have, for rates in percent and spans in bytes.
@@ -199,7 +199,8 @@ impl Launched for FakeLaunch {
                 let c = self.counters(f, at);
                 let timed = c.rx_frames > 0;
                 let first = self.start + f.delay_ns + FAKE_LATENCY_NS;
-                let last = first + ((c.tx_frames.saturating_sub(1)) as f64 * 1e9 / f.pps.max(1e-9)) as u64;
+                let last =
+                    first + ((c.tx_frames.saturating_sub(1)) as f64 * 1e9 / f.pps.max(1e-9)) as u64;
                 FlowFigures {
                     lost: c.tx_frames - c.rx_frames,
                     latency_ns: timed.then_some(LatencyNs {

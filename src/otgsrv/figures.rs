@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::error::ApiError;
 use super::model::{
-    FlowMetric, FlowMetricsRequest, FlowTransmit, MetricLatency, MetricTimestamp,
-    PortCaptureState, PortMetric, PortMetricsRequest, PortTransmit,
+    FlowMetric, FlowMetricsRequest, FlowTransmit, MetricLatency, MetricTimestamp, PortCaptureState,
+    PortMetric, PortMetricsRequest, PortTransmit,
 };
 use super::state::{Counts, FlowState, Phase, Rates, Shared};
 use crate::otg::{Duration, Flow};
@@ -78,7 +78,10 @@ impl Shared {
             "port.port_names",
             "port",
             &asked,
-            &cfg.ports.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            &cfg.ports
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>(),
         )?;
         let keep = names(&req.column_names);
         Ok(cfg
@@ -151,7 +154,10 @@ impl Shared {
             "flow.flow_names",
             "flow",
             &asked,
-            &cfg.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            &cfg.flows
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
         )?;
         // Timestamps and latency are not columns the request can name: always kept.
         let keep = names(&req.metric_names).map(|mut k| {

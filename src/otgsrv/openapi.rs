@@ -5,8 +5,8 @@
 //! is built from. Names follow the OTG model's (`Control.State`, `Flow.Metric`, ...), so a
 //! client generated from the model's document finds the same paths and members.
 
-use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
 use super::model;
@@ -90,11 +90,36 @@ pub const OPERATIONS: &[Operation] = &[
 
 /// The model's operations the server does not serve: answered 501 with the model's error.
 pub const NOT_SERVED: &[(&str, &str, &str, &str)] = &[
-    ("patch", "/config", "update_config", "send the whole config with set_config"),
-    ("patch", "/config/append", "append_config", "send the whole config with set_config"),
-    ("patch", "/config/delete", "delete_config", "send the whole config with set_config"),
-    ("post", "/control/action", "set_control_action", "upktgen emulates no devices or protocols"),
-    ("post", "/monitor/states", "get_states", "upktgen emulates no devices or protocols"),
+    (
+        "patch",
+        "/config",
+        "update_config",
+        "send the whole config with set_config",
+    ),
+    (
+        "patch",
+        "/config/append",
+        "append_config",
+        "send the whole config with set_config",
+    ),
+    (
+        "patch",
+        "/config/delete",
+        "delete_config",
+        "send the whole config with set_config",
+    ),
+    (
+        "post",
+        "/control/action",
+        "set_control_action",
+        "upktgen emulates no devices or protocols",
+    ),
+    (
+        "post",
+        "/monitor/states",
+        "get_states",
+        "upktgen emulates no devices or protocols",
+    ),
 ];
 
 fn ref_to(name: &str) -> Value {
@@ -111,9 +136,18 @@ fn config_schemas(out: &mut Map<String, Value>) {
             json!({"description": "not supported: absent or empty only (docs/otg.md)"}),
         );
     }
-    props.insert("ports".into(), json!({"type": "array", "items": ref_to("Port")}));
-    props.insert("flows".into(), json!({"type": "array", "items": ref_to("Flow")}));
-    props.insert("captures".into(), json!({"type": "array", "items": ref_to("Capture")}));
+    props.insert(
+        "ports".into(),
+        json!({"type": "array", "items": ref_to("Port")}),
+    );
+    props.insert(
+        "flows".into(),
+        json!({"type": "array", "items": ref_to("Flow")}),
+    );
+    props.insert(
+        "captures".into(),
+        json!({"type": "array", "items": ref_to("Capture")}),
+    );
     props.insert(
         "options".into(),
         json!({"type": "object", "description": "port_options and flow_options at what upktgen does (docs/otg.md)"}),
@@ -165,7 +199,9 @@ fn add<T: JsonSchema>(g: &mut SchemaGenerator) {
 
 /// The definitions of the bodies: requests as serde reads them, responses as it writes them.
 fn schemas() -> Map<String, Value> {
-    let mut read = SchemaSettings::openapi3().for_deserialize().into_generator();
+    let mut read = SchemaSettings::openapi3()
+        .for_deserialize()
+        .into_generator();
     add::<model::ControlState>(&mut read);
     add::<model::MetricsRequest>(&mut read);
     add::<model::CaptureRequest>(&mut read);
@@ -176,17 +212,38 @@ fn schemas() -> Map<String, Value> {
     add::<model::Version>(&mut write);
     add::<crate::otg::Error>(&mut write);
     let mut out = write.take_definitions(true);
+    for v in out.values_mut() {
+        no_nulls(v);
+    }
     // A type both read and written (Capture) keeps the reader's, the looser, schema.
     out.extend(read.take_definitions(true));
     config_schemas(&mut out);
     out
 }
 
+/// Drops `null` from a response schema: an absent member is left out, never written null
+/// (schemars marks every `Option` nullable).
+fn no_nulls(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.remove("nullable");
+            if let Some(Value::Array(e)) = o.get_mut("enum") {
+                e.retain(|x| !x.is_null());
+            }
+            o.values_mut().for_each(no_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(no_nulls),
+        _ => {}
+    }
+}
+
 fn content(b: Body) -> Option<Value> {
     match b {
         Body::None => None,
         Body::Json(name) => Some(json!({"application/json": {"schema": ref_to(name)}})),
-        Body::Pcap => Some(json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}})),
+        Body::Pcap => Some(
+            json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}),
+        ),
     }
 }
 

@@ -191,7 +191,10 @@ pub struct Job {
 }
 
 fn endless(d: &Duration) -> bool {
-    matches!(d, Duration::Continuous { .. } | Duration::Burst { bursts: 0, .. })
+    matches!(
+        d,
+        Duration::Continuous { .. } | Duration::Burst { bursts: 0, .. }
+    )
 }
 
 impl Shared {
@@ -267,10 +270,9 @@ impl Shared {
         let captures = capture::parse(caps.as_ref(), &cfg)?;
         let mut value = cfg.to_value();
         if !captures.is_empty() {
-            value["captures"] = serde_json::to_value(
-                captures.iter().map(|c| &c.model).collect::<Vec<_>>(),
-            )
-            .unwrap_or(Value::Null);
+            value["captures"] =
+                serde_json::to_value(captures.iter().map(|c| &c.model).collect::<Vec<_>>())
+                    .unwrap_or(Value::Null);
         }
         let taps = {
             let mut g = self.lock();
@@ -324,11 +326,16 @@ impl Shared {
                 }
                 g.flows = vec![FlowState::default(); cfg.flows.len()];
                 g.samples.clear();
-                Ok(Next::Launch(self.job(&mut g, cfg.clone(), (0..cfg.flows.len()).collect())))
+                Ok(Next::Launch(self.job(
+                    &mut g,
+                    cfg.clone(),
+                    (0..cfg.flows.len()).collect(),
+                )))
             }
-            (TransmitState::Start | TransmitState::Pause | TransmitState::Resume, Phase::Starting) => {
-                Err(ApiError::conflict("traffic is starting"))
-            }
+            (
+                TransmitState::Start | TransmitState::Pause | TransmitState::Resume,
+                Phase::Starting,
+            ) => Err(ApiError::conflict("traffic is starting")),
             (TransmitState::Start, _) => Err(ApiError::conflict(
                 "traffic is already running: stop it first",
             )),
@@ -342,7 +349,11 @@ impl Shared {
             )),
             (TransmitState::Stop | TransmitState::Pause, Phase::Running | Phase::Stopping) => {
                 if state == TransmitState::Pause {
-                    if let Some(f) = cfg.flows.iter().find(|f| matches!(f.duration, Duration::Burst { bursts: 1.., .. })) {
+                    if let Some(f) = cfg
+                        .flows
+                        .iter()
+                        .find(|f| matches!(f.duration, Duration::Burst { bursts: 1.., .. }))
+                    {
                         return Err(ApiError::bad(format!(
                             "pause: not supported for flow {:?} (a flow of a fixed number of bursts); stop and start it instead",
                             f.name
@@ -432,7 +443,9 @@ impl Shared {
             self.sample(job.generation, t, &job.idx, &p);
             if let Some(w) = self.opts.watchdog
                 && job.endless
-                && self.now_ms().saturating_sub(self.last_request_ms.load(Ordering::Relaxed))
+                && self
+                    .now_ms()
+                    .saturating_sub(self.last_request_ms.load(Ordering::Relaxed))
                     > u64::try_from(w.as_millis()).unwrap_or(u64::MAX)
             {
                 job.stop.store(true, Ordering::SeqCst);
@@ -455,7 +468,11 @@ impl Shared {
                 }
                 Err(e) => g.failure = Some(format!("{e:#}")),
             }
-            g.phase = if g.pause_requested { Phase::Paused } else { Phase::Idle };
+            g.phase = if g.pause_requested {
+                Phase::Paused
+            } else {
+                Phase::Idle
+            };
             g.pause_requested = false;
             g.stop = None;
             g.samples.clear();
@@ -483,7 +500,11 @@ impl Shared {
             return;
         }
         g.samples.push_back((t, totals));
-        while g.samples.len() > 2 && g.samples.get(1).is_some_and(|(t1, _)| t - t1 >= 1_000_000_000) {
+        while g.samples.len() > 2
+            && g.samples
+                .get(1)
+                .is_some_and(|(t1, _)| t - t1 >= 1_000_000_000)
+        {
             g.samples.pop_front();
         }
         while g.samples.len() > 32 {
@@ -535,13 +556,24 @@ impl Shared {
         let loaded = self
             .loaded()
             .ok_or_else(|| ApiError::bad("no config: set_config first"))?;
-        let spec_of = |p: &str| loaded.captures.iter().find(|c| c.model.port_names.iter().any(|n| n == p));
+        let spec_of = |p: &str| {
+            loaded
+                .captures
+                .iter()
+                .find(|c| c.model.port_names.iter().any(|n| n == p))
+        };
         let ports: Vec<String> = if names.is_empty() {
-            loaded.captures.iter().flat_map(|c| c.model.port_names.clone()).collect()
+            loaded
+                .captures
+                .iter()
+                .flat_map(|c| c.model.port_names.clone())
+                .collect()
         } else {
             for n in names {
                 if loaded.cfg.port(n).is_none() {
-                    return Err(ApiError::bad(format!("capture.port_names: no port named {n:?}")));
+                    return Err(ApiError::bad(format!(
+                        "capture.port_names: no port named {n:?}"
+                    )));
                 }
                 if spec_of(n).is_none() {
                     return Err(ApiError::bad(format!(
@@ -578,7 +610,13 @@ impl Shared {
                 .capturer
                 .start(&port.location, Arc::clone(&buf))
                 .map_err(|e| ApiError::internal(format!("port {p:?}: {e:#}")))?;
-            self.lock().captures.push((p.clone(), PortCapture { buf, tap: Some(tap) }));
+            self.lock().captures.push((
+                p.clone(),
+                PortCapture {
+                    buf,
+                    tap: Some(tap),
+                },
+            ));
         }
         Ok(())
     }
@@ -586,9 +624,11 @@ impl Shared {
     /// Whether port `p` captures now (None: no capture of the config names it).
     pub(super) fn capturing(&self, g: &Inner, p: &str) -> Option<bool> {
         let loaded = g.loaded.as_ref()?;
-        loaded.captures.iter().any(|c| c.model.port_names.iter().any(|n| n == p)).then(|| {
-            g.captures.iter().any(|(n, c)| n == p && c.tap.is_some())
-        })
+        loaded
+            .captures
+            .iter()
+            .any(|c| c.model.port_names.iter().any(|n| n == p))
+            .then(|| g.captures.iter().any(|(n, c)| n == p && c.tap.is_some()))
     }
 
     /// get_capture: stops the port's capture and gives `count` frames from the `start`-th
@@ -624,7 +664,10 @@ impl Shared {
             if let Some(s) = &g.stop {
                 s.store(true, Ordering::SeqCst);
             }
-            g.captures.iter_mut().filter_map(|(_, c)| c.tap.take()).collect()
+            g.captures
+                .iter_mut()
+                .filter_map(|(_, c)| c.tap.take())
+                .collect()
         };
         for t in taps {
             t.stop();

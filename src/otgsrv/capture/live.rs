@@ -50,7 +50,9 @@ impl Capturer for RingCapturer {
         let netns = match loc {
             Location::Local { .. } => None,
             Location::Netns { netns, .. } => Some(PathBuf::from("/run/netns").join(netns)),
-            Location::Ssh { .. } => bail!("{loc}: capturing on a port reached over ssh is not supported"),
+            Location::Ssh { .. } => {
+                bail!("{loc}: capturing on a port reached over ssh is not supported")
+            }
         };
         let iface = loc.iface().to_string();
         let stop = Arc::new(AtomicBool::new(false));
@@ -103,7 +105,8 @@ fn open(netns: Option<&std::path::Path>, iface: &str) -> anyhow::Result<RxRing> 
         crate::sys::netns::setns_net(ns)
             .with_context(|| format!("cannot enter network namespace {}", ns.display()))?;
     }
-    let ifindex = crate::sys::if_nametoindex(iface).with_context(|| format!("{iface}: no such interface"))?;
+    let ifindex =
+        crate::sys::if_nametoindex(iface).with_context(|| format!("{iface}: no such interface"))?;
     RxRing::open(ifindex, RING).map_err(|e| match e.raw_os_error() {
         Some(libc::EPERM) => anyhow::anyhow!("needs CAP_NET_RAW: run the server as root"),
         _ => anyhow::Error::from(e).context("opening a packet socket"),

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use super::model::{Capture, CaptureFormat};
-use crate::pcap::PcapWriter;
 use crate::otg::{Config, Path, Refusal};
+use crate::pcap::PcapWriter;
 
 /// A capture of the config, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +45,8 @@ pub fn parse(v: Option<&Value>, cfg: &Config) -> Result<Vec<CaptureSpec>, Refusa
     let mut out: Vec<CaptureSpec> = Vec::new();
     for (i, v) in list.iter().enumerate() {
         let at = at.index(i);
-        let model: Capture =
-            serde_json::from_value(v.clone()).map_err(|e| Refusal::bad(at.clone(), e.to_string()))?;
+        let model: Capture = serde_json::from_value(v.clone())
+            .map_err(|e| Refusal::bad(at.clone(), e.to_string()))?;
         if !model.filters.is_empty() {
             return Err(Refusal::unsupported_because(
                 at.key("filters"),
@@ -71,7 +71,10 @@ pub fn parse(v: Option<&Value>, cfg: &Config) -> Result<Vec<CaptureSpec>, Refusa
         if taken || model.name.is_empty() {
             return Err(Refusal::bad(
                 at.key("name"),
-                format!("{:?} is empty or already the name of a port, flow or capture", model.name),
+                format!(
+                    "{:?} is empty or already the name of a port, flow or capture",
+                    model.name
+                ),
             ));
         }
         for (j, p) in model.port_names.iter().enumerate() {
@@ -80,7 +83,10 @@ pub fn parse(v: Option<&Value>, cfg: &Config) -> Result<Vec<CaptureSpec>, Refusa
                 return Err(Refusal::bad(pat, format!("no port named {p:?}")));
             }
             if out.iter().any(|c| c.model.port_names.contains(p)) {
-                return Err(Refusal::bad(pat, format!("port {p:?} is in another capture already")));
+                return Err(Refusal::bad(
+                    pat,
+                    format!("port {p:?} is in another capture already"),
+                ));
             }
         }
         out.push(CaptureSpec { model });
@@ -194,6 +200,11 @@ mod tests {
         let pcap = crate::pcap::parse(&s.pcap(0, usize::MAX).unwrap()).unwrap();
         assert_eq!(pcap.records.len(), 1);
         assert_eq!(pcap.records[0].ts_ns, 7);
-        assert_eq!(b.pcap(1, 1).map(|p| crate::pcap::parse(&p).unwrap().records[0].data[0]).unwrap(), 3);
+        assert_eq!(
+            b.pcap(1, 1)
+                .map(|p| crate::pcap::parse(&p).unwrap().records[0].data[0])
+                .unwrap(),
+            3
+        );
     }
 }
