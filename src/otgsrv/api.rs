@@ -65,15 +65,20 @@ pub fn router(shared: Arc<Shared>) -> Router {
         } else {
             MethodFilter::POST
         };
+        // On a path served with other methods: 405, with the methods it has.
+        let allow = allowed(path);
+        let status = if allow.is_empty() {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::METHOD_NOT_ALLOWED
+        };
         let msg = format!(
             "{id} ({} {path}): not supported by upktgen ({instead})",
             method.to_uppercase()
         );
         r = r.route(
             path,
-            on(filter, move || async move {
-                ApiError::refused(StatusCode::NOT_IMPLEMENTED, msg).into_response()
-            }),
+            on(filter, move || async move { refused(status, msg, allow) }),
         );
     }
     let touch = Arc::clone(&app.shared);
@@ -105,6 +110,30 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(app)
 }
 
+/// The methods the document has for `path` (`GET, POST`), empty for a path it has not.
+fn allowed(path: &str) -> String {
+    let mut m: Vec<String> = OPERATIONS
+        .iter()
+        .filter(|o| o.path == path)
+        .map(|o| o.method.to_uppercase())
+        .collect();
+    if m.iter().any(|x| x == "GET") {
+        m.push("HEAD".into());
+    }
+    m.join(", ")
+}
+
+/// The model's error with `status`, and an `Allow` header when `allow` names methods.
+fn refused(status: StatusCode, msg: String, allow: String) -> Response {
+    let mut r = ApiError::refused(status, msg).into_response();
+    if let Ok(v) = axum::http::HeaderValue::from_str(&allow)
+        && !allow.is_empty()
+    {
+        r.headers_mut().insert(header::ALLOW, v);
+    }
+    r
+}
+
 /// Reads a body of at most `max` bytes.
 async fn read(body: Body, max: usize) -> Result<Bytes, ApiError> {
     axum::body::to_bytes(body, max).await.map_err(|e| {
@@ -131,6 +160,7 @@ fn parse_value(b: &[u8]) -> Result<Value, ApiError> {
 
 /// `v` as a `T`, the error naming the schema.
 fn typed<T: DeserializeOwned>(v: Value, schema: &str) -> Result<T, ApiError> {
+    openapi::check_shape(&v, schema).map_err(|e| ApiError::bad(format!("{schema}: {e}")))?;
     serde_json::from_value(v).map_err(|e| ApiError::bad(format!("{schema}: {e}")))
 }
 
@@ -180,7 +210,13 @@ async fn set_config(State(app): St, body: Body) -> Response {
                 .map_err(|_| ApiError::internal("the server is stopping"))?;
             let b = read(body, crate::otg::MAX_DOCUMENT as usize).await?;
             let shared = Arc::clone(&app.shared);
-            blocking(move || shared.set_config(parse_value(&b)?)).await?;
+            blocking(move || {
+                let v = parse_value(&b)?;
+                openapi::check_shape(&v, "Config")
+                    .map_err(|e| ApiError::bad(format!("Config: {e}")))?;
+                shared.set_config(v)
+            })
+            .await?;
             Ok(ok())
         }
         .await,

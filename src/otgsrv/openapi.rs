@@ -150,7 +150,17 @@ fn config_schemas(out: &mut Map<String, Value>) {
     );
     props.insert(
         "options".into(),
-        json!({"type": "object", "description": "port_options and flow_options at what upktgen does (docs/otg.md)"}),
+        json!({
+            "type": "object",
+            "description": "port_options and flow_options at what upktgen does (docs/otg.md)",
+            "properties": {
+                "port_options": {"type": "object"},
+                "flow_options": {"type": "object"},
+                "protocol_options": {"description": "not supported"},
+                "per_port_options": {"description": "not supported"},
+            },
+            "additionalProperties": false,
+        }),
     );
     out.insert(
         "Config".into(),
@@ -245,6 +255,115 @@ fn content(b: Body) -> Option<Value> {
             json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}),
         ),
     }
+}
+
+/// The document, made once.
+pub fn cached() -> &'static Value {
+    static DOC: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DOC.get_or_init(document)
+}
+
+/// Checks that `v` has the types the document's schema `name` gives (objects, arrays,
+/// strings, numbers, integers, booleans, enums, `nullable`), as a request must: serde
+/// alone would read an array as a struct. Gives the JSON path of the first value that
+/// does not fit.
+pub fn check_shape(v: &Value, name: &str) -> Result<(), String> {
+    let schemas = &cached()["components"]["schemas"];
+    shape(v, &schemas[name], schemas, "", 0)
+}
+
+fn shape(v: &Value, s: &Value, defs: &Value, at: &str, depth: usize) -> Result<(), String> {
+    if depth > 64 {
+        return Err(format!("{at}: nested too deep"));
+    }
+    if let Some(r) = s["$ref"].as_str() {
+        let name = r.trim_start_matches("#/components/schemas/");
+        return shape(v, &defs[name], defs, at, depth + 1);
+    }
+    let here = || {
+        if at.is_empty() {
+            "the body".to_string()
+        } else {
+            at.to_string()
+        }
+    };
+    if v.is_null() && s["nullable"] == true {
+        return Ok(());
+    }
+    if let Some(any) = s["anyOf"].as_array().or(s["oneOf"].as_array()) {
+        let mut first = None;
+        for p in any {
+            match shape(v, p, defs, at, depth + 1) {
+                Ok(()) => return Ok(()),
+                Err(e) if first.is_none() && p["nullable"] != true => first = Some(e),
+                Err(_) => {}
+            }
+        }
+        if let Some(e) = first {
+            return Err(e);
+        }
+    }
+    if let Some(all) = s["allOf"].as_array() {
+        for p in all {
+            shape(v, p, defs, at, depth + 1)?;
+        }
+    }
+    if v.is_null() {
+        return if s["nullable"] == true || s.get("type").is_none() {
+            Ok(())
+        } else {
+            Err(format!("{}: null where {} is expected", here(), s["type"]))
+        };
+    }
+    let fits = match s["type"].as_str() {
+        None => true,
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        Some("string") => v.is_string(),
+        Some("boolean") => v.is_boolean(),
+        Some("integer") => {
+            v.is_u64() || v.is_i64() || v.as_str().is_some_and(|t| t.parse::<u64>().is_ok())
+        }
+        Some("number") => v.is_number(),
+        Some(_) => true,
+    };
+    if !fits {
+        return Err(format!("{}: expected {}", here(), s["type"]));
+    }
+    if let Some(e) = s["enum"].as_array()
+        && !e.contains(v)
+    {
+        return Err(format!(
+            "{}: {v} is not one of {}",
+            here(),
+            Value::Array(e.clone())
+        ));
+    }
+    let key = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if let Some(p) = s["properties"].get(k) {
+                    shape(x, p, defs, &key(k), depth + 1)?;
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(items) = s.get("items") {
+                for (i, x) in a.iter().enumerate() {
+                    shape(x, items, defs, &format!("{at}[{i}]"), depth + 1)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The whole document.

@@ -589,7 +589,7 @@ fn refusals_are_the_models_errors() {
         (400, "flow.flow_names: no flow named \"nope\"")
     );
     let (st, e) = t.call("PATCH", "/config", json!({}));
-    assert_eq!(st, 501);
+    assert_eq!(st, 405);
     assert!(
         e["errors"][0]
             .as_str()
@@ -597,12 +597,28 @@ fn refusals_are_the_models_errors() {
             .starts_with("update_config (PATCH /config): not supported"),
         "{e}"
     );
+    let (st, e) = t.call("POST", "/control/action", json!({}));
+    assert_eq!(st, 404);
+    assert!(
+        e["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("not supported by upktgen"),
+        "{e}"
+    );
+    assert_eq!(t.call("POST", "/monitor/metrics", json!([null])).0, 400);
     assert_eq!(t.call("GET", "/nowhere", Value::Null).0, 404);
     assert_eq!(t.call("DELETE", "/config", Value::Null).0, 405);
     // Malformed, deep, and too large.
     let (st, e) = t.raw("POST", "/control/state", b"{\"choice\": ");
     assert_eq!(st, 400);
     assert!(String::from_utf8_lossy(&e).contains("not JSON"));
+    let (st, e) = t.call(
+        "POST",
+        "/config",
+        json!({"ports": [], "flows": [{"name": "f", "pps": "x"}]}),
+    );
+    assert_eq!(st, 400, "{e}");
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let (st, e) = t.raw("POST", "/config", deep.as_bytes());
     assert_eq!(st, 400, "{}", String::from_utf8_lossy(&e));
@@ -618,7 +634,21 @@ fn refusals_are_the_models_errors() {
         e["errors"][0]
             .as_str()
             .unwrap()
-            .starts_with("Control.State: unknown variant `go`"),
+            .starts_with("Control.State: traffic.flow_transmit.state: \"go\" is not one of"),
         "{e}"
     );
+}
+
+#[test]
+fn snappis_string_integers_are_read() {
+    let t = server();
+    let mut c = config(false);
+    c["flows"][0]["rate"] = json!({"choice": "pps", "pps": "1000"});
+    c["flows"][0]["duration"]["fixed_packets"]["packets"] = json!("1000");
+    t.ok("POST", "/config", c);
+    let got = t.ok("GET", "/config", Value::Null);
+    assert_eq!(got["flows"][0]["rate"]["pps"], 1000);
+    let mut c = config(false);
+    c["flows"][0]["rate"] = json!({"choice": "pps", "pps": "-1"});
+    assert_eq!(t.call("POST", "/config", c).0, 400);
 }
