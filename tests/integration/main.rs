@@ -18,6 +18,7 @@ mod metrics;
 mod metrics_hostile;
 mod ndr;
 mod netif_receive;
+mod otg_server;
 mod output;
 mod params;
 mod pcap;
@@ -52,6 +53,7 @@ fn main() {
         ("metrics", metrics::TESTS),
         ("metrics_hostile", metrics_hostile::TESTS),
         ("ndr", ndr::TESTS),
+        ("otg_server", otg_server::TESTS),
         ("netif_receive", netif_receive::TESTS),
         ("output", output::TESTS),
         ("params", params::TESTS),
