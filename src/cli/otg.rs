@@ -1,6 +1,5 @@
 //! `upktgen otg`'s options and help.
 
-use crate::otgsrv::{Allow, Options, Pattern};
 use crate::units::parse_duration;
 use clap::Args;
 use std::net::SocketAddr;
@@ -28,8 +27,8 @@ pub struct OtgArgs {
     /// A config's ports may be these (repeatable): IFACE, netns:NAME/IFACE or
     /// ssh://[user@]host[:port]/IFACE, where the namespace's name and the interface's may end
     /// in * (a prefix). With none, no config with a port is taken.
-    #[arg(long = "allow", value_name = "PATTERN", value_parser = parse_pattern)]
-    pub allow: Vec<Pattern>,
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<String>,
 
     /// Stop flows that have no end (continuous, endless bursts) when no request has come
     /// for TIME (the client is gone); 0 never. Flows with a duration end by themselves.
@@ -45,20 +44,4 @@ pub struct OtgArgs {
     /// duration (for trying a client without root or interfaces; hidden).
     #[arg(long, hide = true)]
     pub fake_engine: bool,
-}
-
-fn parse_pattern(s: &str) -> Result<Pattern, crate::otgsrv::allow::BadPattern> {
-    s.parse()
-}
-
-impl OtgArgs {
-    /// The server's options from these.
-    pub fn options(&self) -> Options {
-        Options {
-            allow: Allow(self.allow.clone()),
-            watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
-            capture_bytes: (self.capture_mib as usize) << 20,
-            ..Options::default()
-        }
-    }
 }

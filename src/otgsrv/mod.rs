@@ -112,6 +112,21 @@ pub fn main(
     Ok(())
 }
 
+/// The options of `upktgen otg --allow PATTERN... --watchdog TIME --capture-mib N` (a
+/// watchdog of 0: none); a bad pattern is an error naming it.
+pub fn options(allow: &[String], watchdog: Duration, capture_mib: u32) -> anyhow::Result<Options> {
+    let allow = allow
+        .iter()
+        .map(|p| p.parse::<Pattern>().with_context(|| "--allow".to_string()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Options {
+        allow: Allow(allow),
+        watchdog: (!watchdog.is_zero()).then_some(watchdog),
+        capture_bytes: (capture_mib as usize) << 20,
+        ..Options::default()
+    })
+}
+
 /// The engine `upktgen otg` runs: the fake one when asked (`--fake-engine`, for trying a
 /// client's script without root), else the run engine's streams.
 pub fn engine(fake: bool) -> anyhow::Result<Arc<dyn Engine>> {

@@ -257,6 +257,11 @@ fn content(b: Body) -> Option<Value> {
     }
 }
 
+/// Why a request body does not fit the document: the JSON path and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShapeError(pub String);
+
 /// The document, made once.
 pub fn cached() -> &'static Value {
     static DOC: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
@@ -267,14 +272,14 @@ pub fn cached() -> &'static Value {
 /// strings, numbers, integers, booleans, enums, `nullable`), as a request must: serde
 /// alone would read an array as a struct. Gives the JSON path of the first value that
 /// does not fit.
-pub fn check_shape(v: &Value, name: &str) -> Result<(), String> {
+pub fn check_shape(v: &Value, name: &str) -> Result<(), ShapeError> {
     let schemas = &cached()["components"]["schemas"];
     shape(v, &schemas[name], schemas, "", 0)
 }
 
-fn shape(v: &Value, s: &Value, defs: &Value, at: &str, depth: usize) -> Result<(), String> {
+fn shape(v: &Value, s: &Value, defs: &Value, at: &str, depth: usize) -> Result<(), ShapeError> {
     if depth > 64 {
-        return Err(format!("{at}: nested too deep"));
+        return Err(ShapeError(format!("{at}: nested too deep")));
     }
     if let Some(r) = s["$ref"].as_str() {
         let name = r.trim_start_matches("#/components/schemas/");
@@ -312,7 +317,11 @@ fn shape(v: &Value, s: &Value, defs: &Value, at: &str, depth: usize) -> Result<(
         return if s["nullable"] == true || s.get("type").is_none() {
             Ok(())
         } else {
-            Err(format!("{}: null where {} is expected", here(), s["type"]))
+            Err(ShapeError(format!(
+                "{}: null where {} is expected",
+                here(),
+                s["type"]
+            )))
         };
     }
     let fits = match s["type"].as_str() {
@@ -328,16 +337,16 @@ fn shape(v: &Value, s: &Value, defs: &Value, at: &str, depth: usize) -> Result<(
         Some(_) => true,
     };
     if !fits {
-        return Err(format!("{}: expected {}", here(), s["type"]));
+        return Err(ShapeError(format!("{}: expected {}", here(), s["type"])));
     }
     if let Some(e) = s["enum"].as_array()
         && !e.contains(v)
     {
-        return Err(format!(
+        return Err(ShapeError(format!(
             "{}: {v} is not one of {}",
             here(),
             Value::Array(e.clone())
-        ));
+        )));
     }
     let key = |k: &str| {
         if at.is_empty() {
