@@ -4,7 +4,8 @@
 //! version (docs/schema/VERSIONS records each version's schema file).
 //!
 //! Readers (`merge`, `compare`, `ndr --resume`, the agent) call [`kind_of`]: a known kind
-//! at another version is refused, naming the file; a document without `schema` (written
+//! at a version this build does not read ([`reads`]: the one it writes, and the older ones
+//! of [`OLDER_READ`]) is refused, naming the file; a document without `schema` (written
 //! before the field existed) is version 0, read as before (its shape is version 1's
 //! without the field).
 
@@ -13,9 +14,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// `upktgen run --json` (and `upktgen script --json`): one run's report.
-pub const RUN: &str = "upktgen.run/1";
-/// `upktgen rx --json`: one receiver's report.
-pub const RX: &str = "upktgen.rx/1";
+/// Version 2: `streams` (`--config`), and the receiver's `streams` in `rx_analysis`.
+pub const RUN: &str = "upktgen.run/2";
+/// `upktgen rx --json`: one receiver's report. Version 2: `streams` (`--stream`).
+pub const RX: &str = "upktgen.rx/2";
 /// `upktgen sim --json`: one simulated run.
 pub const SIM: &str = "upktgen.sim/1";
 /// `upktgen sim --sweep ... --json`: the grid's points.
@@ -32,8 +34,9 @@ pub const NDR_RESULTS: &str = "upktgen.ndr-results/1";
 pub const NDR_TRIAL: &str = "upktgen.ndr-trial/1";
 /// `upktgen merge --json`.
 pub const MERGE: &str = "upktgen.merge/1";
-/// Every line of the agent's protocol, both ways (requests and responses).
-pub const AGENT: &str = "upktgen.agent/1";
+/// Every line of the agent's protocol, both ways (requests and responses). Version 2: the
+/// receiver's report in `rx.stop`'s result is rx version 2's (its `streams`).
+pub const AGENT: &str = "upktgen.agent/2";
 /// A live statistics line (`--json-lines`).
 pub const LIVE: &str = "upktgen.live/1";
 
@@ -52,6 +55,27 @@ pub const ALL: &[&str] = &[
     AGENT,
     LIVE,
 ];
+
+/// Older versions of a kind that this build still reads, beside the one it writes: their
+/// shape is the current one's without the fields added since (a run or a receiver of
+/// version 1 has no `streams`), so a reader takes them as they are. A kind not named here is
+/// read at its current version only (and version 0).
+pub const OLDER_READ: &[(&str, &[u32])] = &[("run", &[1]), ("rx", &[1])];
+
+/// The versions of `kind` (one of [`ALL`]'s kinds at `current`) this build reads, lowest
+/// first: [`OLDER_READ`]'s, then `current`.
+pub fn reads(kind: &str, current: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = OLDER_READ
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .flat_map(|(_, vs)| vs.iter().copied())
+        .filter(|&x| x < current)
+        .collect();
+    v.push(current);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
 
 /// `upktgen.KIND/VERSION` split into its kind and version; None when `tag` is not of that form.
 pub fn parse(tag: &str) -> Option<(&str, u32)> {
@@ -97,7 +121,7 @@ pub fn to_line<T: Serialize + ?Sized>(schema: &'static str, doc: &T) -> serde_js
 }
 
 /// The kind of the document `v` read from `file` (a path or a name, for the messages), when
-/// it names one this build reads at the version this build writes; None when it has no
+/// it names one this build reads at a version it reads ([`reads`]); None when it has no
 /// `schema` (version 0). Refused, naming the file: a `schema` that is not upktgen's, an
 /// unknown kind, a known kind at another version.
 pub fn kind_of(file: &str, v: &Value) -> Result<Option<&'static str>> {
@@ -126,23 +150,40 @@ pub fn kind_of_tag(file: &str, tag: &str) -> Result<&'static str> {
         );
     };
     let (_, mine) = parse(ours).expect("ALL holds well-formed tags");
-    if version != mine {
+    let read = reads(kind, mine);
+    if !read.contains(&version) {
         let who = if version > mine {
             "a newer"
         } else {
             "an older"
         };
         bail!(
-            "{file}: {} document of schema version {version} (\"{tag}\"), written by {who} upktgen; this upktgen ({}) reads version {mine} (\"{ours}\")",
+            "{file}: {} document of schema version {version} (\"{tag}\"), written by {who} upktgen; this upktgen ({}) reads {}",
             a_kind(kind),
-            crate::host::VERSION
+            crate::host::VERSION,
+            versions_read(kind, &read)
         );
     }
     Ok(self::kind(ours))
 }
 
-/// Refuses `v` (from `file`) unless it is of `want`'s kind at its version, or has no
-/// `schema` (version 0); `what` names the document expected ("a sweep's runs.json").
+/// "version 2 (\"upktgen.run/2\")", "version 1 or 2 (\"upktgen.run/1\", \"upktgen.run/2\")".
+fn versions_read(kind: &str, read: &[u32]) -> String {
+    let nums: Vec<String> = read.iter().map(u32::to_string).collect();
+    let tags: Vec<String> = read
+        .iter()
+        .map(|v| format!("\"upktgen.{kind}/{v}\""))
+        .collect();
+    let nums = match nums.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("version {nums} ({})", tags.join(", "))
+}
+
+/// Refuses `v` (from `file`) unless it is of `want`'s kind at a version this build reads,
+/// or has no `schema` (version 0); `what` names the document expected ("a sweep's runs.json").
 pub fn expect(file: &str, v: &Value, want: &'static str, what: &str) -> Result<()> {
     match kind_of(file, v)? {
         Some(k) if k != kind(want) => {
@@ -209,7 +250,7 @@ mod tests {
             b: Option<u32>,
         }
         let s = serde_json::to_string(&tagged(RUN, &D { a: 1, b: None })).unwrap();
-        assert_eq!(s, r#"{"schema":"upktgen.run/1","a":1,"b":null}"#);
+        assert_eq!(s, r#"{"schema":"upktgen.run/2","a":1,"b":null}"#);
     }
 
     #[test]
@@ -219,15 +260,19 @@ mod tests {
             Some("run")
         );
         assert_eq!(kind_of("a.json", &json!({"outcome": {}})).unwrap(), None);
-        let e = kind_of("a.json", &json!({"schema": "upktgen.run/2"}))
+        let e = kind_of("a.json", &json!({"schema": "upktgen.run/3"}))
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("a.json: a run document of schema version 2"),
+            e.starts_with("a.json: a run document of schema version 3"),
             "{e}"
         );
         assert!(
             e.contains("newer upktgen") && e.contains("reads version 1"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(r#"reads version 1 or 2 ("upktgen.run/1", "upktgen.run/2")"#),
             "{e}"
         );
         let e = kind_of("b.json", &json!({"schema": "upktgen.run/0"}))
@@ -276,7 +321,64 @@ mod tests {
         .to_string();
         assert_eq!(
             e,
-            "g.json: an rx document (\"upktgen.rx/1\"), not a sweep's runs.json"
+            "g.json: an rx document (\"upktgen.rx/2\"), not a sweep's runs.json"
         );
+    }
+
+    #[test]
+    fn run_and_rx_of_version_1_are_read_beside_version_2_and_no_other_kind_s_older_version() {
+        assert_eq!(
+            (RUN, RX, AGENT),
+            ("upktgen.run/2", "upktgen.rx/2", "upktgen.agent/2")
+        );
+        for (tag, kind) in [
+            ("upktgen.run/1", "run"),
+            ("upktgen.run/2", "run"),
+            ("upktgen.rx/1", "rx"),
+            ("upktgen.rx/2", "rx"),
+        ] {
+            assert_eq!(
+                kind_of("a.json", &json!({"schema": tag})).unwrap(),
+                Some(kind)
+            );
+        }
+        expect(
+            "r.json",
+            &json!({"schema": "upktgen.rx/1"}),
+            RX,
+            "a receiver",
+        )
+        .unwrap();
+        assert_eq!(reads("run", 2), [1, 2]);
+        assert_eq!(reads("sweep", 1), [1]);
+        // The agent reads its own version only: an older controller's request is refused.
+        let e = kind_of_tag("the request", "upktgen.agent/1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("schema version 1 (\"upktgen.agent/1\"), written by an older upktgen")
+                && e.ends_with(r#"reads version 2 ("upktgen.agent/2")"#),
+            "{e}"
+        );
+        let e = kind_of_tag("b.json", "upktgen.rx/3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a newer upktgen"), "{e}");
+        let e = kind_of_tag("c.json", "upktgen.sim/2")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with(r#"reads version 1 ("upktgen.sim/1")"#), "{e}");
+        // Every kind OLDER_READ names is one this build writes, at a version below it.
+        for (k, vs) in OLDER_READ {
+            let (_, cur) = ALL
+                .iter()
+                .filter_map(|t| parse(t))
+                .find(|(kind, _)| kind == k)
+                .unwrap_or_else(|| panic!("OLDER_READ names {k}, which ALL has not"));
+            assert!(
+                vs.iter().all(|&v| v >= 1 && v < cur),
+                "{k}: {vs:?} below {cur}"
+            );
+        }
     }
 }

@@ -254,13 +254,13 @@ mod tests {
         let ok = serde_json::to_string(&Response::ok(Value::from(1), Value::from("x"))).unwrap();
         assert_eq!(
             ok,
-            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"result":"x"}"#
+            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"result":"x"}"#
         );
         let e =
             serde_json::to_string(&Response::err(Value::Null, code::PARSE_ERROR, "bad")).unwrap();
         assert_eq!(
             e,
-            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
         );
     }
 

@@ -277,6 +277,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Capture and replay")]
     pub replay: Option<PathBuf>,
 
+    /// Send the flows of an Open Traffic Generator config (JSON or YAML: the `Config` a
+    /// snappi script sets), each a stream of its own on one timeline, each counted and
+    /// timed at the receiving port by the signature at its frames' end. The ports'
+    /// locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts a
+    /// device under test between them), an interface (`eth1`), a receiving
+    /// `netns:NAME/IFACE` or `ssh://host/IFACE`. OTG sizes count the FCS. What upktgen does
+    /// not implement is refused with its path (docs/otg.md).
+    #[arg(long, value_name = "FILE", help_heading = "Streams", conflicts_with_all = ["replay", "pcap"])]
+    pub config: Option<PathBuf>,
+
     /// With --replay: send the whole file N times (0 = no limit; --count still caps) [0].
     #[arg(
         long,

@@ -66,6 +66,13 @@ pub struct RxArgs {
     #[arg(long)]
     pub all_frames: bool,
 
+    /// Count the streams a sender's config names (`run --config`), once each in the order
+    /// of their ids, by the 16-byte signature at each frame's end, whatever the headers (a
+    /// DUT may rewrite or wrap them): frames, bytes, loss, duplicates, reordering, latency
+    /// and jitter per stream. Their sequences start at 0.
+    #[arg(long = "stream", value_name = "NAME")]
+    pub streams: Vec<String>,
+
     /// Receive backend: af_xdp, af_packet, or auto (af_xdp where the socket binds and the
     /// program attaches, else af_packet; standard error says which and why).
     #[arg(long, value_parser = super::choice::<RxBackend>(), default_value_t = RxBackend::Auto, value_name = "B")]

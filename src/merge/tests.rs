@@ -308,12 +308,48 @@ fn schema_versions_are_checked_naming_the_file() {
     let m = merge(&docs(&[a.clone(), run("b", 1000, AT, 1_000_000, 0), r])).unwrap();
     assert_eq!(m.senders.len(), 2);
     assert_eq!(m.receivers.len(), 1);
+    // Version 2 with what it added: the run's streams and the receiver's.
+    let mut table = crate::rx::streams::StreamTable::new(2, true).unwrap();
+    for seq in 0..10 {
+        let sig = crate::wire::signature::Signature {
+            stream: 1,
+            seq,
+            tx_ns: 1,
+        };
+        table.record(&sig, 60, 2, 0);
+    }
+    let names = ["a".to_string(), "b".to_string()];
+    let report = table.report(&names, 2);
+    let tally = crate::stream::multi::Tally::of(&[(0, 0), (10, 600)]);
+    let mut a2 = a.clone();
+    a2["streams"] = serde_json::to_value(crate::report::streams::StreamsRun::new(
+        "f.json".into(),
+        ("p1 (lab:tx)".into(), "p2 (lab:rx)".into()),
+        &names,
+        &tally,
+        Some(&report),
+    ))
+    .unwrap();
+    let mut r2 = rx("r", 1000, 0);
+    r2["schema"] = json!(schema::RX);
+    r2["streams"] = serde_json::to_value(&report).unwrap();
+    let m2 = merge(&docs(&[a2, run("b", 1000, AT, 1_000_000, 0), r2])).unwrap();
+    assert_eq!((m2.senders.len(), m2.receivers.len()), (2, 1));
+    assert_eq!(m2.total.sent, m.total.sent);
+    // Version 1 of a run and a receiver (no `streams`, from before them) merge alike.
+    let mut a1 = run("a", 1000, AT, 1_000_000, 0);
+    a1["schema"] = json!("upktgen.run/1");
+    let mut r1 = rx("r", 1000, 0);
+    r1["schema"] = json!("upktgen.rx/1");
+    let m1 = merge(&docs(&[a1, run("b", 1000, AT, 1_000_000, 0), r1])).unwrap();
+    assert_eq!((m1.senders.len(), m1.receivers.len()), (2, 1));
+    assert_eq!(m1.total.sent, m.total.sent);
     // Another major version of a kind merge reads.
     let mut b = run("b", 1000, AT, 1_000_000, 0);
-    b["schema"] = json!("upktgen.run/2");
+    b["schema"] = json!("upktgen.run/3");
     let e = refused(&[a.clone(), b]);
     assert!(
-        e.starts_with("h1.json: a run document of schema version 2 (\"upktgen.run/2\"), written by a newer upktgen"),
+        e.starts_with("h1.json: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen"),
         "{e}"
     );
     // The schema decides the kind, over the fields.

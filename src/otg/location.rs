@@ -2,7 +2,9 @@
 //!
 //! - `IFACE`: an interface of this host, in upktgen's own namespace (`eth1`);
 //! - `netns:NAME/IFACE`: an interface in the network namespace NAME of this host;
-//! - `ssh://[user@]host[:port]/IFACE`: an interface of another host, through the agent.
+//! - `ssh://[user@]host[:port]/IFACE`: an interface of another host, through the agent;
+//! - `lab:tx`, `lab:rx`: the sending and the receiving end of the private lab `upktgen run`
+//!   makes for itself (two namespaces, or three with `--lab dut`).
 //!
 //! The namespace and host parts are checked as `--peer` checks them
 //! ([`PeerUri`](crate::agent::transport::PeerUri)), and [`Location::peer`] gives the
@@ -12,11 +14,15 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::agent::transport::PeerUri;
-use crate::script::parse::MAX_IFNAME;
+use crate::sys::MAX_IFNAME;
 
 /// Where a port is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
+    /// An end of the run's own lab: `lab:tx` (true) sends, `lab:rx` (false) receives.
+    Lab {
+        tx: bool,
+    },
     Local {
         iface: String,
     },
@@ -34,7 +40,9 @@ pub enum Location {
 
 /// A location that cannot be used, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{location:?}: {why} (expected IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE)")]
+#[error(
+    "{location:?}: {why} (expected IFACE, netns:NAME/IFACE, ssh://[user@]host[:port]/IFACE, lab:tx or lab:rx)"
+)]
 pub struct BadLocation {
     pub location: String,
     pub why: String,
@@ -83,6 +91,8 @@ impl Location {
     /// The interface's name.
     pub fn iface(&self) -> &str {
         match self {
+            Location::Lab { tx: true } => "veth-tx",
+            Location::Lab { tx: false } => "veth-rx",
             Location::Local { iface }
             | Location::Netns { iface, .. }
             | Location::Ssh { iface, .. } => iface,
@@ -92,7 +102,7 @@ impl Location {
     /// How the agent that serves this port is reached.
     pub fn peer(&self) -> PeerUri {
         match self {
-            Location::Local { .. } => PeerUri::Local,
+            Location::Local { .. } | Location::Lab { .. } => PeerUri::Local,
             Location::Netns { netns, .. } => PeerUri::Netns(netns.clone()),
             Location::Ssh {
                 user, host, port, ..
@@ -115,6 +125,11 @@ impl FromStr for Location {
         };
         // What --peer refuses, said without its own list of forms.
         let peer = |uri: &str| uri.parse::<PeerUri>().map_err(|e| bad(e.why.to_string()));
+        match s {
+            "lab:tx" => return Ok(Location::Lab { tx: true }),
+            "lab:rx" => return Ok(Location::Lab { tx: false }),
+            _ => {}
+        }
         if let Some(rest) = s.strip_prefix("netns:") {
             let (name, iface) = rest
                 .split_once('/')
@@ -158,6 +173,7 @@ impl FromStr for Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Location::Lab { tx } => f.write_str(if *tx { "lab:tx" } else { "lab:rx" }),
             Location::Local { iface } => f.write_str(iface),
             Location::Netns { iface, .. } | Location::Ssh { iface, .. } => {
                 write!(f, "{}/{iface}", self.peer())
@@ -256,7 +272,7 @@ mod tests {
         let e = "eth0/x".parse::<Location>().unwrap_err().to_string();
         assert_eq!(
             e,
-            "\"eth0/x\": the interface name \"eth0/x\" holds '/' (expected IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE)"
+            "\"eth0/x\": the interface name \"eth0/x\" holds '/' (expected IFACE, netns:NAME/IFACE, ssh://[user@]host[:port]/IFACE, lab:tx or lab:rx)"
         );
     }
 }

@@ -20,6 +20,7 @@ pub mod headers;
 pub mod location;
 pub mod pattern;
 pub mod refusal;
+pub mod streams;
 mod walk;
 mod yaml;
 

@@ -6,5 +6,6 @@
 pub mod dut;
 pub(crate) mod receive;
 pub(crate) mod run;
+pub mod streams;
 
 pub use crate::host::{VERSION, hostname};

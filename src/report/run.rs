@@ -129,6 +129,9 @@ pub struct RunReport {
     /// reconciliation's interface counts do not apply then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_path: Option<crate::report::receive::ReceivePath>,
+    /// `--config`: each stream sent, and received at its port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<crate::report::streams::StreamsRun>,
     /// Parts of the report an observer could not give (its name, why): a far end that failed
     /// after the send. Text only for now: in the JSON document the part is null.
     #[serde(skip)]
@@ -443,6 +446,9 @@ impl RunReport {
         }
         if let Some(rx) = &self.rx_analysis {
             s.push_str(&rx.text());
+        }
+        if let Some(st) = &self.streams {
+            s.push_str(&st.text());
         }
         s
     }

@@ -454,19 +454,24 @@ mod tests {
     #[test]
     fn a_request_of_another_schema_is_refused_naming_it() {
         let out = session(&[
-            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":1,"method":"clock"}"#,
-            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":2,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":2,"method":"clock"}"#,
             r#"{"schema":"upktgen.run/1","jsonrpc":"2.0","id":3,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":4,"method":"clock"}"#,
         ]);
-        // Version 1 is read (here: refused only for want of hello).
+        // Version 2 is read (here: refused only for want of hello).
         assert_eq!(out[0]["error"]["code"], code::NOT_INTRODUCED);
         assert_eq!(out[0]["schema"], crate::schema::AGENT);
         for (r, want) in [
             (
                 &out[1],
-                "the request: an agent document of schema version 2 (\"upktgen.agent/2\")",
+                "the request: an agent document of schema version 3 (\"upktgen.agent/3\")",
             ),
             (&out[2], "the request: a run document, not an agent request"),
+            (
+                &out[3],
+                "the request: an agent document of schema version 1 (\"upktgen.agent/1\"), written by an older upktgen",
+            ),
         ] {
             assert_eq!(r["error"]["code"], code::INVALID_REQUEST, "{r}");
             let m = r["error"]["message"].as_str().unwrap();

@@ -12,6 +12,7 @@ pub(crate) mod pcap;
 pub(crate) mod plan;
 pub mod rx;
 pub(crate) mod session;
+pub mod streams;
 pub(crate) mod threads;
 
 use crate::agent::far::RemoteReceiver;
@@ -65,7 +66,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     }
     let output = plan.output;
     let metrics = plan.metrics.start()?;
-    let Some(r) = execute_with(plan, stop, metrics.as_ref())? else {
+    let Some(r) = execute_with(plan, stop, metrics.as_ref(), None)? else {
         return Ok(Exit::Interrupted);
     };
     if let Some(m) = &metrics {
@@ -168,7 +169,7 @@ fn device_of<'a>(devices: &'a [Device], name: &str) -> Result<&'a Device> {
 /// then the system is sampled and all start together; the report adds them up. None when
 /// stopped before anything was sent.
 pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<Option<RunResult>> {
-    execute_with(plan, stop, None)
+    execute_with(plan, stop, None, None)
 }
 
 /// [`execute`], feeding a metrics endpoint while it runs: the site opened, the jobs built,
@@ -177,6 +178,7 @@ fn execute_with(
     mut plan: RunPlan,
     stop: &Arc<AtomicBool>,
     metrics: Option<&crate::metrics::Endpoint>,
+    live: Option<&streams::LiveSlot>,
 ) -> Result<Option<RunResult>> {
     let site = match Site::open(&plan, stop) {
         Ok(s) => s,
@@ -209,6 +211,10 @@ fn execute_with(
         return Ok(None);
     }
     let (mut jobs, uses_random) = jobs(&plan, &devices)?;
+    let tally = jobs.first().and_then(|j| match &j.frames {
+        Frames::Multi(m) => Some(m.tally()),
+        _ => None,
+    });
     // The live lines show what the senders say they sent, counted as the Result counts it:
     // an interface counts other bytes (veth: 46 of a 60-byte frame), and injected frames
     // (netif_receive) not at all.
@@ -229,7 +235,10 @@ fn execute_with(
         }
     }
     let lab = site.lab.as_ref();
-    let observers = observers(&plan, &site, &devices, progress, metrics)?;
+    let (observers, rx_progress) = observers(&plan, &site, &devices, progress, metrics)?;
+    if let (Some(slot), Some(t)) = (live, &tally) {
+        slot.fill(Arc::clone(t), rx_progress);
+    }
     let (ns, start_at) = (site.ns.clone(), plan.start_at);
     let ((ran, outcome), mut parts) = session::observe(
         observers,
@@ -264,6 +273,22 @@ fn execute_with(
         (reconciliation.lost, reconciliation.vanished) = (None, None);
     }
     let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
+    let streams = match (&plan.streams, &tally) {
+        (Some(s), Some(t)) => Some(crate::report::streams::StreamsRun::new(
+            s.config.display().to_string(),
+            (
+                format!("{} ({})", s.tx_port.0, s.tx_port.1),
+                format!("{} ({})", s.rx_port.0, s.rx_port.1),
+            ),
+            &s.names,
+            t,
+            parts
+                .rx_analysis
+                .as_ref()
+                .and_then(|a| a.receiver.streams.as_ref()),
+        )),
+        _ => None,
+    };
     let report = RunReport {
         host: crate::report::hostname(),
         version: crate::report::VERSION.into(),
@@ -288,6 +313,7 @@ fn execute_with(
         peer: parts.peer,
         dut: parts.dut,
         start,
+        streams,
         receive_path: parts.receive_path,
         missing: parts.missing,
         extra: parts.extra,
@@ -304,13 +330,16 @@ fn execute_with(
 /// receives before anything is sent), the DUT's and the interfaces' counters, the lab's
 /// receiver, the receive path of injected frames, and last the live lines and the metrics
 /// endpoint (which show what the others count).
+/// A run's observers, in order.
+type Observers<'a> = Vec<Box<dyn session::Observer + 'a>>;
+
 fn observers<'a>(
     plan: &'a RunPlan,
     site: &'a Site,
     devices: &'a [Device],
     sent_progress: Vec<Arc<crate::sender::Progress>>,
     metrics: Option<&crate::metrics::Endpoint>,
-) -> Result<Vec<Box<dyn session::Observer + 'a>>> {
+) -> Result<(Observers<'a>, Option<Arc<crate::rx::recv::RxProgress>>)> {
     let lab = site.lab.as_ref();
     // Made first: the far receiver receives before anything is set up here.
     let far = match &plan.far {
@@ -334,14 +363,8 @@ fn observers<'a>(
         lab,
         devices,
     )?));
-    let lab_rx = match (lab, plan.rx) {
-        (Some(l), Some(rx)) => Some(LabReceiver::start(
-            &l.rx_path(),
-            crate::rx::recv::RxConfig {
-                backend: rx.backend,
-                ..crate::lab::receiver::config(rx.hist)
-            },
-        )?),
+    let lab_rx = match (lab, &plan.rx) {
+        (Some(l), Some(rx)) => Some(LabReceiver::start(&l.rx_path(), lab_rx_config(rx))?),
         _ => None,
     };
     // The far receiver's totals, read each interval when live lines or metrics show them,
@@ -367,6 +390,7 @@ fn observers<'a>(
         .as_ref()
         .map(LabReceiver::progress)
         .or_else(|| far.as_ref().map(observe::Far::progress));
+    let receiver_progress = receiver.clone();
     if let Some(r) = lab_rx {
         list.push(Box::new(observe::LabRx(r)));
     }
@@ -412,7 +436,7 @@ fn observers<'a>(
     )? {
         list.push(Box::new(observe::Live(m)));
     }
-    Ok(list)
+    Ok((list, receiver_progress))
 }
 
 /// netif_receive: the receive path's account of the device the first sender injected into.
@@ -522,12 +546,20 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
     for (i, s) in plan.senders.iter().enumerate() {
         let cfg = &s.spec.cfg;
         let dev = device_of(devices, cfg.device())?;
-        let frames = match &plan.replay {
-            Some(r) => {
+        let frames = match (&plan.replay, &plan.streams) {
+            (Some(r), _) => {
                 r.check_fits(dev.mtu, &dev.name)?;
                 Frames::Replay(Box::new(r.clone()))
             }
-            None => {
+            (None, Some(s)) => {
+                check_frame_fits(cfg, dev.mtu, &dev.name)?;
+                // Checked by the plan: the same streams build again.
+                Frames::Multi(Box::new(
+                    stream::multi::MultiStream::new(&s.specs, None)
+                        .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
+                ))
+            }
+            (None, None) => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Each sender draws its own random sequence; the seed reproduces all of them.
                 stream::for_config(
@@ -563,6 +595,24 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
         });
     }
     Ok((jobs, uses_random))
+}
+
+/// The lab receiver's configuration: with streams, each counted by its signature, on every
+/// protocol (a tap: the streams need not be IPv4 and UDP).
+fn lab_rx_config(rx: &plan::RxPlan) -> crate::rx::recv::RxConfig {
+    let mut cfg = crate::rx::recv::RxConfig {
+        backend: rx.backend,
+        ..crate::lab::receiver::config(rx.hist)
+    };
+    if let Some(names) = &rx.streams {
+        cfg.ring.all_frames = true;
+        cfg.streams = Some(crate::rx::streams::RxStreams {
+            from_start: true,
+            shown: names.len(),
+            ..crate::rx::streams::RxStreams::new(names.clone())
+        });
+    }
+    cfg
 }
 
 /// The device's notes, and one when queue maps cannot apply.

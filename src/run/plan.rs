@@ -61,6 +61,21 @@ pub struct FarPlan {
     pub rx_args: Vec<String>,
 }
 
+impl FarPlan {
+    /// With a config's streams: the far receiver counts each of them, on every protocol
+    /// (the streams need not be IPv4 and UDP).
+    fn counting(mut self, streams: Option<&streams::StreamsPlan>) -> FarPlan {
+        if let Some(s) = streams {
+            self.rx_args.push("--all-frames".into());
+            for n in &s.names {
+                self.rx_args.push("--stream".into());
+                self.rx_args.push(n.clone());
+            }
+        }
+        self
+    }
+}
+
 /// One sender: pktgen's device (the name may carry an `@tag`, as `dev@1`) and the CPU its
 /// thread is pinned to.
 #[derive(Debug, Clone)]
@@ -87,10 +102,12 @@ impl SenderPlan {
 }
 
 /// The receiver in the lab (--rx-analyze).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RxPlan {
     pub backend: RxBackend,
     pub hist: bool,
+    /// Count these streams by their signature (names by stream id).
+    pub streams: Option<Vec<String>>,
 }
 
 /// `--pcap FILE`: write the frames instead of sending them.
@@ -133,6 +150,8 @@ pub struct RunPlan {
     pub far: Option<FarPlan>,
     /// --start-at: the senders start at this CLOCK_REALTIME instant, ns since the epoch.
     pub start_at: Option<u64>,
+    /// `--config`: the streams the sender sends and the receiving port counts.
+    pub streams: Option<streams::StreamsPlan>,
 }
 
 impl RunPlan {
@@ -151,6 +170,34 @@ impl RunPlan {
 
     /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests).
     pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
+        // A config's ports stand for the options that say where: planned as those.
+        let seed = a.seed.unwrap_or_else(fresh_seed);
+        match streams::apply(a, seed)? {
+            Some((e, s)) => RunPlan::prepared(&e, cpus, Some(s), seed),
+            None => RunPlan::prepared(a, cpus, None, seed),
+        }
+    }
+
+    /// The plan of the config `cfg` (named `name` in messages; an OTG server's set_config),
+    /// with `run`'s options `a` (which must not say where: the config's ports do).
+    pub fn from_config(
+        a: &RunArgs,
+        cfg: &crate::otg::Config,
+        name: &std::path::Path,
+    ) -> Result<RunPlan> {
+        let seed = a.seed.unwrap_or_else(fresh_seed);
+        let (e, s) = streams::apply_config(a, cfg, name, seed)?;
+        RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed)
+    }
+
+    /// The plan of options `a` (a config's ports already planned into them, its streams
+    /// `streams`) with `seed`.
+    fn prepared(
+        a: &RunArgs,
+        cpus: &[usize],
+        streams: Option<streams::StreamsPlan>,
+        seed: u64,
+    ) -> Result<RunPlan> {
         let in_lab = a.dev.is_none();
         check_replay_args(a)?;
         let far = far_plan(a)?;
@@ -164,7 +211,7 @@ impl RunPlan {
         if let Some(r) = &replay {
             cfg.count = r.count(cfg.count, a.replay_loops.unwrap_or(0));
         }
-        if !in_lab && replay.is_none() {
+        if !in_lab && replay.is_none() && streams.is_none() {
             if cfg.dst_min.is_empty() && !cfg.has(Flag::Ipv6) {
                 return Err(Refusal::DevNeedsDst.into());
             }
@@ -196,6 +243,7 @@ impl RunPlan {
             rx: a.rx_analyze.then_some(RxPlan {
                 backend: a.rx_backend,
                 hist: a.hist,
+                streams: streams.as_ref().map(|s| s.names.clone()),
             }),
         };
         let (target, senders) = knobs.plan(specs, replay.is_some())?;
@@ -206,7 +254,8 @@ impl RunPlan {
                 d.ingress_napi = senders
                     .iter()
                     .any(|s| s.backends.iter().any(BackendPlan::needs_peer_napi));
-                d.ipv6 = senders.iter().any(|s| s.spec.cfg.has(Flag::Ipv6));
+                d.ipv6 = senders.iter().any(|s| s.spec.cfg.has(Flag::Ipv6))
+                    || streams.as_ref().is_some_and(streams::StreamsPlan::has_ipv6);
                 Target::DutLab(l, d)
             }
             (t, _) => t,
@@ -215,7 +264,7 @@ impl RunPlan {
             target,
             senders,
             replay,
-            seed: a.seed.unwrap_or_else(fresh_seed),
+            seed,
             duration: a.duration,
             irq: a.irq.clone(),
             output: Output {
@@ -226,8 +275,9 @@ impl RunPlan {
             rx: knobs.rx,
             pcap,
             metrics: a.metrics.clone(),
-            far,
+            far: far.map(|f| f.counting(streams.as_ref())),
             start_at,
+            streams,
         })
     }
 
@@ -275,6 +325,7 @@ impl RunPlan {
             metrics: crate::metrics::MetricsArgs::default(),
             far: None,
             start_at: start_at(a.start_at.as_deref(), crate::sys::realtime_ns())?,
+            streams: None,
         })
     }
 
@@ -386,7 +437,10 @@ impl Knobs<'_> {
         // af_xdp is asked for by name: `auto` may fall back to af_packet, and veth-rx must
         // then still have NAPI (with the lab's program in place, auto's af_xdp cannot
         // attach and falls back at once).
-        let receiver_gives_napi = self.rx.is_some_and(|r| r.backend == RxBackend::AfXdp);
+        let receiver_gives_napi = self
+            .rx
+            .as_ref()
+            .is_some_and(|r| r.backend == RxBackend::AfXdp);
         let peer_napi = senders
             .iter()
             .any(|s| s.backends.iter().any(BackendPlan::needs_peer_napi))
@@ -763,5 +817,6 @@ fn pcap_plan(a: &RunArgs, cfg: &DevConfig, path: &std::path::Path) -> Result<Pca
 }
 
 mod refusal;
+pub mod streams;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@ use crate::caps::{self, Cap};
 use crate::cli::rx::RxArgs;
 use crate::exit::Exit;
 use crate::rx::recv::{Receiver, RxConfig};
+use crate::rx::streams::RxStreams;
 use crate::sys::{self, rx_ring::RxRingConfig};
 use anyhow::{Result, anyhow, bail};
 use std::sync::Arc;
@@ -50,7 +51,11 @@ pub fn config(a: &RxArgs) -> Result<RxConfig> {
             count: a.count,
             duration: a.duration,
             hist: a.hist,
-            streams: None,
+            streams: (!a.streams.is_empty()).then(|| RxStreams {
+                from_start: true,
+                shown: a.streams.len(),
+                ..RxStreams::new(a.streams.clone())
+            }),
         })
     }
 }

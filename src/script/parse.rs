@@ -7,7 +7,7 @@ pub const PROC_DIR: &str = "/proc/net/pktgen/";
 /// The kernel limits an added device's name (`eth0@tag`) to 31 bytes.
 pub const MAX_DEV_NAME: usize = 31;
 /// An interface name is at most IFNAMSIZ - 1 bytes.
-pub const MAX_IFNAME: usize = 15;
+pub use crate::sys::MAX_IFNAME;
 
 /// A file under /proc/net/pktgen.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -36,6 +36,7 @@ mod script;
 mod selftest;
 mod stack;
 mod standards;
+mod streams;
 mod sweep;
 mod xdp_live;
 
@@ -70,6 +71,7 @@ fn main() {
         ("schemas", schemas::TESTS),
         ("script", script::TESTS),
         ("selftest", selftest::TESTS),
+        ("streams", streams::TESTS),
         ("stack", stack::TESTS),
         ("standards", standards::TESTS),
         ("sweep", sweep::TESTS),

@@ -1,6 +1,8 @@
 //! End-to-end: the documents real commands write (runs in the lab, a receiver, a two-ended
-//! run with the agent's every message both ways, merge, ndr, a sweep of real runs) are
-//! valid against docs/schema, and the readers refuse another version, naming the file.
+//! run with the agent's every message both ways, merge, ndr, a sweep of real runs, a run of
+//! an OTG config's streams and a receiver counting streams) are valid against docs/schema,
+//! the readers read the older versions they read (a run or a receiver of version 1) and
+//! refuse another version, naming the file.
 
 use crate::common::schema as check;
 
@@ -143,9 +145,19 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
         "merge with a version 0 document",
     );
     assert_eq!(m["total"]["sent"], 8000);
+    // Version 1 (a run from before `streams`) is merged as before.
+    let mut v1 = jb.clone();
+    v1["schema"] = json!("upktgen.run/1");
+    let p1 = d.join("v1.json");
+    std::fs::write(&p1, serde_json::to_string(&v1).unwrap()).unwrap();
+    let m = ok_json(
+        &upktgen(&["merge", "--json", sa, p1.to_str().unwrap()]),
+        "merge with a version 1 document",
+    );
+    assert_eq!(m["total"]["sent"], 8000);
     // Another major version: refused, naming the file, nothing printed.
     let mut newer = ja;
-    newer["schema"] = json!("upktgen.run/2");
+    newer["schema"] = json!("upktgen.run/3");
     let p2 = d.join("newer.json");
     std::fs::write(&p2, serde_json::to_string(&newer).unwrap()).unwrap();
     let s2 = p2.to_str().unwrap();
@@ -154,7 +166,7 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
     assert!(o.stdout.is_empty());
     assert!(
         stderr(&o).contains(&format!(
-            "{s2}: a run document of schema version 2 (\"upktgen.run/2\"), written by a newer upktgen"
+            "{s2}: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen"
         )),
         "{}",
         stderr(&o)
@@ -265,7 +277,7 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     }
     // The agent answers a request of another version with an error naming it.
     let o = h.in_b(&["sh", "-c", &format!(
-        "printf '%s\\n' '{{\"schema\":\"upktgen.agent/2\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"version\":\"0\",\"protocol\":1}}}}' | '{BIN}' agent"
+        "printf '%s\\n' '{{\"schema\":\"upktgen.agent/3\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"version\":\"0\",\"protocol\":1}}}}' | '{BIN}' agent"
     )]);
     assert!(o.status.success(), "{}", stderr(&o));
     let n = check::check_lines(
@@ -278,7 +290,7 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     assert_eq!(v["error"]["code"], -32600, "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("schema version 2 (\"upktgen.agent/2\")"),
+        msg.contains("schema version 3 (\"upktgen.agent/3\")"),
         "{msg}"
     );
 }
@@ -383,10 +395,197 @@ fn a_sweep_of_real_runs_writes_a_runs_json_matching_the_schema() {
     }
 }
 
+/// Two flows of 1,000 frames a second for 1 s, from the lab's sending port to its receiving
+/// one (docs/otg.md).
+fn two_flows() -> Value {
+    let v = |x: Value| json!({"choice": "value", "value": x});
+    let flow = |name: &str, dst_port: u16| {
+        json!({
+            "name": name,
+            "tx_rx": {"choice": "port", "port": {"tx_name": "p1", "rx_names": ["p2"]}},
+            "packet": [
+                {"choice": "ethernet", "ethernet": {"src": v(json!("02:00:00:00:00:01"))}},
+                {"choice": "ipv4", "ipv4": {"src": v(json!("10.99.0.1")), "dst": v(json!("198.18.1.1"))}},
+                {"choice": "udp", "udp": {"src_port": v(json!(9)), "dst_port": v(json!(dst_port))}}
+            ],
+            "size": {"choice": "fixed", "fixed": 128},
+            "rate": {"choice": "pps", "pps": 1000},
+            "duration": {"choice": "fixed_seconds", "fixed_seconds": {"seconds": 1.0}},
+            "metrics": {"enable": true, "loss": true, "latency": {"enable": true}}
+        })
+    };
+    json!({
+        "ports": [{"name": "p1", "location": "lab:tx"}, {"name": "p2", "location": "lab:rx"}],
+        "flows": [flow("a", 1000), flow("b", 2000)]
+    })
+}
+
+fn a_run_of_streams_and_a_stream_receiver_match_the_schema_and_merge_reads_them() {
+    if !root_or_skip() {
+        return;
+    }
+    // The config in a directory of its own under the temporary one, removed when dropped.
+    let d = tmp_dir("schema", "streams");
+    let cfg = d.join("two-flows.json");
+    std::fs::write(&cfg, serde_json::to_vec_pretty(&two_flows()).unwrap()).unwrap();
+    let o = upktgen(&["run", "--config", cfg.to_str().unwrap(), "--json"]);
+    let j = ok_json(&o, "run --config");
+    check::check(schema::RUN, &j, "run --config F --json");
+    let sent = j["streams"]["streams"]
+        .as_array()
+        .expect("the run's streams");
+    let got = j["rx_analysis"]["receiver"]["streams"]["streams"]
+        .as_array()
+        .expect("the receiver's streams");
+    assert_eq!((sent.len(), got.len()), (2, 2), "{j}");
+    for (s, r) in sent.iter().zip(got) {
+        assert_eq!(s["tx_frames"], 1000, "{s}");
+        assert_eq!(s["rx_frames"], s["tx_frames"], "{s}");
+        assert_eq!(r["name"], s["name"], "{r}");
+        assert!(r["latency"]["count"].as_u64() > Some(0), "{r}");
+    }
+    assert_eq!(j["rx_analysis"]["receiver"]["streams"]["expected"], 2);
+    // A receiver counting two streams for 1 s in a namespace of its own (nothing sends to
+    // it: the streams are there, empty).
+    let lab = upktgen::lab::Lab::create(upktgen::lab::RxMode::Stack).unwrap();
+    let o = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns, BIN, "rx"])
+        .args(["--dev", upktgen::lab::RX_IF, "--rx-backend", "af_packet"])
+        .args([
+            "--stream",
+            "a",
+            "--stream",
+            "b",
+            "--duration",
+            "1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    drop(lab);
+    let r = ok_json(&o, "rx --stream a --stream b");
+    check::check(schema::RX, &r, "rx --stream a --stream b --json");
+    let st = &r["streams"];
+    assert_eq!(st["expected"], 2, "{st}");
+    assert_eq!(st["streams"][0]["name"], "a", "{st}");
+    assert_eq!(st["streams"][1]["name"], "b", "{st}");
+    assert_eq!(r["stopped_by"], "duration");
+    // merge reads both (version 2, with their streams).
+    let (pr, px) = (d.join("run.json"), d.join("rx.json"));
+    std::fs::write(&pr, serde_json::to_vec(&j).unwrap()).unwrap();
+    std::fs::write(&px, &o.stdout).unwrap();
+    let m = ok_json(
+        &upktgen(&[
+            "merge",
+            "--json",
+            pr.to_str().unwrap(),
+            px.to_str().unwrap(),
+        ]),
+        "merge of a run of streams and a stream receiver",
+    );
+    check::check(schema::MERGE, &m, "merge of version 2 documents");
+    assert_eq!(m["total"]["sent"], 2000);
+    // And as version 1 documents without their streams.
+    let mut old_run = j.clone();
+    old_run["schema"] = json!("upktgen.run/1");
+    let obj = old_run.as_object_mut().unwrap();
+    obj.remove("streams");
+    obj["rx_analysis"]["receiver"]
+        .as_object_mut()
+        .unwrap()
+        .remove("streams");
+    let mut old_rx = r.clone();
+    old_rx["schema"] = json!("upktgen.rx/1");
+    old_rx.as_object_mut().unwrap().remove("streams");
+    std::fs::write(&pr, serde_json::to_vec(&old_run).unwrap()).unwrap();
+    std::fs::write(&px, serde_json::to_vec(&old_rx).unwrap()).unwrap();
+    let m = ok_json(
+        &upktgen(&[
+            "merge",
+            "--json",
+            pr.to_str().unwrap(),
+            px.to_str().unwrap(),
+        ]),
+        "merge of version 1 documents",
+    );
+    assert_eq!(m["total"]["sent"], 2000);
+}
+
+/// A far end's receiver counting streams (what `run --config` asks of a `netns:` or `ssh://`
+/// port): the agent's `rx.stop` result carries them, and every line both ways matches the
+/// agent's schema. The requests are the controller's, typed here (`--peer-agent`, the way
+/// to record a run's, does not go with `--config`).
+fn an_agent_s_receiver_of_streams_answers_in_its_schema() {
+    if !root_or_skip() {
+        return;
+    }
+    use std::io::Write;
+    let lab = upktgen::lab::Lab::create(upktgen::lab::RxMode::Stack).unwrap();
+    let line = |id: u32, method: &str, params: Value| {
+        json!({"schema": schema::AGENT, "jsonrpc": "2.0", "id": id, "method": method,
+               "params": params})
+        .to_string()
+    };
+    let args = [
+        "--dev",
+        upktgen::lab::RX_IF,
+        "--rx-backend",
+        "af_packet",
+        "--stream",
+        "a",
+        "--stream",
+        "b",
+    ];
+    let requests = [
+        line(
+            1,
+            "hello",
+            json!({"version": upktgen::agent::proto::VERSION,
+                   "protocol": upktgen::agent::proto::PROTOCOL}),
+        ),
+        line(2, "rx.start", json!({"args": args})),
+        line(3, "rx.stats", json!({"id": 1})),
+        line(
+            4,
+            "rx.stop",
+            json!({"id": 1, "expected": 0, "settle_ms": 100, "max_wait_ms": 1000}),
+        ),
+        line(5, "shutdown", Value::Null),
+    ]
+    .map(|l| l + "\n")
+    .concat();
+    let mut agent = Command::new("ip")
+        .args(["netns", "exec", &lab.rx_ns, BIN, "agent"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    agent
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(requests.as_bytes())
+        .unwrap();
+    let o = agent.wait_with_output().unwrap();
+    drop(lab);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let responses = crate::common::stdout(&o);
+    check::check_lines(schema::AGENT, &requests, "requests to the agent");
+    let n = check::check_lines(schema::AGENT, &responses, "the agent's responses");
+    assert_eq!(n, 5, "{responses}");
+    let stop: Value = serde_json::from_str(responses.lines().nth(3).unwrap()).unwrap();
+    let st = &stop["result"]["streams"];
+    assert_eq!(st["expected"], 2, "{stop}");
+    assert_eq!(st["streams"][1]["name"], "b", "{stop}");
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     runs_in_the_lab_and_their_live_lines_match_the_schema,
     merge_of_real_runs_matches_the_schema_and_refuses_another_version,
     a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema,
     ndr_writes_documents_matching_the_schema_and_its_readers_check_versions,
     a_sweep_of_real_runs_writes_a_runs_json_matching_the_schema,
+    a_run_of_streams_and_a_stream_receiver_match_the_schema_and_merge_reads_them,
+    an_agent_s_receiver_of_streams_answers_in_its_schema,
 ];

@@ -2,8 +2,8 @@
 //! schema naming the version the code writes; VERSIONS records each version's shape, so a
 //! schema changed without a new version fails here; documents made in-process and by the
 //! commands that need no root (sim, a simulated sweep, compare) are valid against them, and
-//! the readers refuse another version. Real runs, receivers, ndr, merge and the agent are
-//! in e2e_schema.rs.
+//! the readers read the older versions they read and refuse another. Real runs, receivers,
+//! ndr, merge and the agent are in schema.rs.
 
 use crate::common::schema as check;
 
@@ -270,9 +270,18 @@ fn the_digest_sees_a_definitions_change_but_not_the_layout() {
     assert!(names.contains("rx_report"), "{names:?}");
 }
 
-/// A run document as the lab writes it, to mutate (validated first).
-fn a_real_looking_run() -> Value {
+/// tests/data/run.json: a run document as the lab wrote it at version 1 (before `streams`).
+fn run_of_version_1() -> Value {
     let v = check::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run.json"));
+    assert_eq!(v["schema"], "upktgen.run/1", "tests/data/run.json");
+    v
+}
+
+/// A run document as the lab writes it, to mutate (validated first): version 1's, whose
+/// shape is version 2's without the fields it added, retagged.
+fn a_real_looking_run() -> Value {
+    let mut v = run_of_version_1();
+    v["schema"] = json!(schema::RUN);
     check::check(schema::RUN, &v, "tests/data/run.json");
     v
 }
@@ -295,8 +304,10 @@ fn strict_schemas_refuse_a_new_field_a_missing_one_and_another_version() {
     let e = check::errors("run", &missing);
     assert!(e.iter().any(|l| l.contains("reconciliation")), "{e:?}");
     let mut other = good.clone();
-    other["schema"] = json!("upktgen.run/2");
+    other["schema"] = json!("upktgen.run/3");
     assert!(!check::errors("run", &other).is_empty());
+    // The schema file is the current version's: an older tag is not its document.
+    assert!(!check::errors("run", &run_of_version_1()).is_empty());
     let mut untagged = good.clone();
     untagged.as_object_mut().unwrap().remove("schema");
     assert!(!check::errors("run", &untagged).is_empty());
@@ -538,6 +549,121 @@ fn compare_and_redraw_refuse_another_version_naming_the_file_and_read_version_0(
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The streams' parts of a run and of its receiver, made in-process as `run --config` makes
+/// them: stream 0 all received, stream 1 its first 40 of 50.
+fn streams_made_in_process() -> (Value, Value) {
+    use upktgen::rx::streams::StreamTable;
+    use upktgen::wire::signature::Signature;
+    let mut table = StreamTable::new(2, true).unwrap();
+    for (stream, n) in [(0u16, 100u32), (1, 40)] {
+        for seq in 0..n {
+            let sig = Signature {
+                stream,
+                seq,
+                tx_ns: 1_000,
+            };
+            table.record(&sig, 60, 2_000 + u64::from(seq), 0);
+        }
+    }
+    let names = ["a".to_string(), "b".to_string()];
+    // One shown, the other summed in `rest`.
+    let rx = table.report(&names, 1);
+    let run = upktgen::report::streams::StreamsRun::new(
+        "f.json".into(),
+        ("p1 (lab:tx)".into(), "p2 (lab:rx)".into()),
+        &names,
+        &upktgen::stream::multi::Tally::of(&[(100, 6000), (50, 3000)]),
+        Some(&rx),
+    );
+    (
+        serde_json::to_value(&run).unwrap(),
+        serde_json::to_value(&rx).unwrap(),
+    )
+}
+
+fn a_run_and_a_receiver_with_streams_made_in_process_are_valid_and_strict() {
+    let (run_streams, rx_streams) = streams_made_in_process();
+    assert!(rx_streams["rest"].is_object() && rx_streams["streams"][0]["latency"].is_object());
+    let mut run = a_real_looking_run();
+    run["streams"] = run_streams;
+    run["rx_analysis"]["receiver"]["streams"] = rx_streams.clone();
+    check::check(schema::RUN, &run, "a run with streams");
+    let mut rx = run["rx_analysis"]["receiver"].clone();
+    rx["schema"] = json!(schema::RX);
+    check::check(schema::RX, &rx, "a receiver with streams");
+    // Strict inside them too.
+    let mut extra = run.clone();
+    extra["streams"]["streams"][1]["surprise"] = json!(1);
+    assert!(!check::errors("run", &extra).is_empty());
+    let mut extra = rx.clone();
+    extra["streams"]["aggregate"]["surprise"] = json!(1);
+    assert!(!check::errors("rx", &extra).is_empty());
+    let mut missing = rx.clone();
+    missing["streams"]["streams"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("lost");
+    assert!(!check::errors("rx", &missing).is_empty());
+}
+
+fn version_1_runs_and_receivers_are_still_read_by_merge_and_compare() {
+    let d = tmp("v1");
+    let run = run_of_version_1();
+    let pr = d.join("run-v1.json");
+    std::fs::write(&pr, serde_json::to_vec(&run).unwrap()).unwrap();
+    // Its receiver as `rx --json` of version 1 wrote it.
+    let mut rx = run["rx_analysis"]["receiver"].clone();
+    assert!(rx.get("streams").is_none());
+    rx["schema"] = json!("upktgen.rx/1");
+    let px = d.join("rx-v1.json");
+    std::fs::write(&px, serde_json::to_vec(&rx).unwrap()).unwrap();
+    let (prs, pxs) = (pr.to_str().unwrap(), px.to_str().unwrap());
+    let m = prints_valid(schema::MERGE, &["merge", "--json", prs, pxs]);
+    assert_eq!(m["total"]["sent"], run["outcome"]["result"]["sent"]);
+    // The run's own receiver and the rx document.
+    assert_eq!(m["receivers"].as_array().map(Vec::len), Some(2));
+    // compare wants three runs a side: arrays of them.
+    let pa = d.join("runs-v1.json");
+    std::fs::write(&pa, serde_json::to_vec(&json!([run, run, run])).unwrap()).unwrap();
+    let pas = pa.to_str().unwrap();
+    let o = upktgen(&["compare", pas, pas]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Beside one of version 2 with its streams.
+    let mut v2 = a_real_looking_run();
+    // Another host's run (merge takes each run once).
+    v2["host"] = json!("vm2");
+    let (run_streams, rx_streams) = streams_made_in_process();
+    v2["streams"] = run_streams;
+    v2["rx_analysis"]["receiver"]["streams"] = rx_streams;
+    let p2 = d.join("run-v2.json");
+    std::fs::write(&p2, serde_json::to_vec(&v2).unwrap()).unwrap();
+    let p2s = p2.to_str().unwrap();
+    let pb = d.join("runs-v2.json");
+    std::fs::write(&pb, serde_json::to_vec(&json!([v2, v2, v2])).unwrap()).unwrap();
+    let o = upktgen(&["compare", pas, pb.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = prints_valid(schema::MERGE, &["merge", "--json", prs, p2s, pxs]);
+    assert_eq!(m["senders"].as_array().map(Vec::len), Some(2));
+    // A version neither writes nor reads: refused by both, naming the file.
+    let mut v3 = run.clone();
+    v3["schema"] = json!("upktgen.run/3");
+    let p3 = d.join("run-v3.json");
+    std::fs::write(&p3, serde_json::to_vec(&v3).unwrap()).unwrap();
+    let p3s = p3.to_str().unwrap();
+    let want = format!(
+        "{p3s}: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen; this upktgen"
+    );
+    for args in [["merge", prs, p3s], ["compare", prs, p3s]] {
+        let e = refused(&args);
+        assert!(e.contains(&want), "{args:?}: {e}");
+        assert!(
+            e.contains(r#"reads version 1 or 2 ("upktgen.run/1", "upktgen.run/2")"#),
+            "{e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     shape_digests,
     every_kind_has_a_valid_schema_naming_the_version_the_code_writes,
@@ -547,4 +673,6 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     live_lines_and_agent_messages_made_in_process_are_valid,
     sim_and_a_simulated_sweep_write_valid_documents,
     compare_and_redraw_refuse_another_version_naming_the_file_and_read_version_0,
+    a_run_and_a_receiver_with_streams_made_in_process_are_valid_and_strict,
+    version_1_runs_and_receivers_are_still_read_by_merge_and_compare,
 ];

@@ -35,6 +35,11 @@ const TOOLS: &[(&str, Source, &str)] = &[
     ),
     ("curl", Source::Apt("curl"), "scraping the metrics endpoint"),
     (
+        "tshark",
+        Source::Apt("tshark"),
+        "decoding a capture of the streams' frames (dumpcap captures)",
+    ),
+    (
         "promtool",
         Source::Apt("prometheus"),
         "promtool check metrics",

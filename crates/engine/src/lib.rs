@@ -24,6 +24,7 @@ pub mod sample;
 pub mod sender;
 pub mod start_at;
 pub mod stream;
+pub mod tally;
 pub mod text;
 pub mod txq;
 pub mod units;

@@ -191,7 +191,7 @@ fn a_bad_value_names_its_path_and_what_is_wrong() {
         ),
         (
             |v| v["ports"][1]["location"] = json!("eth0/x"),
-            "ports[1].location: \"eth0/x\": the interface name \"eth0/x\" holds '/' (expected IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE)",
+            "ports[1].location: \"eth0/x\": the interface name \"eth0/x\" holds '/' (expected IFACE, netns:NAME/IFACE, ssh://[user@]host[:port]/IFACE, lab:tx or lab:rx)",
         ),
         (
             |v| v["flows"][0]["duration"]["fixed_seconds"]["seconds"] = json!(0),

@@ -22,6 +22,20 @@ pub enum Refusal {
     #[error("no sender to run")]
     NoSender,
     #[error(
+        "--{option}: pktgen's frame options do not apply with --config, whose flows describe the frames"
+    )]
+    ConfigWithPktgen { option: String },
+    #[error("{option}: the config's ports say where to send and receive (their `location`)")]
+    ConfigWithOption { option: &'static str },
+    #[error(
+        "--config: port {port:?} sends from {location}: upktgen sends from lab:tx or an interface of its own namespace (to send from another one, run it there: `ip netns exec NAME upktgen run --config ...`)"
+    )]
+    ConfigTxPort { port: String, location: String },
+    #[error(
+        "--config: port {port:?} receives at {location}: with a lab:tx sender, the receiving port is lab:rx; else an interface, netns:NAME/IFACE or ssh://host/IFACE"
+    )]
+    ConfigRxPort { port: String, location: String },
+    #[error(
         "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
     )]
     MixedXmitModes { inject: usize, n: usize },

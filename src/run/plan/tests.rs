@@ -514,6 +514,7 @@ fn lab_defaults() {
     assert_eq!(
         p.rx,
         Some(RxPlan {
+            streams: None,
             backend: RxBackend::Auto,
             hist: true
         })

@@ -233,6 +233,7 @@ impl super::Backend for XdpLive {
                 XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
+            crate::stream::Frames::Multi(_) => Err(super::OpenError::XdpLiveStreams),
         }
     }
 }

@@ -90,6 +90,8 @@ pub struct RxProgress {
     pub drops: AtomicU64,
     /// Every flow's sequence counters, published by the receive loop.
     pub flows: FlowBoard,
+    /// With streams: each stream's frames and bytes as they arrive.
+    pub streams: std::sync::OnceLock<Arc<crate::tally::Tally>>,
 }
 
 /// How often, at most, the receive loop publishes its flows' counters ([`RxProgress::flows`]).
@@ -281,6 +283,11 @@ impl Receiver {
     /// the next one tried.
     pub fn open(ifindex: u32, name: &str, cfg: RxConfig) -> io::Result<Receiver> {
         let intake = Intake::new(&cfg)?;
+        let progress = RxProgress::default();
+        if let Some((t, _)) = &intake.streams {
+            let _ = progress.streams.set(t.live());
+        }
+        let progress = Arc::new(progress);
         let (backend, _, choice) = select(cfg.backend, cfg.ring.all_frames, |k| {
             open_kind(k, ifindex, name, &cfg)
         })?;
@@ -289,7 +296,7 @@ impl Receiver {
             choice,
             intake,
             cfg,
-            progress: Arc::new(RxProgress::default()),
+            progress,
             started: None,
             elapsed: Duration::ZERO,
         })

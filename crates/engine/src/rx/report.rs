@@ -320,6 +320,21 @@ impl SinkReconciliation {
             .max()
             .unwrap_or(0);
         let i = |v: u64| v as i64;
+        // (frames, distinct received, holes, after the last): the streams' when the
+        // receiver counted streams (their sequences start at 0), else pktgen's flows'.
+        let sink = match &r.streams {
+            Some(st) => {
+                let a = &st.aggregate;
+                let seen = a.seq.received + a.seq.lost;
+                (a.frames, a.seq.received, a.seq.lost, i(sent) - i(seen))
+            }
+            None => (
+                r.frames.pktgen,
+                r.sink.totals.received,
+                r.sink.totals.lost,
+                i(sent) - i(u64::from(last)),
+            ),
+        };
         let x = r.xdp.as_ref().map(|x| &x.counters);
         let seen_by_socket_path = match x {
             Some(c) => c.redirected + c.passed_no_socket + c.passed_not_udp,
@@ -337,13 +352,13 @@ impl SinkReconciliation {
             xdp_redirected: x.map(|c| c.redirected),
             xdp_passed: x.map(|c| c.passed_no_socket + c.passed_not_udp),
             xdp_unaccounted: x.map(|c| xdp_unaccounted(c, r.frames.frames)),
-            sink_frames: r.frames.pktgen,
-            sink_received: r.sink.totals.received,
+            sink_frames: sink.0,
+            sink_received: sink.1,
             not_transmitted: i(sent) - i(tx_packets),
             lost_between_veth_ends: i(tx_packets) - i(rx_packets),
             dropped_before_socket: i(rx_packets) - i(seen_by_socket_path),
-            seq_lost: r.sink.totals.lost,
-            tail_lost: i(sent) - i(u64::from(last)),
+            seq_lost: sink.2,
+            tail_lost: sink.3,
         }
     }
 

@@ -249,7 +249,8 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
     let mut pacing_idle_ns: u64 = 0;
     let paced = limits.delay_ns != 0 && limits.delay_ns != u64::MAX;
     let mut pacing = paced.then(PacingRecorder::new);
-    if paced {
+    // A source with its own timing (a pcap file's gaps, streams) is paced too.
+    if paced || frames.due_ns(0).is_some() {
         clock.prepare_pacing();
     }
     let burst = u64::from(limits.burst.max(1));
@@ -282,6 +283,10 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
         // does not drift. A source with its own timing (a pcap file's gaps) gives each
         // frame's due time instead, on the same terms.
         if let Some(due) = frames.due_ns(attempted) {
+            if due == u64::MAX {
+                // The source has no frame left (every stream has ended).
+                break StopReason::Count;
+            }
             let next_due = t0.saturating_add(due);
             if next_due > now {
                 pacing_idle_ns +=
@@ -359,7 +364,7 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
             frags: 0,
             errors,
             imix_bytes: varied_bytes(fills, backend, frames),
-            size_range: None,
+            size_range: frames.size_range(),
         },
         pacing_idle_ns,
         backend: bstats,

@@ -15,6 +15,7 @@
 
 pub mod build;
 pub mod fast;
+pub mod multi;
 pub mod replay;
 pub mod spec;
 pub mod timeline;
@@ -47,8 +48,15 @@ pub trait FrameSource: Send {
     fn generator(&self) -> Option<&Generator> {
         None
     }
-    /// For a source with its own timing (`--replay-timing file`): when the `k`-th frame of
-    /// the run (from 0) is due, in ns after the start. None: the run's delay/burst schedule.
+    /// The smallest and the largest frame when they differ across the run's frames (the
+    /// Result line then reads `(MIN..MAXbyte,...)`).
+    fn size_range(&self) -> Option<(u32, u32)> {
+        None
+    }
+    /// For a source with its own timing (`--replay-timing file`, streams): when the `k`-th
+    /// frame of the run (from 0) is due, in ns after the start; `u64::MAX`: there is no
+    /// frame `k` (the source has ended, and so does the run). None: the run's delay/burst
+    /// schedule.
     fn due_ns(&mut self, _k: u64) -> Option<u64> {
         None
     }
@@ -88,6 +96,8 @@ pub enum Frames {
     Pg(Box<PgFrames>),
     /// A pcap file's frames (`--replay`).
     Replay(Box<ReplayFrames>),
+    /// Many streams on one queue, by their deadlines (`run --config`).
+    Multi(Box<multi::MultiStream>),
 }
 
 macro_rules! each {
@@ -96,6 +106,7 @@ macro_rules! each {
             Frames::Fast($f) => $e,
             Frames::Pg($f) => $e,
             Frames::Replay($f) => $e,
+            Frames::Multi($f) => $e,
         }
     };
 }
@@ -107,6 +118,9 @@ impl FrameSource for Frames {
     #[inline]
     fn advance(&mut self) -> usize {
         each!(self, f => f.advance())
+    }
+    fn size_range(&self) -> Option<(u32, u32)> {
+        each!(self, f => f.size_range())
     }
     #[inline]
     fn write(&mut self, buf: &mut [u8], stamp: Stamp) {

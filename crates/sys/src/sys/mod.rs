@@ -3,6 +3,9 @@
 //! Every wrapper turns a failing call into an [`std::io::Error`] (errno); callers add the
 //! context a person can act on. Each `unsafe` block states the invariant it relies on.
 
+/// The longest interface name the kernel takes: IFNAMSIZ less the terminating NUL.
+pub const MAX_IFNAME: usize = libc::IFNAMSIZ - 1;
+
 pub mod bpf;
 pub mod clock;
 pub mod netns;

@@ -55,8 +55,10 @@ mod tests;
 pub use report::{StreamAggregate, StreamSummary, StreamsReport};
 
 use super::sink::{LatencyCounters, LatencySummary, MAX_LATENCY_NS, SeqEvent, SeqTracker};
+use crate::tally::Tally;
 use crate::wire::signature::{self, Signature};
 use hdrhistogram::Histogram;
+use std::sync::Arc;
 
 /// The most streams a table holds: every id a signature can name.
 pub const MAX_STREAMS: usize = signature::MAX_STREAMS;
@@ -186,6 +188,8 @@ pub struct StreamTable {
     foreign: u64,
     /// Frames without a signature at their end.
     unsigned: u64,
+    /// Each stream's frames and bytes as they arrive, for other threads (live counts).
+    live: Arc<Tally>,
 }
 
 impl StreamTable {
@@ -205,7 +209,14 @@ impl StreamTable {
             digits,
             foreign: 0,
             unsigned: 0,
+            live: Arc::new(Tally::new(n)),
         })
+    }
+
+    /// Each stream's frames and bytes so far, readable from any thread while frames arrive
+    /// (duplicates included, as [`StreamSummary::frames`](report::StreamSummary) counts).
+    pub fn live(&self) -> Arc<Tally> {
+        Arc::clone(&self.live)
     }
 
     /// Streams in the table.
@@ -284,6 +295,7 @@ impl StreamTable {
         }
         s.frames += 1;
         s.bytes += u64::from(len);
+        self.live.add(usize::from(sig.stream), u64::from(len));
         s.last_rx_ns = rx_ns;
         let ev = s.seq.observe(sig.seq, sig.tx_ns);
         if ev == SeqEvent::Duplicate {

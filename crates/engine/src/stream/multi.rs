@@ -1,0 +1,244 @@
+//! Many streams on one transmit queue as one [`FrameSource`]: the [`Timeline`] says which
+//! stream's frame is next and when it is due, each stream's [`StreamFrames`] writes it, and
+//! a [`Tally`] counts what each stream handed over (readable from other threads while the
+//! run goes on).
+//!
+//! The send loop paces by [`FrameSource::due_ns`]: frame `k` of the run (counting every
+//! stream's frames together) is due at the deadline the timeline gave it. The source keeps
+//! the frames the loop has looked at but not yet taken in a short queue (at most one batch),
+//! so looking ahead costs nothing twice.
+
+use super::build::{StreamFrames, build_all};
+use super::spec::{StreamError, StreamSpec};
+use super::timeline::{Due, Timeline};
+use super::{FrameSource, Stamp};
+pub use crate::tally::Tally;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// A queue's streams, sent in the order of their deadlines.
+pub struct MultiStream {
+    frames: Vec<StreamFrames>,
+    timeline: Timeline,
+    /// Frames taken from the timeline the loop has not advanced to yet, in order.
+    ahead: VecDeque<Due>,
+    /// Frames advanced to so far (the run's index of `ahead`'s first).
+    taken: u64,
+    /// The deadline of the last frame advanced to.
+    last_due: u64,
+    cur: Due,
+    tally: Arc<Tally>,
+    /// Bytes of every frame advanced to (the Result line's bytes).
+    bytes: u64,
+    min_len: u32,
+    max_len: usize,
+}
+
+impl MultiStream {
+    /// The streams `specs` (stream `i` signed with id `i`), on a port of `line_bps` when
+    /// known; their deadlines count from the start of the send.
+    pub fn new(specs: &[StreamSpec], line_bps: Option<f64>) -> Result<MultiStream, StreamError> {
+        let frames = build_all(specs)?;
+        let schedules = specs
+            .iter()
+            .map(|s| s.schedule(line_bps))
+            .collect::<Result<Vec<_>, _>>()?;
+        let max_len = frames.iter().map(StreamFrames::max_len).max().unwrap_or(0);
+        let min_len = frames.iter().map(StreamFrames::min_len).min().unwrap_or(0) as u32;
+        Ok(MultiStream {
+            tally: Arc::new(Tally::new(frames.len())),
+            frames,
+            timeline: Timeline::new(schedules, 0),
+            ahead: VecDeque::new(),
+            taken: 0,
+            last_due: 0,
+            cur: Due::default(),
+            bytes: 0,
+            min_len,
+            max_len,
+        })
+    }
+
+    /// The per-stream counts, shared with whoever reads them while the run goes on.
+    pub fn tally(&self) -> Arc<Tally> {
+        Arc::clone(&self.tally)
+    }
+
+    /// The largest frame of any stream.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The next frame from the timeline, whenever it is due.
+    fn pull(&mut self) -> Option<Due> {
+        self.timeline.next(u64::MAX)
+    }
+}
+
+impl FrameSource for MultiStream {
+    fn prefill(&self) -> Vec<u8> {
+        // Every frame is written whole (a buffer may hold another stream's frame before).
+        vec![0; self.max_len]
+    }
+
+    #[inline]
+    fn advance(&mut self) -> usize {
+        let d = match self.ahead.pop_front() {
+            Some(d) => Some(d),
+            None => self.pull(),
+        };
+        // The loop asks only for frames it was told are due (due_ns, or the run's count
+        // when every stream ends by a count): none left is a frame it will not send.
+        let d = d.unwrap_or(Due {
+            len: self.min_len,
+            ..self.cur
+        });
+        self.taken += 1;
+        self.last_due = d.deadline_ns;
+        self.cur = d;
+        d.len as usize
+    }
+
+    #[inline]
+    fn write(&mut self, buf: &mut [u8], stamp: Stamp) {
+        let d = self.cur;
+        self.frames[d.stream as usize].write(d.seq, d.len as usize, stamp.ns, buf);
+    }
+
+    #[inline]
+    fn sent(&mut self) {
+        // One writer (this sender's thread): a load and a store, no locked add.
+        let d = self.cur;
+        self.tally.add(d.stream as usize, u64::from(d.len));
+        self.bytes += u64::from(d.len);
+    }
+
+    fn pkt_size(&self) -> u32 {
+        self.min_len
+    }
+
+    fn imix_bytes(&self) -> Option<u64> {
+        Some(self.bytes)
+    }
+
+    fn size_range(&self) -> Option<(u32, u32)> {
+        let hi = self.max_len as u32;
+        (self.min_len != hi).then_some((self.min_len, hi))
+    }
+
+    /// Frame `k` of the run is due at its stream's deadline; after the last frame of every
+    /// stream, never (the run ends by its count or duration).
+    fn due_ns(&mut self, k: u64) -> Option<u64> {
+        if k < self.taken {
+            // Already taken (a batch the backend sent only part of): due, as it was.
+            return Some(self.last_due);
+        }
+        let i = (k - self.taken) as usize;
+        while self.ahead.len() <= i {
+            match self.pull() {
+                Some(d) => self.ahead.push_back(d),
+                None => return Some(u64::MAX),
+            }
+        }
+        Some(self.ahead[i].deadline_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::spec::{Header, Length, Rate, Size, UdpSpec};
+    use crate::wire::signature::Signature;
+
+    fn udp(name: &str, pps: f64, packets: u64, size: usize) -> StreamSpec {
+        StreamSpec {
+            name: name.into(),
+            headers: vec![
+                Header::Ethernet(Default::default()),
+                Header::Ipv4(Default::default()),
+                Header::Udp(UdpSpec::default()),
+            ],
+            size: Size::Fixed(size),
+            rate: Rate::Pps(pps),
+            length: Length::Packets(packets),
+            start_delay_ns: 0,
+            fill: Default::default(),
+        }
+    }
+
+    /// Runs the source as the send loop does: look at the next frame's due time, take it,
+    /// write it, mark it sent.
+    fn drain(m: &mut MultiStream, n: u64) -> Vec<(u64, Signature, usize)> {
+        let mut buf = vec![0u8; m.max_len()];
+        (0..n)
+            .map(|k| {
+                let due = m.due_ns(k).unwrap();
+                let len = m.advance();
+                m.write(&mut buf[..len], Stamp::at(1_000 + k));
+                m.sent();
+                (due, Signature::parse(&buf[..len]).unwrap(), len)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn frames_come_in_deadline_order_each_signed_by_its_stream() {
+        let mut m = MultiStream::new(
+            &[udp("slow", 1_000.0, 3, 60), udp("fast", 3_000.0, 9, 100)],
+            None,
+        )
+        .unwrap();
+        let got = drain(&mut m, 12);
+        let dues: Vec<u64> = got.iter().map(|g| g.0).collect();
+        assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
+        // Three fast frames for each slow one, the streams' own sequences from 0.
+        let slow: Vec<u32> = got
+            .iter()
+            .filter(|g| g.1.stream == 0)
+            .map(|g| g.1.seq)
+            .collect();
+        let fast: Vec<u32> = got
+            .iter()
+            .filter(|g| g.1.stream == 1)
+            .map(|g| g.1.seq)
+            .collect();
+        assert_eq!(slow, [0, 1, 2]);
+        assert_eq!(fast, (0..9).collect::<Vec<_>>());
+        assert!(
+            got.iter()
+                .all(|g| g.2 == if g.1.stream == 0 { 60 } else { 100 })
+        );
+        assert_eq!(got[5].1.tx_ns, 1_005, "the stamp's ns is the signature's");
+        // Every frame was counted in its stream, and the Result line's bytes add up.
+        let t = m.tally();
+        assert_eq!(t.get(0), (3, 180));
+        assert_eq!(t.get(1), (9, 900));
+        assert_eq!(m.imix_bytes(), Some(1_080));
+        // Nothing left: never due again.
+        assert_eq!(m.due_ns(12), Some(u64::MAX));
+    }
+
+    #[test]
+    fn looking_ahead_takes_nothing_and_a_partly_sent_batch_stays_due() {
+        let mut m = MultiStream::new(&[udp("a", 1_000.0, 10, 60)], None).unwrap();
+        // The loop looks at frames 0..4 before taking any.
+        let ahead: Vec<u64> = (0..4).map(|k| m.due_ns(k).unwrap()).collect();
+        assert_eq!(ahead, [0, 1_000_000, 2_000_000, 3_000_000]);
+        assert_eq!(m.due_ns(0), Some(0), "asking again gives the same answer");
+        for _ in 0..3 {
+            m.advance();
+            m.sent();
+        }
+        // The backend took only two of the three: frame 2 is asked for again.
+        assert_eq!(m.due_ns(2), Some(2_000_000));
+        assert_eq!(m.due_ns(3), Some(3_000_000));
+    }
+
+    #[test]
+    fn a_stream_that_cannot_be_built_is_refused_by_name() {
+        let e = MultiStream::new(&[udp("tiny", 1_000.0, 1, 40)], None)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("tiny"), "{e}");
+    }
+}
