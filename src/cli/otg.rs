@@ -13,7 +13,7 @@ tests, one at a time, until SIGINT or SIGTERM, which stop the traffic. A config'
 --allow names. docs/otg-server.md: pointing snappi at it, the subset, an example.";
 
 pub const OTG_HELP: &str = "Examples:
-  upktgen otg --allow 'netns:lab-*/*'            # serve on 127.0.0.1:8080, ports in namespaces lab-...
+  upktgen otg --allow 'lab:*'                     # serve on 127.0.0.1:8080, ports in a lab of its own
   upktgen otg --listen 127.0.0.1:8443 --allow veth-tx --allow 'netns:rx/veth-rx'
 Then in Python: snappi.api(location=\"http://127.0.0.1:8080\").";
 

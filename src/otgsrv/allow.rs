@@ -50,6 +50,16 @@ impl FromStr for Pattern {
             pattern: s.to_string(),
             why: why.to_string(),
         };
+        if let Some(end) = s.strip_prefix("lab:") {
+            if !matches!(end, "tx" | "rx" | "*") {
+                return Err(bad("a lab port is lab:tx, lab:rx or lab:*"));
+            }
+            return Ok(Pattern {
+                place: "lab:".into(),
+                iface: end.to_string(),
+                text: s.to_string(),
+            });
+        }
         // Checked as a location with the stars replaced by a letter, so that every name a
         // pattern can match is a name a location can hold.
         let probe = s.replace('*', "x");
@@ -82,6 +92,9 @@ impl Pattern {
     /// Whether the port at `loc` is in this pattern's set.
     pub fn allows(&self, loc: &Location) -> bool {
         let place_ok = match loc {
+            Location::Lab { tx } => {
+                return self.place == "lab:" && glob(&self.iface, if *tx { "tx" } else { "rx" });
+            }
             Location::Local { .. } => self.place.is_empty(),
             Location::Netns { netns, .. } => self
                 .place
@@ -152,6 +165,10 @@ mod tests {
         assert!(allows("ssh://lab@dut/*", "ssh://lab@dut/ens1"));
         assert!(!allows("ssh://lab@dut/*", "ssh://dut/ens1"));
         assert!(!allows("ssh://lab@dut/*", "ens1"));
+        assert!(allows("lab:*", "lab:tx"));
+        assert!(allows("lab:rx", "lab:rx"));
+        assert!(!allows("lab:rx", "lab:tx"));
+        assert!(!allows("*", "lab:tx"));
     }
 
     #[test]
@@ -162,6 +179,7 @@ mod tests {
         assert_eq!(why("netns:lab"), "no /IFACE after the namespace's name");
         assert_eq!(why("eth 0"), "the interface name \"eth 0\" holds ' '");
         assert_eq!(why("ssh://h*/x"), "a host cannot hold a *");
+        assert_eq!(why("lab:x"), "a lab port is lab:tx, lab:rx or lab:*");
         let empty = Allow::default();
         assert!(!empty.allows(&"eth0".parse().unwrap()));
         assert!(empty.describe().contains("without --allow"));

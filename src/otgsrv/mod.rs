@@ -1,12 +1,13 @@
 //! `upktgen otg`: an Open Traffic Generator server. A snappi or gosnappi script (or any
 //! client of the model's HTTP API) sets a config, starts and stops its flows, reads port and
 //! flow metrics and port captures, as with any OTG implementation; the flows are sent by
-//! upktgen's engine, in this process.
+//! upktgen's engine (the run engine's streams), in this process.
 //!
 //! - [`api`]: the routes and handlers, on the bounded HTTP server of [`crate::http`];
 //! - [`model`]: the request and response bodies; [`openapi`]: the document made from them;
 //! - [`state`]: the config, the traffic's phase and counters; [`figures`]: get_metrics;
-//! - [`engine`]: what the server needs of the engine; [`fake`]: an engine for tests;
+//! - [`engine`]: what the server needs of the engine; [`streams`]: the run engine's
+//!   streams behind it; [`fake`]: an engine for tests;
 //! - [`capture`]: port captures, bounded, as pcap; [`allow`]: which ports it may touch.
 //!
 //! docs/otg-server.md is the user's side.
@@ -21,6 +22,7 @@ pub mod figures;
 pub mod model;
 pub mod openapi;
 pub mod state;
+pub mod streams;
 
 #[cfg(test)]
 mod tests;
@@ -135,8 +137,5 @@ pub fn engine(fake: bool) -> anyhow::Result<Arc<dyn Engine>> {
             fake::WallClock::default(),
         ))));
     }
-    anyhow::bail!(
-        "this build has no stream engine for the OTG server yet (crate::run::streams, issue 23): \
-         only `upktgen otg --fake-engine`, which sends nothing, runs"
-    )
+    Ok(Arc::new(streams::StreamsEngine))
 }

@@ -26,8 +26,16 @@ struct Server {
 
 impl Server {
     fn start(allow: &[&str]) -> Server {
+        Server::start_with(allow, true)
+    }
+
+    /// With the fake engine, or the run engine's streams.
+    fn start_with(allow: &[&str], fake: bool) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_upktgen"));
-        cmd.args(["otg", "--listen", "127.0.0.1:0", "--fake-engine"]);
+        cmd.args(["otg", "--listen", "127.0.0.1:0"]);
+        if fake {
+            cmd.arg("--fake-engine");
+        }
         for a in allow {
             cmd.args(["--allow", a]);
         }
@@ -132,6 +140,7 @@ fn snappi(server: &Server, envs: &[(&str, &str)]) -> serde_json::Value {
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     snappi_runs_a_test_through_its_own_client,
+    snappi_runs_real_traffic_in_the_engines_own_lab,
     snappi_reads_a_capture_of_a_port_in_a_namespace,
     schemathesis_finds_no_server_error_and_every_answer_fits_the_document,
     hostile_clients_leave_a_running_test_alone,
@@ -178,6 +187,37 @@ fn snappi_runs_a_test_through_its_own_client() {
         "metrics were polled while the flows ran"
     );
     assert_eq!(out["version"], "1.61.0");
+}
+
+fn snappi_runs_real_traffic_in_the_engines_own_lab() {
+    if !root_or_skip() || !python_module_or_skip("snappi") {
+        return;
+    }
+    let server = Server::start_with(&["lab:*"], false);
+    let out = snappi(
+        &server,
+        &[
+            ("OTG_P1", "lab:tx"),
+            ("OTG_P2", "lab:rx"),
+            ("OTG_ONE_WAY", "1"),
+        ],
+    );
+    let f = &out["flows"][0];
+    assert_eq!(
+        (f["frames_tx"].as_u64(), f["frames_rx"].as_u64()),
+        (Some(1000), Some(1000)),
+        "{f}"
+    );
+    assert_eq!(f["bytes_tx"], 128_000, "OTG bytes count the FCS: {f}");
+    assert_eq!(f["bytes_rx"], 128_000, "{f}");
+    assert_eq!(f["loss"].as_f64(), Some(0.0));
+    assert!(f["latency_ns"].as_f64() > Some(0.0), "{f}");
+    assert!(f["first_ns"].as_f64() < f["last_ns"].as_f64(), "{f}");
+    let p = &out["ports"];
+    assert_eq!(
+        (p[0]["frames_tx"].as_u64(), p[1]["frames_rx"].as_u64()),
+        (Some(1000), Some(1000))
+    );
 }
 
 /// A network namespace holding a veth pair `va`/`vb`, removed on drop.

@@ -53,6 +53,9 @@ impl Capturer for RingCapturer {
             Location::Ssh { .. } => {
                 bail!("{loc}: capturing on a port reached over ssh is not supported")
             }
+            Location::Lab { .. } => {
+                bail!("{loc}: capturing on a port of the run's own lab is not supported")
+            }
         };
         let iface = loc.iface().to_string();
         let stop = Arc::new(AtomicBool::new(false));

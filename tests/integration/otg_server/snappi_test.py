@@ -5,6 +5,7 @@ snappi's own). Arguments come in the environment:
   OTG_P1/P2   the two ports' locations
   OTG_PCAP    where to write port p2's capture (unset: no capture)
   OTG_INJECT  a shell command run while the capture runs (frames for it to see)
+  OTG_ONE_WAY set: only the flow p1 -> p2 (the run engine sends from one port)
 
 It sets a config of two flows (p1 -> p2, 1,000 UDP frames of 128 bytes at 2,000 pps; p2 ->
 p1, 500 frames of 256 bytes), starts them, polls flow metrics at 10 Hz until both stopped,
@@ -29,8 +30,11 @@ def main():
     pcap_path = os.environ.get("OTG_PCAP")
     if pcap_path:
         cfg.captures.capture(name="c2", port_names=[p2.name])
-    f1, f2 = cfg.flows.flow(name="f1").flow(name="f2")
-    for f, tx, rx, size, packets in ((f1, p1, p2, 128, 1000), (f2, p2, p1, 256, 500)):
+    flows = [(cfg.flows.flow(name="f1")[-1], p1, p2, 128, 1000)]
+    if not os.environ.get("OTG_ONE_WAY"):
+        flows.append((cfg.flows.flow(name="f2")[-1], p2, p1, 256, 500))
+    names = [f[0].name for f in flows]
+    for f, tx, rx, size, packets in flows:
         f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx.name, [rx.name]
         f.size.fixed = size
         f.rate.pps = 2000
@@ -47,7 +51,7 @@ def main():
         udp.dst_port.values = [4000, 4044]
     api.set_config(cfg)
     got = api.get_config()
-    assert [f.name for f in got.flows] == ["f1", "f2"], got
+    assert [f.name for f in got.flows] == names, got
 
     if pcap_path:
         cs = api.control_state()
@@ -60,7 +64,7 @@ def main():
     api.set_control_state(cs)
 
     req = api.metrics_request()
-    req.flow.flow_names = [f1.name, f2.name]
+    req.flow.flow_names = names
     deadline = time.time() + 30
     polls = 0
     while True:
