@@ -19,6 +19,7 @@ pub mod merge;
 pub mod metrics;
 pub mod ndr;
 pub mod otg;
+pub mod otgsrv;
 pub(crate) mod outdir;
 pub(crate) mod plot;
 pub mod report;

@@ -45,6 +45,11 @@ fn main() -> ExitCode {
             ],
         )
         .map(|_| Exit::Done),
+        Some(Cmd::Otg(args)) => stop_flag().and_then(|stop| {
+            let opts = upktgen::otgsrv::options(&args.allow, args.watchdog, args.capture_mib)?;
+            let engine = upktgen::otgsrv::engine(args.fake_engine)?;
+            upktgen::otgsrv::main(args.listen, engine, opts, &stop).map(|()| Exit::Done)
+        }),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),
         None => stop_flag().and_then(|stop| upktgen::run::run(&cli.run, &stop)),
     };

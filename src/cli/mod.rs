@@ -10,6 +10,7 @@
 
 pub(crate) mod manual;
 pub(crate) mod ndr;
+pub mod otg;
 pub mod pg;
 pub(crate) mod rfc2544;
 pub(crate) mod run;
@@ -111,6 +112,10 @@ pub enum Cmd {
     /// `run --peer` through `ip netns exec` or ssh (docs/agent.md). Ends when its input closes.
     #[command(long_about = AGENT_ABOUT)]
     Agent(AgentArgs),
+    /// Serve the Open Traffic Generator API, so that snappi scripts drive upktgen
+    /// (docs/otg-server.md).
+    #[command(long_about = otg::OTG_ABOUT, after_help = otg::OTG_HELP)]
+    Otg(Box<otg::OtgArgs>),
     /// Write the manual pages: upktgen.1 and one per subcommand.
     #[command(long_about = manual::MAN_ABOUT)]
     Man(manual::ManArgs),

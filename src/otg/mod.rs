@@ -108,7 +108,8 @@ fn min_size(packet: &[Header]) -> u32 {
     (h as u32 + SIGNATURE_LEN + FCS_LEN).max(MIN_FRAME_SIZE)
 }
 
-const CONFIG_FIELDS: [&str; 11] = [
+/// The members of the model's `Config` (each one is read, or refused unless absent).
+pub const CONFIG_FIELDS: [&str; 11] = [
     "ports",
     "lags",
     "layer1",
@@ -410,7 +411,8 @@ fn options(v: &Value, path: &Path) -> Result<(), Refusal> {
     Ok(())
 }
 
-const FLOW_FIELDS: [&str; 9] = [
+/// The members of the model's `Flow`.
+pub const FLOW_FIELDS: [&str; 9] = [
     "tx_rx",
     "packet",
     "egress_packet",

@@ -129,7 +129,7 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 /// The model's `Error` object: what an OTG server answers when a request fails.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Error {
     /// The transport's status code (HTTP: 400 for a refused config, 500 for a fault).
     pub code: i32,
@@ -140,8 +140,9 @@ pub struct Error {
 }
 
 /// `Error.kind`: whether the request was refused (`validation`) or the server failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum ErrorKind {
     Validation,
     Internal,

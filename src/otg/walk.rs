@@ -203,9 +203,16 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// `v` as an unsigned integer from `lo` to `hi`.
+/// `v` as an unsigned integer from `lo` to `hi`. A string of decimal digits is one too:
+/// the model's 64-bit integers travel as strings in protobuf's JSON mapping, which snappi
+/// writes (`"pps": "1000"`).
 pub fn uint(v: &Value, path: &Path, lo: u64, hi: u64) -> Result<u64, Refusal> {
     let n = match v {
+        Value::String(s)
+            if !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            s.parse().ok()
+        }
         Value::Number(n) => n.as_u64().or_else(|| {
             // 64.0 is an integer written as a float; -1 and 1.5 are not unsigned integers.
             n.as_f64()

@@ -18,6 +18,7 @@ mod metrics;
 mod metrics_hostile;
 mod ndr;
 mod netif_receive;
+mod otg_server;
 mod output;
 mod params;
 mod pcap;
@@ -55,6 +56,7 @@ fn main() {
         ("metrics_hostile", metrics_hostile::TESTS),
         ("ndr", ndr::TESTS),
         ("rfc2544", rfc2544::TESTS),
+        ("otg_server", otg_server::TESTS),
         ("netif_receive", netif_receive::TESTS),
         ("output", output::TESTS),
         ("params", params::TESTS),

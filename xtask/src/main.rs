@@ -60,10 +60,28 @@ const TOOLS: &[(&str, Source, &str)] = &[
         Source::Pip("ansible-core==2.19.14"),
         "the fleet playbook's test",
     ),
+    (
+        "python3:snappi",
+        Source::Pip("snappi==1.61.1"),
+        "the OTG server's tests: the model's own Python client",
+    ),
+    (
+        "st",
+        Source::Pip("schemathesis==4.32.5"),
+        "the OTG server's tests: fuzzing its /openapi.json",
+    ),
 ];
 
+/// Whether `cmd` is on the PATH; `python3:MODULE`: whether python3 imports MODULE.
 fn have(cmd: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
+    if let Some(module) = cmd.strip_prefix("python3:") {
+        return Command::new("python3")
+            .args(["-c", &format!("import {module}")])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin".into(), "/sbin".into()])

@@ -1,0 +1,93 @@
+//! What the server needs of the traffic engine: start a config's flows, read their counters
+//! while they run, and collect the final figures. It mirrors the API of the run engine's
+//! streams (`crate::run::streams`: `launch`, `Launched::{progress, finished, wait}`), so
+//! that the adapter to it is a few lines; [`super::fake`] is an engine for tests.
+//!
+//! Byte counts are the model's: each frame with its 4-byte FCS (an OTG size of 64 is 64
+//! bytes here, a 60-byte frame handed to the kernel).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::otg::Config;
+
+/// Starts the flows of configs.
+pub trait Engine: Send + Sync + 'static {
+    /// Starts every flow of `cfg` and returns once sending began. The senders stop by
+    /// themselves when their durations end, or soon after `stop` is set.
+    fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>>;
+}
+
+/// Flows that were launched.
+pub trait Launched: Send + Sync {
+    /// Each flow's counters so far, in the config's order. Cheap (atomics): callable at
+    /// 10 Hz from any thread.
+    fn progress(&self) -> Vec<FlowProgress>;
+    /// Whether every sender has stopped (durations ended or the stop flag set).
+    fn finished(&self) -> bool;
+    /// Waits for the senders and the receivers, and gives the final per-flow figures.
+    fn wait(self: Box<Self>) -> anyhow::Result<StreamsOutcome>;
+}
+
+/// One flow's counters while it runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowProgress {
+    pub name: String,
+    pub tx_frames: u64,
+    /// Bytes sent, FCS included.
+    pub tx_bytes: u64,
+    /// Frames of this flow counted at its receiving ports.
+    pub rx_frames: u64,
+    /// Bytes received, FCS included.
+    pub rx_bytes: u64,
+}
+
+/// The final figures of a launch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamsOutcome {
+    /// In the config's order.
+    pub flows: Vec<FlowFigures>,
+}
+
+/// One flow's final figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowFigures {
+    pub name: String,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Frames sent and never received.
+    pub lost: u64,
+    /// One-way latency of the received frames, when any was timed.
+    pub latency_ns: Option<LatencyNs>,
+    /// RFC 3550 interarrival jitter, ns.
+    pub jitter_ns: Option<f64>,
+    /// The first and last arrival, CLOCK_REALTIME in ns.
+    pub first_rx_ns: Option<u64>,
+    pub last_rx_ns: Option<u64>,
+}
+
+/// Latency figures, ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LatencyNs {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+}
+
+impl FlowFigures {
+    /// The counters part of the figures.
+    pub fn progress(&self) -> FlowProgress {
+        FlowProgress {
+            name: self.name.clone(),
+            tx_frames: self.tx_frames,
+            tx_bytes: self.tx_bytes,
+            rx_frames: self.rx_frames,
+            rx_bytes: self.rx_bytes,
+        }
+    }
+}
