@@ -56,7 +56,11 @@ pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
-    let cfg = crate::otg::read_file(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    // A refusal of the document as a whole names the file itself.
+    let cfg = crate::otg::read_file(path).map_err(|e| match e.why {
+        crate::otg::Why::Document(_) => anyhow!("{e}"),
+        _ => anyhow!("{}: {e}", path.display()),
+    })?;
     apply_config(a, &cfg, path, seed).map(Some)
 }
 

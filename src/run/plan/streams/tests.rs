@@ -168,3 +168,19 @@ fn options_that_would_say_it_again_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_refused_document_names_its_file_once() {
+    let f = tempfile_like::File::new("ports: [\n");
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(e.matches(f.arg()).count(), 1, "{e}");
+    assert!(e.starts_with(&format!("{}: not YAML", f.arg())), "{e}");
+    // A refusal at a path names the file too, once.
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &flow("a", "{fixed_packets: {packets: 0}}"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(e.matches(f.arg()).count(), 1, "{e}");
+}
