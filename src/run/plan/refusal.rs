@@ -28,6 +28,10 @@ pub enum Refusal {
     #[error("{option}: the config's ports say where to send and receive (their `location`)")]
     ConfigWithOption { option: &'static str },
     #[error(
+        "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)"
+    )]
+    ConfigWithThreads,
+    #[error(
         "--config: port {port:?} sends from {location}: upktgen sends from lab:tx or an interface of its own namespace (to send from another one, run it there: `ip netns exec NAME upktgen run --config ...`)"
     )]
     ConfigTxPort { port: String, location: String },

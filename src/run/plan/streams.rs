@@ -151,11 +151,13 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
         (a.far.rx_dev.is_some(), "--rx-dev"),
         (a.rx_analyze, "--rx-analyze"),
         (a.replay.is_some(), "--replay"),
-        (a.threads != 1, "--threads"),
     ] {
         if given {
             return Err(Refusal::ConfigWithOption { option }.into());
         }
+    }
+    if a.threads != 1 {
+        return Err(Refusal::ConfigWithThreads.into());
     }
     Ok(())
 }

@@ -146,7 +146,7 @@ fn options_that_would_say_it_again_are_refused() {
         ),
         (
             &["-t", "2"][..],
-            "--threads: the config's ports say where to send and receive (their `location`)",
+            "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)",
         ),
         (
             &["--pkt-size", "100"][..],
