@@ -91,8 +91,10 @@ pub fn apply_config(
     };
     match &rx_port.1 {
         Location::Lab { tx: false } if in_lab => e.rx_analyze = true,
-        Location::Local { iface } => e.far.rx_dev = Some(iface.clone()),
-        l @ (Location::Netns { iface, .. } | Location::Ssh { iface, .. }) => {
+        // From lab:tx the frames reach lab:rx only: any other receiving port is refused
+        // here, in the config's words (not as the options it would stand for).
+        Location::Local { iface } if !in_lab => e.far.rx_dev = Some(iface.clone()),
+        l @ (Location::Netns { iface, .. } | Location::Ssh { iface, .. }) if !in_lab => {
             e.far.peer = Some(l.peer());
             e.far.peer_dev = Some(iface.clone());
         }

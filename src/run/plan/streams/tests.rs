@@ -184,3 +184,17 @@ fn a_refused_document_names_its_file_once() {
     let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
     assert_eq!(e.matches(f.arg()).count(), 1, "{e}");
 }
+
+#[test]
+fn from_lab_tx_only_lab_rx_receives_in_the_configs_words() {
+    for rx in ["netns:x/veth0", "ssh://h.example/eth1", "veth9"] {
+        let f = config("lab:tx", rx, &flow("a", "{fixed_packets: {packets: 10}}"));
+        let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--config: port \"p2\" receives at {rx}: with a lab:tx sender, the receiving port is lab:rx"
+            )),
+            "{rx}: {e}"
+        );
+    }
+}
