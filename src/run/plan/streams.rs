@@ -177,6 +177,12 @@ fn ports(cfg: &Config) -> Result<(Port, Port), crate::otg::Refusal> {
         crate::otg::Refusal::bad(crate::otg::Path::root().key("flows"), "no flow to send")
     })?;
     for (i, f) in cfg.flows.iter().enumerate() {
+        if f.rx_ports.is_empty() {
+            return Err(crate::otg::Refusal::bad(
+                at(i).key("rx_names"),
+                "no receiving port (upktgen counts every flow at the port that receives it: name one)",
+            ));
+        }
         if f.tx_port != first.tx_port {
             return Err(crate::otg::Refusal::unsupported_because(
                 at(i).key("tx_name"),

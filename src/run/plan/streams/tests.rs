@@ -198,3 +198,17 @@ fn from_lab_tx_only_lab_rx_receives_in_the_configs_words() {
         );
     }
 }
+
+#[test]
+fn a_flow_without_a_receiving_port_is_refused_at_its_path() {
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &flow("a", "{fixed_packets: {packets: 10}}").replace("rx_names: [p2]", "rx_names: []"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[0].tx_rx.port.rx_names: no receiving port (upktgen counts every flow at the port that receives it: name one)"),
+        "{e}"
+    );
+}
