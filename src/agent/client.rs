@@ -98,6 +98,17 @@ pub enum PeerError {
         theirs: String,
         their_protocol: String,
     },
+    /// A request the agent would not read (it ends the session on one).
+    #[error(
+        "peer {uri}: {method}: a request of {len} bytes, more than the agent reads ({max} bytes){hint}",
+        max = proto::MAX_REQUEST
+    )]
+    RequestTooLong {
+        uri: PeerUri,
+        method: String,
+        len: usize,
+        hint: &'static str,
+    },
     #[error("peer {uri}: {method}: cannot encode the request: {err}")]
     Encode {
         uri: PeerUri,
@@ -433,6 +444,18 @@ impl Peer {
             params: serde_json::to_value(p).map_err(encode)?,
         };
         let line = serde_json::to_string(&req).map_err(encode)? + "\n";
+        if line.len() > proto::MAX_REQUEST {
+            return Err(PeerError::RequestTooLong {
+                uri: self.uri.clone(),
+                method: method.into(),
+                len: line.len(),
+                hint: if method == "rx.start" {
+                    " (it carries the receiver's options, with a config's flows one per flow: fewer flows, or shorter names)"
+                } else {
+                    ""
+                },
+            });
+        }
         let sent = match self.stdin.as_mut() {
             Some(s) => s.write_all(line.as_bytes()).and_then(|_| s.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
