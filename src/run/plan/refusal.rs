@@ -40,6 +40,14 @@ pub enum Refusal {
     )]
     ConfigRxPort { port: String, location: String },
     #[error(
+        "--config: the flows are sent from port {tx:?} and received at port {rx:?}, both at {location}: the receiving port must be another one"
+    )]
+    ConfigSamePort {
+        tx: String,
+        rx: String,
+        location: String,
+    },
+    #[error(
         "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
     )]
     MixedXmitModes { inject: usize, n: usize },

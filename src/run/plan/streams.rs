@@ -73,6 +73,14 @@ pub fn apply_config(
 ) -> Result<(RunArgs, StreamsPlan)> {
     refuse_options(a)?;
     let (tx_port, rx_port) = ports(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if tx_port.1 == rx_port.1 {
+        return Err(Refusal::ConfigSamePort {
+            tx: tx_port.0.clone(),
+            rx: rx_port.0.clone(),
+            location: tx_port.1.to_string(),
+        }
+        .into());
+    }
     let mut e = a.clone();
     e.seed = Some(seed);
     let in_lab = match &tx_port.1 {

@@ -212,3 +212,17 @@ fn a_flow_without_a_receiving_port_is_refused_at_its_path() {
         "{e}"
     );
 }
+
+#[test]
+fn the_sending_and_the_receiving_port_are_two() {
+    let f = config(
+        "veth-a",
+        "veth-a",
+        &flow("a", "{fixed_packets: {packets: 10}}"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--config: the flows are sent from port \"p1\" and received at port \"p2\", both at veth-a: the receiving port must be another one"
+    );
+}
