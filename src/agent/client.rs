@@ -238,6 +238,10 @@ fn read_stderr_line(
     }
     if line.last() == Some(&b'\n') {
         line.pop();
+        // A CRLF line end (ssh writes its own messages so): the CR is no part of the text.
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
         return Ok(Some(false));
     }
     if n < max {
@@ -676,6 +680,13 @@ mod tests {
         assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
         assert_eq!(l, b"last");
         assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+        // ssh's own messages end with CRLF: the line is without the CR (it was shown as a
+        // trailing `\r`); a CR inside a line stays (escaped when shown).
+        let mut r = BufReader::new(&b"ssh: Could not resolve hostname x\r\na\rb\n"[..]);
+        assert_eq!(read_stderr_line(&mut r, 64, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"ssh: Could not resolve hostname x");
+        assert_eq!(read_stderr_line(&mut r, 64, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"a\rb");
         // An endless line without a newline: cut, then the end.
         let endless = vec![b'y'; 1 << 20];
         let mut r = BufReader::new(&endless[..]);
