@@ -98,6 +98,17 @@ pub enum PeerError {
         theirs: String,
         their_protocol: String,
     },
+    /// A request the agent would not read (it ends the session on one).
+    #[error(
+        "peer {uri}: {method}: a request of {len} bytes, more than the agent reads ({max} bytes){hint}",
+        max = proto::MAX_REQUEST
+    )]
+    RequestTooLong {
+        uri: PeerUri,
+        method: String,
+        len: usize,
+        hint: &'static str,
+    },
     #[error("peer {uri}: {method}: cannot encode the request: {err}")]
     Encode {
         uri: PeerUri,
@@ -227,6 +238,10 @@ fn read_stderr_line(
     }
     if line.last() == Some(&b'\n') {
         line.pop();
+        // A CRLF line end (ssh writes its own messages so): the CR is no part of the text.
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
         return Ok(Some(false));
     }
     if n < max {
@@ -433,6 +448,18 @@ impl Peer {
             params: serde_json::to_value(p).map_err(encode)?,
         };
         let line = serde_json::to_string(&req).map_err(encode)? + "\n";
+        if line.len() > proto::MAX_REQUEST {
+            return Err(PeerError::RequestTooLong {
+                uri: self.uri.clone(),
+                method: method.into(),
+                len: line.len(),
+                hint: if method == "rx.start" {
+                    " (it carries the receiver's options, with a config's flows one per flow: fewer flows, or shorter names)"
+                } else {
+                    ""
+                },
+            });
+        }
         let sent = match self.stdin.as_mut() {
             Some(s) => s.write_all(line.as_bytes()).and_then(|_| s.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
@@ -653,6 +680,13 @@ mod tests {
         assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), Some(false));
         assert_eq!(l, b"last");
         assert_eq!(read_stderr_line(&mut r, 16, &mut l).unwrap(), None);
+        // ssh's own messages end with CRLF: the line is without the CR (it was shown as a
+        // trailing `\r`); a CR inside a line stays (escaped when shown).
+        let mut r = BufReader::new(&b"ssh: Could not resolve hostname x\r\na\rb\n"[..]);
+        assert_eq!(read_stderr_line(&mut r, 64, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"ssh: Could not resolve hostname x");
+        assert_eq!(read_stderr_line(&mut r, 64, &mut l).unwrap(), Some(false));
+        assert_eq!(l, b"a\rb");
         // An endless line without a newline: cut, then the end.
         let endless = vec![b'y'; 1 << 20];
         let mut r = BufReader::new(&endless[..]);

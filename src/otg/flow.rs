@@ -311,7 +311,10 @@ impl Rate {
                 if p <= 0.0 || p > 100.0 {
                     return Err(Refusal::bad(
                         o.at("percentage"),
-                        format!("{p} is out of range (above 0, at most 100)"),
+                        format!(
+                            "{} is out of range (above 0, at most 100)",
+                            super::walk::shown(p)
+                        ),
                     ));
                 }
                 Rate::Percentage(p)

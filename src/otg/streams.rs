@@ -81,7 +81,7 @@ fn stream(f: &Flow, at: &Path, cx: &Context) -> Result<StreamSpec, Refusal> {
         name: f.name.clone(),
         headers,
         size: size(&f.size, cx.seed),
-        rate: rate(&f.rate, &f.size),
+        rate: rate(&f.rate, &f.size, &at.key("rate"), cx)?,
         length,
         start_delay_ns,
         fill: spec::Fill::Zeros,
@@ -374,13 +374,19 @@ fn size(s: &Size, seed: u64) -> spec::Size {
     }
 }
 
-fn rate(r: &Rate, s: &Size) -> spec::Rate {
-    match r {
+fn rate(r: &Rate, s: &Size, at: &Path, cx: &Context) -> Result<spec::Rate, Refusal> {
+    Ok(match r {
+        Rate::Percentage(_) if cx.line_bps.is_none() => {
+            return Err(Refusal::unsupported_because(
+                at.key("percentage"),
+                "a rate in percent needs the port's line rate, which upktgen does not know here: give pps or a bit rate",
+            ));
+        }
         Rate::Percentage(p) => spec::Rate::Percent(*p),
         // Frames per second at the flow's mean size with the FCS: only a percentage needs
         // the line rate, so this is always a number.
         r => spec::Rate::Pps(r.pps(s.mean(), None).unwrap_or(0.0)),
-    }
+    })
 }
 
 fn span_ns(s: &Span, at: &Path, cx: &Context) -> Result<u64, Refusal> {
@@ -417,8 +423,8 @@ fn length(d: &Duration, at: &Path, cx: &Context) -> Result<(Length, u64), Refusa
                 packets: u64::from(*packets),
                 // Bytes at the line rate: the engine resolves them once it knows it.
                 gap: match gap {
-                    Span::Bytes(b) => Gap::Bytes(b.round() as u64),
-                    s => Gap::Ns(span_ns(s, &at.key("burst").key("gap"), cx)?),
+                    Span::Bytes(b) if cx.line_bps.is_some() => Gap::Bytes(b.round() as u64),
+                    s => Gap::Ns(span_ns(s, &at.key("burst").key("inter_burst_gap"), cx)?),
                 },
                 count: (*bursts != 0).then_some(u64::from(*bursts)),
             }),

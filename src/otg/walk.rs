@@ -240,10 +240,20 @@ pub fn number(v: &Value, path: &Path, lo: f64, hi: f64) -> Result<f64, Refusal> 
     if f < lo || f > hi {
         return Err(Refusal::bad(
             path.clone(),
-            format!("{f} is out of range ({lo} to {hi})"),
+            format!("{} is out of range ({lo} to {hi})", shown(f)),
         ));
     }
     Ok(f)
+}
+
+/// A number for a message: as it is up to 16 digits (`150`, `1.5`), in exponent form above
+/// (`1e300`, not its 301 digits).
+pub fn shown(f: f64) -> String {
+    if f.abs() < 1e16 {
+        f.to_string()
+    } else {
+        format!("{f:e}")
+    }
 }
 
 /// `v` as a string.

@@ -179,3 +179,37 @@ fn what_the_engine_sends_one_way_only_is_refused_with_its_path() {
         "flows[1].packet[0].ethernet.dst.auto: not supported (upktgen knows no value for it here: give one)"
     );
 }
+
+#[test]
+fn what_needs_the_line_rate_is_refused_with_its_path_when_it_is_not_known() {
+    let mut v: serde_json::Value = serde_json::from_str(crate::otg::tests::EXAMPLE_JSON).unwrap();
+    v["flows"][1]["rate"] = serde_json::json!({"choice": "percentage", "percentage": 50});
+    let e = streams(&Config::from_value(&v).unwrap(), &cx()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "flows[1].rate.percentage: not supported (a rate in percent needs the port's line rate, which upktgen does not know here: give pps or a bit rate)"
+    );
+    // A burst's gap left to the model's default, 12 bytes.
+    let mut v: serde_json::Value = serde_json::from_str(crate::otg::tests::EXAMPLE_JSON).unwrap();
+    v["flows"][2]["duration"] =
+        serde_json::json!({"choice": "burst", "burst": {"bursts": 2, "packets": 3}});
+    let cfg = Config::from_value(&v).unwrap();
+    let e = streams(&cfg, &cx()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "flows[2].duration.burst.inter_burst_gap: not supported (a time in bytes needs the port's line rate, which upktgen does not know here: give nanoseconds or microseconds)"
+    );
+    // Known, the engine resolves both.
+    let known = Context {
+        line_bps: Some(10_000_000_000),
+        ..cx()
+    };
+    let s = streams(&cfg, &known).unwrap();
+    assert!(matches!(
+        s[2].length,
+        Length::Bursts(Burst {
+            gap: Gap::Bytes(12),
+            ..
+        })
+    ));
+}

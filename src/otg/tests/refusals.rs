@@ -129,7 +129,7 @@ fn what_the_model_has_and_upktgen_does_not_is_not_supported() {
 
 #[test]
 fn a_bad_value_names_its_path_and_what_is_wrong() {
-    let cases: [Case; 16] = [
+    let cases: [Case; 17] = [
         (
             |v| v["flows"][0]["rate"]["pps"] = json!(0),
             "flows[0].rate.pps: 0 is out of range (1 to 18446744073709551615)",
@@ -196,6 +196,10 @@ fn a_bad_value_names_its_path_and_what_is_wrong() {
         (
             |v| v["flows"][0]["duration"]["fixed_seconds"]["seconds"] = json!(0),
             "flows[0].duration.fixed_seconds.seconds: 0 is out of range (above 0: 0 seconds sends nothing)",
+        ),
+        (
+            |v| v["flows"][0]["duration"]["fixed_seconds"]["seconds"] = json!(1e300),
+            "flows[0].duration.fixed_seconds.seconds: 1e300 is out of range (0 to 1000000000000000)",
         ),
     ];
     for (edit, want) in cases {
@@ -274,7 +278,12 @@ fn sizes_hold_the_headers_the_signature_and_the_fcs() {
 
 #[test]
 fn a_percentage_is_above_0_and_at_most_100() {
-    for (p, shown) in [(json!(0), "0"), (json!(150), "150"), (json!(-1), "-1")] {
+    for (p, shown) in [
+        (json!(0), "0"),
+        (json!(150), "150"),
+        (json!(-1), "-1"),
+        (json!(1e300), "1e300"),
+    ] {
         assert_eq!(
             refused(|v| v["flows"][0]["rate"] = json!({"percentage": p})),
             format!("flows[0].rate.percentage: {shown} is out of range (above 0, at most 100)")

@@ -28,6 +28,10 @@ pub enum Refusal {
     #[error("{option}: the config's ports say where to send and receive (their `location`)")]
     ConfigWithOption { option: &'static str },
     #[error(
+        "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)"
+    )]
+    ConfigWithThreads,
+    #[error(
         "--config: port {port:?} sends from {location}: upktgen sends from lab:tx or an interface of its own namespace (to send from another one, run it there: `ip netns exec NAME upktgen run --config ...`)"
     )]
     ConfigTxPort { port: String, location: String },
@@ -35,6 +39,14 @@ pub enum Refusal {
         "--config: port {port:?} receives at {location}: with a lab:tx sender, the receiving port is lab:rx; else an interface, netns:NAME/IFACE or ssh://host/IFACE"
     )]
     ConfigRxPort { port: String, location: String },
+    #[error(
+        "--config: the flows are sent from port {tx:?} and received at port {rx:?}, both at {location}: the receiving port must be another one"
+    )]
+    ConfigSamePort {
+        tx: String,
+        rx: String,
+        location: String,
+    },
     #[error(
         "xmit_mode netif_receive: {inject} of the {n} devices inject into the receive path and the others transmit; a start runs one mode (give every device the same xmit_mode)"
     )]

@@ -56,7 +56,11 @@ pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
-    let cfg = crate::otg::read_file(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    // A refusal of the document as a whole names the file itself.
+    let cfg = crate::otg::read_file(path).map_err(|e| match e.why {
+        crate::otg::Why::Document(_) => anyhow!("{e}"),
+        _ => anyhow!("{}: {e}", path.display()),
+    })?;
     apply_config(a, &cfg, path, seed).map(Some)
 }
 
@@ -69,6 +73,14 @@ pub fn apply_config(
 ) -> Result<(RunArgs, StreamsPlan)> {
     refuse_options(a)?;
     let (tx_port, rx_port) = ports(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if tx_port.1 == rx_port.1 {
+        return Err(Refusal::ConfigSamePort {
+            tx: tx_port.0.clone(),
+            rx: rx_port.0.clone(),
+            location: tx_port.1.to_string(),
+        }
+        .into());
+    }
     let mut e = a.clone();
     e.seed = Some(seed);
     let in_lab = match &tx_port.1 {
@@ -87,8 +99,10 @@ pub fn apply_config(
     };
     match &rx_port.1 {
         Location::Lab { tx: false } if in_lab => e.rx_analyze = true,
-        Location::Local { iface } => e.far.rx_dev = Some(iface.clone()),
-        l @ (Location::Netns { iface, .. } | Location::Ssh { iface, .. }) => {
+        // From lab:tx the frames reach lab:rx only: any other receiving port is refused
+        // here, in the config's words (not as the options it would stand for).
+        Location::Local { iface } if !in_lab => e.far.rx_dev = Some(iface.clone()),
+        l @ (Location::Netns { iface, .. } | Location::Ssh { iface, .. }) if !in_lab => {
             e.far.peer = Some(l.peer());
             e.far.peer_dev = Some(iface.clone());
         }
@@ -147,11 +161,13 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
         (a.far.rx_dev.is_some(), "--rx-dev"),
         (a.rx_analyze, "--rx-analyze"),
         (a.replay.is_some(), "--replay"),
-        (a.threads != 1, "--threads"),
     ] {
         if given {
             return Err(Refusal::ConfigWithOption { option }.into());
         }
+    }
+    if a.threads != 1 {
+        return Err(Refusal::ConfigWithThreads.into());
     }
     Ok(())
 }
@@ -169,6 +185,12 @@ fn ports(cfg: &Config) -> Result<(Port, Port), crate::otg::Refusal> {
         crate::otg::Refusal::bad(crate::otg::Path::root().key("flows"), "no flow to send")
     })?;
     for (i, f) in cfg.flows.iter().enumerate() {
+        if f.rx_ports.is_empty() {
+            return Err(crate::otg::Refusal::bad(
+                at(i).key("rx_names"),
+                "no receiving port (upktgen counts every flow at the port that receives it: name one)",
+            ));
+        }
         if f.tx_port != first.tx_port {
             return Err(crate::otg::Refusal::unsupported_because(
                 at(i).key("tx_name"),

@@ -146,7 +146,7 @@ fn options_that_would_say_it_again_are_refused() {
         ),
         (
             &["-t", "2"][..],
-            "--threads: the config's ports say where to send and receive (their `location`)",
+            "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)",
         ),
         (
             &["--pkt-size", "100"][..],
@@ -166,5 +166,63 @@ fn options_that_would_say_it_again_are_refused() {
     assert!(
         e.starts_with("--config: port \"p1\" sends from netns:x/veth0:"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_refused_document_names_its_file_once() {
+    let f = tempfile_like::File::new("ports: [\n");
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(e.matches(f.arg()).count(), 1, "{e}");
+    assert!(e.starts_with(&format!("{}: not YAML", f.arg())), "{e}");
+    // A refusal at a path names the file too, once.
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &flow("a", "{fixed_packets: {packets: 0}}"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(e.matches(f.arg()).count(), 1, "{e}");
+}
+
+#[test]
+fn from_lab_tx_only_lab_rx_receives_in_the_configs_words() {
+    for rx in ["netns:x/veth0", "ssh://h.example/eth1", "veth9"] {
+        let f = config("lab:tx", rx, &flow("a", "{fixed_packets: {packets: 10}}"));
+        let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--config: port \"p2\" receives at {rx}: with a lab:tx sender, the receiving port is lab:rx"
+            )),
+            "{rx}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_flow_without_a_receiving_port_is_refused_at_its_path() {
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &flow("a", "{fixed_packets: {packets: 10}}").replace("rx_names: [p2]", "rx_names: []"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[0].tx_rx.port.rx_names: no receiving port (upktgen counts every flow at the port that receives it: name one)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_sending_and_the_receiving_port_are_two() {
+    let f = config(
+        "veth-a",
+        "veth-a",
+        &flow("a", "{fixed_packets: {packets: 10}}"),
+    );
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--config: the flows are sent from port \"p1\" and received at port \"p2\", both at veth-a: the receiving port must be another one"
     );
 }

@@ -160,10 +160,10 @@ impl Stream {
             count: h.len(),
             min_ns: self.lat_min,
             mean_ns: self.lat_sum as f64 / h.len() as f64,
-            p50_ns: h.value_at_quantile(0.50),
-            p90_ns: h.value_at_quantile(0.90),
-            p99_ns: h.value_at_quantile(0.99),
-            p999_ns: h.value_at_quantile(0.999),
+            p50_ns: quantile(h, 0.50, self.lat_min, self.lat_max),
+            p90_ns: quantile(h, 0.90, self.lat_min, self.lat_max),
+            p99_ns: quantile(h, 0.99, self.lat_min, self.lat_max),
+            p999_ns: quantile(h, 0.999, self.lat_min, self.lat_max),
             max_ns: self.lat_max,
         })
     }
@@ -171,6 +171,14 @@ impl Stream {
     fn heap_bytes(&self) -> usize {
         self.seq.heap_bytes() + self.hist.distinct_values() * std::mem::size_of::<u32>()
     }
+}
+
+/// The latency at quantile `q` of `h`, within the exact `min` and `max` of the same
+/// frames: a histogram bucket's highest equivalent value may lie above the largest value
+/// recorded in it (with 1 significant digit, by up to a tenth), and a percentile above
+/// the maximum is nonsense.
+fn quantile<T: hdrhistogram::Counter>(h: &Histogram<T>, q: f64, min: u64, max: u64) -> u64 {
+    h.value_at_quantile(q).clamp(min.min(max), max)
 }
 
 /// An HDR histogram of latencies in ns, 1 ns to [`MAX_LATENCY_NS`], `digits` significant.
@@ -377,10 +385,10 @@ impl StreamTable {
                 count: h.len(),
                 min_ns: min,
                 mean_ns: weighted / h.len() as f64,
-                p50_ns: h.value_at_quantile(0.50),
-                p90_ns: h.value_at_quantile(0.90),
-                p99_ns: h.value_at_quantile(0.99),
-                p999_ns: h.value_at_quantile(0.999),
+                p50_ns: quantile(&h, 0.50, min, max),
+                p90_ns: quantile(&h, 0.90, min, max),
+                p99_ns: quantile(&h, 0.99, min, max),
+                p999_ns: quantile(&h, 0.999, min, max),
                 max_ns: max,
             }
         });

@@ -150,6 +150,30 @@ fn latency_percentiles_of_a_known_set() {
 }
 
 #[test]
+fn percentiles_stay_within_the_exact_min_and_max() {
+    // Above 4,096 streams the histograms keep 1 significant digit: one frame at 88.1 µs
+    // lands in a bucket whose highest value is 90.1 µs, which is no percentile of it.
+    let mut t = StreamTable::new(FINE_STREAMS + 1, true).unwrap();
+    assert_eq!(t.latency_digits(), 1);
+    t.record(&sig(0, 0, 1_000_000), 64, 1_000_000 + 88_100, 0);
+    t.record(&sig(1, 0, 1_000_000), 64, 1_000_000 + 88_100, 0);
+    t.record(&sig(1, 1, 2_000_000), 64, 2_000_000 + 80_000, 0);
+    let r = t.report(&[], 2);
+    for l in r
+        .streams
+        .iter()
+        .take(2)
+        .map(|s| s.latency.unwrap())
+        .chain([r.aggregate.latency.unwrap()])
+    {
+        for p in [l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns] {
+            assert!((l.min_ns..=l.max_ns).contains(&p), "{l:?}");
+        }
+    }
+    assert_eq!(r.streams[0].latency.unwrap().p50_ns, 88_100);
+}
+
+#[test]
 fn the_clock_offset_moves_latency_not_jitter() {
     // The far receiver's clock is 3 ms ahead: receive times are 3 ms late on the sender's.
     let mut t = StreamTable::new(2, true).unwrap();
