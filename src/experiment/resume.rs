@@ -198,6 +198,90 @@ impl<O> Replay<O> {
     }
 }
 
+/// What a results file of JSON lines holds: a header, then one record per trial.
+pub struct Journal<'a> {
+    /// The command that writes it (`ndr`, `rfc2544`), as messages name it.
+    pub cmd: &'a str,
+    /// The file, as messages name it (`an ndr results file`).
+    pub file: &'static str,
+    /// The header's and the records' schema tags.
+    pub header: &'static str,
+    pub record: &'static str,
+    /// A record, as a message names it when it is not JSON.
+    pub record_what: &'a str,
+    /// The results format this upktgen reads.
+    pub format: u32,
+}
+
+/// Reads a results file through the bounded reader: its header (of results format
+/// `j.format`, as `format_of` reads it, and accepted by `check_header`) and every record
+/// (accepted by `check_record`), each line's schema checked. Every refusal names the file and
+/// the line.
+pub fn read_journal<H, R, E1, E2>(
+    path: &Path,
+    j: &Journal,
+    format_of: impl Fn(&H) -> u32,
+    check_header: impl Fn(&H) -> std::result::Result<(), E1>,
+    check_record: impl Fn(&H, &R) -> std::result::Result<(), E2>,
+) -> Result<(H, Vec<R>)>
+where
+    H: serde::de::DeserializeOwned,
+    R: serde::de::DeserializeOwned,
+    E1: std::fmt::Display,
+    E2: std::fmt::Display,
+{
+    use anyhow::Context;
+    let cmd = j.cmd;
+    let file = j.file;
+    let text = crate::input::read_text(path, crate::input::MAX_JSON, file)
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .ok_or_else(|| anyhow!("{}: empty, not {file}", path.display()))?;
+    let line = |i: usize, l: &str, want: &'static str, what: &str| -> Result<serde_json::Value> {
+        let at = format!("{}:{}", path.display(), i + 1);
+        let v: serde_json::Value =
+            serde_json::from_str(l).with_context(|| format!("{at}: not {what}"))?;
+        crate::schema::expect(&at, &v, want, what)?;
+        Ok(v)
+    };
+    let what = format!("{file}'s header");
+    let header: H = serde_json::from_value(line(0, first, j.header, &what)?)
+        .with_context(|| format!("{}:1: not {what}", path.display()))?;
+    if format_of(&header) != j.format {
+        bail!(
+            "{}: results format {} (this upktgen reads {})",
+            path.display(),
+            format_of(&header),
+            j.format
+        );
+    }
+    check_header(&header).map_err(|e| {
+        anyhow!(
+            "{}:1: the header holds what {cmd} refuses on its command line: {e}",
+            path.display()
+        )
+    })?;
+    let mut records = Vec::new();
+    for (i, l) in lines {
+        let r: R = serde_json::from_value(line(i, l, j.record, j.record_what)?)
+            .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
+        check_record(&header, &r).map_err(|e| {
+            anyhow!(
+                "{}:{}: not a trial {cmd} could have recorded: {e}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        records.push(r);
+    }
+    Ok((header, records))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -420,57 +420,21 @@ fn link_speed(run: &[String]) -> Option<f64> {
 
 /// Reads a results file (through the bounded reader: at most [`crate::input::MAX_JSON`]).
 pub fn read_results(path: &Path) -> Result<(Header, Vec<TrialRecord>)> {
-    let text = crate::input::read_text(path, crate::input::MAX_JSON, "an ndr results file")
-        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines
-        .next()
-        .ok_or_else(|| anyhow!("{}: empty, not an ndr results file", path.display()))?;
-    let line = |i: usize, l: &str, want: &'static str, what: &str| -> Result<serde_json::Value> {
-        let at = format!("{}:{}", path.display(), i + 1);
-        let v: serde_json::Value =
-            serde_json::from_str(l).with_context(|| format!("{at}: not {what}"))?;
-        crate::schema::expect(&at, &v, want, what)?;
-        Ok(v)
+    let j = crate::experiment::resume::Journal {
+        cmd: "ndr",
+        file: "an ndr results file",
+        header: crate::schema::NDR_RESULTS,
+        record: crate::schema::NDR_TRIAL,
+        record_what: "a trial record",
+        format: FORMAT,
     };
-    let header: Header = serde_json::from_value(line(
-        0,
-        first,
-        crate::schema::NDR_RESULTS,
-        "an ndr results file's header",
-    )?)
-    .with_context(|| format!("{}:1: not an ndr results file's header", path.display()))?;
-    if header.upktgen_ndr != FORMAT {
-        bail!(
-            "{}: results format {} (this upktgen reads {FORMAT})",
-            path.display(),
-            header.upktgen_ndr
-        );
-    }
-    check_header(&header).map_err(|e| {
-        anyhow!(
-            "{}:1: the header holds what ndr refuses on its command line: {e}",
-            path.display()
-        )
-    })?;
-    let mut trials = Vec::new();
-    for (i, l) in lines {
-        let t: TrialRecord =
-            serde_json::from_value(line(i, l, crate::schema::NDR_TRIAL, "a trial record")?)
-                .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
-        if let Err(e) = check_record(&header, &t) {
-            bail!(
-                "{}:{}: not a trial ndr could have recorded: {e}",
-                path.display(),
-                i + 1
-            );
-        }
-        trials.push(t);
-    }
-    Ok((header, trials))
+    crate::experiment::resume::read_journal(
+        path,
+        &j,
+        |h: &Header| h.upktgen_ndr,
+        check_header,
+        check_record,
+    )
 }
 
 /// Whether `path` starts like an ndr results file.

@@ -96,58 +96,21 @@ pub fn drive(
 
 /// Reads a results file (through the bounded reader), its header and every record checked.
 pub fn read_results(path: &Path) -> Result<(Header, Vec<Record>)> {
-    let text = crate::input::read_text(path, crate::input::MAX_JSON, "an rfc2544 results file")
-        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines
-        .next()
-        .ok_or_else(|| anyhow!("{}: empty, not an rfc2544 results file", path.display()))?;
-    let line = |i: usize, l: &str, want: &'static str, what: &str| -> Result<serde_json::Value> {
-        let at = format!("{}:{}", path.display(), i + 1);
-        let v: serde_json::Value =
-            serde_json::from_str(l).with_context(|| format!("{at}: not {what}"))?;
-        crate::schema::expect(&at, &v, want, what)?;
-        Ok(v)
+    let j = crate::experiment::resume::Journal {
+        cmd: "rfc2544",
+        file: "an rfc2544 results file",
+        header: crate::schema::RFC2544_RESULTS,
+        record: crate::schema::RFC2544_TRIAL,
+        record_what: "an rfc2544 trial record",
+        format: FORMAT,
     };
-    let what = "an rfc2544 results file's header";
-    let header: Header =
-        serde_json::from_value(line(0, first, crate::schema::RFC2544_RESULTS, what)?)
-            .with_context(|| format!("{}:1: not {what}", path.display()))?;
-    if header.upktgen_rfc2544 != FORMAT {
-        anyhow::bail!(
-            "{}: results format {} (this upktgen reads {FORMAT})",
-            path.display(),
-            header.upktgen_rfc2544
-        );
-    }
-    check::header(&header).map_err(|e| {
-        anyhow!(
-            "{}:1: the header holds what rfc2544 refuses on its command line: {e}",
-            path.display()
-        )
-    })?;
-    let mut trials = Vec::new();
-    for (i, l) in lines {
-        let r: Record = serde_json::from_value(line(
-            i,
-            l,
-            crate::schema::RFC2544_TRIAL,
-            "an rfc2544 trial record",
-        )?)
-        .with_context(|| format!("{}:{}: not a trial record", path.display(), i + 1))?;
-        check::record(&header, &r).map_err(|e| {
-            anyhow!(
-                "{}:{}: not a trial rfc2544 could have recorded: {e}",
-                path.display(),
-                i + 1
-            )
-        })?;
-        trials.push(r);
-    }
-    Ok((header, trials))
+    crate::experiment::resume::read_journal(
+        path,
+        &j,
+        |h: &Header| h.upktgen_rfc2544,
+        check::header,
+        check::record,
+    )
 }
 
 /// Whether `path` starts like an rfc2544 results file.
