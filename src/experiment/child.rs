@@ -151,3 +151,24 @@ pub fn message_of(stderr: &[u8], code: Option<i32>) -> String {
 pub fn run_trial(exe: &Path, trial: &Trial, stop: &AtomicBool) -> std::io::Result<ChildEnd> {
     run_child(exe, &trial.argv(), stop, STOP_GRACE)
 }
+/// What a trial's child left: its JSON report and the seconds it ran, or why there is none
+/// (a message for the trial's record, and the seconds); None when it was stopped (Ctrl-C, or
+/// killed after SIGTERM), which ends the experiment rather than failing the trial.
+pub fn report_of(
+    end: std::io::Result<ChildEnd>,
+) -> Option<Result<(serde_json::Value, f64), (String, f64)>> {
+    let end = match end {
+        Ok(e) => e,
+        Err(e) => return Some(Err((format!("could not start upktgen: {e}"), 0.0))),
+    };
+    if end.killed || matches!(end.code, Some(130) | Some(143)) {
+        return None;
+    }
+    if end.code != Some(0) {
+        return Some(Err((message_of(&end.stderr, end.code), end.seconds)));
+    }
+    Some(match serde_json::from_slice(&end.stdout) {
+        Ok(v) => Ok((v, end.seconds)),
+        Err(e) => Err((format!("the run's output is not JSON: {e}"), end.seconds)),
+    })
+}

@@ -10,7 +10,6 @@ use crate::experiment::searching::TrialRecord;
 use crate::experiment::trial::{Ask, Frames};
 pub use crate::experiment::trial::{FCS, WIRE_OVERHEAD};
 use crate::experiment::{Coords, Ran, Runner, Trial, child};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -58,23 +57,13 @@ pub fn outcome(q: &Request, end: std::io::Result<child::ChildEnd>) -> Option<(Ob
             secs,
         ))
     };
-    let end = match end {
-        Ok(e) => e,
-        Err(e) => return failed(format!("could not start upktgen: {e}"), 0.0),
-    };
-    if end.killed || matches!(end.code, Some(130) | Some(143)) {
-        return None;
-    }
-    if end.code != Some(0) {
-        return failed(child::message_of(&end.stderr, end.code), end.seconds);
-    }
-    let v: Value = match serde_json::from_slice(&end.stdout) {
-        Ok(v) => v,
-        Err(e) => return failed(format!("the run's output is not JSON: {e}"), end.seconds),
+    let (v, secs) = match child::report_of(end)? {
+        Ok(r) => r,
+        Err((e, secs)) => return failed(e, secs),
     };
     match classify(q, &v) {
-        Ok((o, fig)) => Some((o, fig, end.seconds)),
-        Err(e) => failed(e.to_string(), end.seconds),
+        Ok((o, fig)) => Some((o, fig, secs)),
+        Err(e) => failed(e.to_string(), secs),
     }
 }
 
@@ -138,6 +127,7 @@ impl Runner<TrialRecord> for ChildTrials {
 mod tests {
     use super::*;
     use crate::ndr::search::Purpose;
+    use serde_json::Value;
 
     fn q(rate: Option<f64>) -> Request {
         Request {

@@ -55,23 +55,13 @@ pub fn outcome(
             secs,
         ))
     };
-    let end = match end {
-        Ok(e) => e,
-        Err(e) => return failed(format!("could not start upktgen: {e}"), 0.0),
-    };
-    if end.killed || matches!(end.code, Some(130) | Some(143)) {
-        return None;
-    }
-    if end.code != Some(0) {
-        return failed(child::message_of(&end.stderr, end.code), end.seconds);
-    }
-    let v: Value = match serde_json::from_slice(&end.stdout) {
-        Ok(v) => v,
-        Err(e) => return failed(format!("the run's output is not JSON: {e}"), end.seconds),
+    let (v, secs) = match child::report_of(end)? {
+        Ok(r) => r,
+        Err((e, secs)) => return failed(e, secs),
     };
     match classify(q, &v) {
-        Ok((o, fig)) => Some((o, fig, delay(&v), end.seconds)),
-        Err(e) => failed(e.to_string(), end.seconds),
+        Ok((o, fig)) => Some((o, fig, delay(&v), secs)),
+        Err(e) => failed(e.to_string(), secs),
     }
 }
 
