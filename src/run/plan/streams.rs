@@ -210,11 +210,19 @@ fn ports(cfg: &Config) -> Result<(Port, Port), crate::otg::Refusal> {
             ));
         }
     }
-    let port = |name: &str| {
-        let p = cfg.port(name).expect("the config's flows name its ports");
-        (p.name.clone(), p.location.clone())
+    // The config's reader refuses a flow naming no port; a config made otherwise is refused
+    // here the same way.
+    let port = |name: &str, key: &str| {
+        cfg.port(name)
+            .map(|p| (p.name.clone(), p.location.clone()))
+            .ok_or_else(|| {
+                crate::otg::Refusal::bad(at(0).key(key), format!("no port named {name:?}"))
+            })
     };
-    Ok((port(&first.tx_port), port(&first.rx_ports[0])))
+    Ok((
+        port(&first.tx_port, "tx_name")?,
+        port(&first.rx_ports[0], "rx_names")?,
+    ))
 }
 
 /// The run's count when every stream ends by a count (their sum, as pktgen's `count`);
