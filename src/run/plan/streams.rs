@@ -44,11 +44,6 @@ impl StreamsPlan {
                 .any(|h| matches!(h, crate::stream::spec::Header::Ipv6(_)))
         })
     }
-
-    /// Whether the lab's own receiver counts the streams (the receiving port is `lab:rx`).
-    pub fn lab_rx(&self) -> bool {
-        self.rx_port.1 == Location::Lab { tx: false }
-    }
 }
 
 /// Options a config's ports stand for; with none, the plan of `a` is `run`'s own.
