@@ -142,6 +142,17 @@ pub struct FarArgs {
     /// running in the background is killed when the lab is removed [60s].
     #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub dut_setup_timeout: Option<Duration>,
+
+    /// --lab dut: the DUT forwards through a delay line instead of its kernel: every IPv4
+    /// and IPv6 frame that reaches dut-in is held TIME from its kernel receive timestamp,
+    /// then sent out of dut-out in arrival order, rewritten as forwarding would (MACs, TTL
+    /// or hop limit, IPv4 checksum). A device whose latency is known: TIME plus the lab's
+    /// own (measure it with 0). dut-out's tc and nftables egress still apply (an nft
+    /// `limit rate over` there polices without queueing); dut-in's ingress hooks see
+    /// nothing the line takes. At most 64 Ki frames (32 MiB) are held; beyond, dropped and
+    /// counted. 0 to 1s; the report adds the line's counts.
+    #[arg(long, value_parser = crate::units::parse_duration_or_zero, value_name = "TIME")]
+    pub dut_delay: Option<Duration>,
 }
 
 /// pktgen's parameters, spelled as pktgen spells them with `-` for `_`.

@@ -75,6 +75,20 @@ pub struct DutPath {
     pub dropped_uncounted: i64,
     /// Every stack counter that changed during the run.
     pub stack_changes: BTreeMap<String, i64>,
+    /// `--dut-delay`: the delay line the DUT forwarded through instead of its kernel (None
+    /// when the kernel forwarded). With it, `forwarded` is what the line handed to the
+    /// egress and `output` what the egress took.
+    #[serde(default)]
+    pub delay_line: Option<DelayLinePart>,
+}
+
+/// The delay line's part of the DUT's account: its delay and what it did during the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct DelayLinePart {
+    /// How long each frame was held, from its receive timestamp.
+    pub delay_ns: u64,
+    #[serde(flatten)]
+    pub counts: crate::lab::delay::LineCounts,
 }
 
 impl DutPath {
@@ -154,7 +168,37 @@ impl DutPath {
             after_forwarding: after_fwd,
             at_egress,
             stack_changes: changes,
+            delay_line: None,
         }
+    }
+
+    /// The account of a DUT that forwarded through a delay line of `delay` that did
+    /// `c` during the run: the line's sends stand for the kernel's forwarding (which took
+    /// none of these frames: they were dropped at the ingress once the line had read them),
+    /// its own drops are named before forwarding, and the egress's refusals after it.
+    pub fn with_line(mut self, delay: std::time::Duration, c: crate::lab::delay::LineCounts) -> DutPath {
+        self.forwarded = c.forwarded + c.egress_dropped + c.send_failed;
+        self.output = Some(c.forwarded);
+        self.before_forwarding =
+            self.ingress_rx_packets as i64 - self.forwarded as i64 - self.to_dut_itself as i64;
+        for (k, v) in [
+            ("delay line: queue full", c.queue_full),
+            ("delay line: not routed", c.not_routed),
+            ("delay line: receive buffer full", c.tap_dropped),
+        ] {
+            if v > 0 {
+                self.drop_reasons.insert(k.into(), v as i64);
+            }
+        }
+        self.after_forwarding = self.forwarded as i64 - c.forwarded as i64;
+        self.at_egress = c.forwarded as i64 - self.egress_tx_packets as i64;
+        let named: i64 = self.drop_reasons.values().sum();
+        self.dropped_uncounted = (self.before_forwarding - named).max(0);
+        self.delay_line = Some(DelayLinePart {
+            delay_ns: u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX),
+            counts: c,
+        });
+        self
     }
 
     /// Frames lost anywhere between the sender's interface and the DUT's egress.
@@ -183,9 +227,16 @@ impl DutPath {
         } else {
             String::new()
         };
+        let line = self.delay_line.as_ref().map_or(String::new(), |l| {
+            format!(
+                " -> delay line {} ms (held at most {})",
+                l.delay_ns as f64 / 1e6,
+                l.counts.max_queued
+            )
+        });
         let _ = writeln!(
             s,
-            "DUT:         {} rx_packets {}{itself} -> forwarded {}{out} -> {} tx_packets {}{rev}",
+            "DUT:         {} rx_packets {}{itself}{line} -> forwarded {}{out} -> {} tx_packets {}{rev}",
             self.ingress_if,
             self.ingress_rx_packets,
             self.forwarded,
@@ -208,10 +259,15 @@ impl DutPath {
         } else {
             format!(" ({})", why.join(", "))
         };
+        let after = if self.delay_line.is_some() {
+            "the egress refused the line's send: tc or netfilter egress"
+        } else {
+            "netfilter forward/postrouting: no stack counter"
+        };
         let _ = writeln!(
             s,
             "DUT losses:  lost on the link into the DUT {}; dropped in the DUT {} = before forwarding {}{why} + \
-             after the forwarding decision {} (netfilter forward/postrouting: no stack counter) + at {}'s egress {} \
+             after the forwarding decision {} ({after}) + at {}'s egress {} \
              (qdisc drops {}, tx_dropped {})",
             self.lost_on_link_in,
             self.dropped_in_dut,

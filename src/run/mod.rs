@@ -402,6 +402,7 @@ fn observers<'a>(
         list.push(Box::new(observe::Dut {
             lab: l,
             before: None,
+            line_before: None,
         }));
     }
     if plan.injects() {

@@ -16,6 +16,9 @@ use anyhow::Result;
 pub(crate) struct Interfaces {
     tx: NetDevReader,
     rx: Option<NetDevReader>,
+    /// The DUT's delay line: the receiving end's counters are read once it has sent what
+    /// it held.
+    line: Option<lab::delay::LineWatch>,
     devices: Vec<String>,
     before: Option<(
         crate::sample::IfaceCounters,
@@ -35,6 +38,7 @@ impl Interfaces {
                 Some(l) => Some(NetDevReader::open(Some(&l.rx_path()))?),
                 None => None,
             },
+            line: lab.and_then(Lab::delay_watch),
             devices: devices.iter().map(|d| d.name.clone()).collect(),
             before: None,
         })
@@ -64,6 +68,9 @@ impl Observer for Interfaces {
         Ok(())
     }
     fn finish(mut self: Box<Self>, _: &Ended, parts: &mut Parts) -> Result<()> {
+        if let Some(l) = &self.line {
+            l.wait_idle();
+        }
         let (tx1, rx1) = self.read()?;
         let (tx0, rx0) = self.before.take().expect("started");
         parts.tx_iface = Some(tx0.delta(&tx1));
@@ -154,6 +161,8 @@ impl Observer for Far {
 pub(crate) struct Dut<'a> {
     pub lab: &'a Lab,
     pub before: Option<crate::sample::dut::DutSample>,
+    /// The delay line's counts at the start, when the DUT has one.
+    pub line_before: Option<lab::delay::LineCounts>,
 }
 
 impl Observer for Dut<'_> {
@@ -162,19 +171,26 @@ impl Observer for Dut<'_> {
     }
     fn start(&mut self) -> Result<()> {
         self.before = self.lab.dut_sample()?;
+        if let Some(w) = self.lab.delay_watch() {
+            self.line_before = Some(w.counts()?);
+        }
         Ok(())
     }
     fn finish(self: Box<Self>, _: &Ended, parts: &mut Parts) -> Result<()> {
         let (Some(d0), Some(d1)) = (&self.before, self.lab.dut_sample()?) else {
             return Ok(());
         };
-        parts.dut = Some(DutPath::new(
+        let mut path = DutPath::new(
             crate::lab::dut::DUT_IN_IF,
             crate::lab::dut::DUT_OUT_IF,
             parts.tx()?.tx_packets,
             d0,
             &d1,
-        ));
+        );
+        if let (Some(w), Some(c0)) = (self.lab.delay_watch(), self.line_before) {
+            path = path.with_line(w.delay, c0.delta(&w.counts()?));
+        }
+        parts.dut = Some(path);
         Ok(())
     }
 }

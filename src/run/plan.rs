@@ -592,7 +592,15 @@ fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
         if !setup.is_empty() || f.dut_setup_timeout.is_some() {
             return Err(Refusal::DutSetupWithoutDut.into());
         }
+        if f.dut_delay.is_some() {
+            return Err(Refusal::DutDelayWithoutDut.into());
+        }
         return Ok(None);
+    }
+    if let Some(d) = f.dut_delay
+        && d > crate::lab::delay::MAX_DELAY
+    {
+        return Err(Refusal::DutDelayTooLong(d).into());
     }
     if a.dev.is_some() {
         return Err(Refusal::DutLabWithDev.into());
@@ -615,6 +623,7 @@ fn dut_options(a: &RunArgs) -> Result<Option<DutOptions>> {
     Ok(Some(DutOptions {
         setup,
         setup_timeout: f.dut_setup_timeout.unwrap_or(dut::DEFAULT_SETUP_TIMEOUT),
+        delay: f.dut_delay,
         ..DutOptions::default()
     }))
 }

@@ -42,9 +42,34 @@ pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// [`parse_duration`], and zero too (`0`, `0s`, `0ms`...): for a delay, where none is a
+/// value.
+pub fn parse_duration_or_zero(s: &str) -> Result<Duration, DurationError> {
+    let t = s.trim();
+    let num = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if num.parse::<f64>() == Ok(0.0) && matches!(&t[num.len()..], "" | "s" | "ms" | "us" | "ns") {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_is_a_delay() {
+        for z in ["0", "0s", "0ms", "0.0us", " 0ns "] {
+            assert_eq!(parse_duration_or_zero(z).unwrap(), Duration::ZERO, "{z}");
+        }
+        assert_eq!(
+            parse_duration_or_zero("10ms").unwrap(),
+            Duration::from_millis(10)
+        );
+        assert!(parse_duration_or_zero("0x").is_err());
+        assert!(parse_duration_or_zero("-1ms").is_err());
+        assert!(parse_duration("0").is_err(), "a plain duration is still above 0");
+    }
 
     #[test]
     fn durations() {

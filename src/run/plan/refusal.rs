@@ -89,6 +89,10 @@ pub enum Refusal {
         "--dut-setup/--dut-setup-file/--dut-setup-timeout: there is a DUT only in the DUT lab (--lab dut)"
     )]
     DutSetupWithoutDut,
+    #[error("--dut-delay: the delay line is the DUT lab's (--lab dut)")]
+    DutDelayWithoutDut,
+    #[error("--dut-delay {0:?}: at most 1s (the lab's receiver waits at most 3 s for the last frames)")]
+    DutDelayTooLong(std::time::Duration),
     #[error(
         "--lab dut: the DUT lab is a private lab; --dev sends on an interface of yours instead"
     )]

@@ -1035,3 +1035,25 @@ fn netif_receive_is_refused_where_it_cannot_be() {
     let p = RunPlan::from_script(&script_args(&["--lab"]), specs).unwrap();
     assert!(matches!(p.target, Target::Lab(l) if l.inject && l.queues == 2));
 }
+
+#[test]
+fn dut_delay_is_the_dut_labs_and_bounded() {
+    let delay = |extra: &[&str]| match plan(extra).target {
+        Target::DutLab(_, d) => d.delay,
+        _ => panic!("not the DUT lab"),
+    };
+    assert_eq!(delay(&["--lab", "dut"]), None);
+    assert_eq!(
+        delay(&["--lab", "dut", "--dut-delay", "10ms"]),
+        Some(std::time::Duration::from_millis(10))
+    );
+    assert_eq!(
+        delay(&["--lab", "dut", "--dut-delay", "0"]),
+        Some(std::time::Duration::ZERO)
+    );
+    assert_refused(
+        &["--dut-delay", "10ms"],
+        "--dut-delay: the delay line is the DUT lab's (--lab dut)",
+    );
+    assert_refused(&["--lab", "dut", "--dut-delay", "2s"], "--dut-delay 2s: at most 1s");
+}

@@ -63,6 +63,9 @@ pub struct DutOptions {
     pub setup: Vec<DutSetup>,
     /// How long each set-up step may run before it is killed.
     pub setup_timeout: Duration,
+    /// `--dut-delay`: the DUT forwards through a delay line holding each frame this long
+    /// ([`super::delay`]) instead of its kernel's forwarding.
+    pub delay: Option<Duration>,
 }
 
 impl Default for DutOptions {
@@ -72,6 +75,7 @@ impl Default for DutOptions {
             ingress_napi: false,
             setup: Vec::new(),
             setup_timeout: DEFAULT_SETUP_TIMEOUT,
+            delay: None,
         }
     }
 }
@@ -215,6 +219,9 @@ impl Lab {
                 None,
             )?);
         }
+        if let Some(d) = o.delay {
+            self.delay_line = Some(super::delay::DelayLine::start(&netns_path(&dut), d)?);
+        }
         if self.queues > 1 {
             self.map_queues_to_cpus(&tx)?;
         }
@@ -244,6 +251,11 @@ impl Lab {
             run_setup(&dut, s, o.setup_timeout, stop)?;
         }
         Ok(())
+    }
+
+    /// The DUT's delay line's counts, when it has one (`--dut-delay`).
+    pub fn delay_watch(&self) -> Option<super::delay::LineWatch> {
+        self.delay_line.as_ref().map(super::delay::DelayLine::watch)
     }
 
     /// The DUT's counters now (None outside the DUT lab).

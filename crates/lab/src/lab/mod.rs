@@ -16,6 +16,7 @@
 //! `upktgen run --rx-analyze`; `xdp` attaches the lab's own receivers (the counting drop
 //! sink, XDP_PASS), whose programs are in [`crate::bpf::prog`].
 
+pub mod delay;
 pub mod dut;
 pub mod receiver;
 mod xdp;
@@ -127,6 +128,10 @@ pub enum LabError {
         what: String,
         secs: f64,
     },
+    #[error("starting the DUT's delay line (--dut-delay) in its namespace: {0}")]
+    DelayLine(std::io::Error),
+    #[error("the DUT's delay line (--dut-delay) stopped: {0}")]
+    DelayLineFailed(String),
     #[error("setting up the receiver on veth-rx: {0}")]
     Receiver(crate::rx::background::RxThreadError),
 }
@@ -205,6 +210,8 @@ pub struct Lab {
     pub dut_ns: Option<String>,
     /// Keeps the DUT ingress's XDP_PASS program attached (xdp_live senders).
     _dut_link: Option<OwnedFd>,
+    /// The DUT's delay line (`--dut-delay`), when it forwards through one.
+    delay_line: Option<delay::DelayLine>,
 }
 
 impl Lab {
@@ -272,6 +279,7 @@ impl Lab {
             removed: false,
             dut_ns: dut.map(|_| format!("{base}-dut")),
             _dut_link: None,
+            delay_line: None,
         };
         // From here on, Drop removes whatever exists.
         match dut {
@@ -415,6 +423,8 @@ impl Lab {
             return Ok(());
         }
         self.removed = true;
+        // The line's thread first: it sends into the namespaces removed below.
+        self.delay_line = None;
         self._xdp_link = None;
         self._dut_link = None;
         self.rx_counter = None;

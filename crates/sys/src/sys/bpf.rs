@@ -65,6 +65,9 @@ pub enum ProgType {
     Xdp,
     /// A raw tracepoint program: its context is the tracepoint's arguments as u64s.
     RawTracepoint,
+    /// A tc classifier (`BPF_PROG_TYPE_SCHED_CLS`): its context is the `__sk_buff`, its
+    /// result a tc action; attached with [`attach_tcx_ingress`].
+    SchedCls,
 }
 
 /// Loads a program; on a verifier rejection the error carries the verifier's log.
@@ -103,11 +106,13 @@ fn load_prog_logged(
     log: Option<&mut Vec<u8>>,
 ) -> io::Result<OwnedFd> {
     const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+    const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
     let license = c"GPL";
     let mut a = [0u8; ATTR_LEN];
     let (prog_type, attach) = match ty {
         ProgType::Xdp => (BPF_PROG_TYPE_XDP, BPF_XDP),
         ProgType::RawTracepoint => (BPF_PROG_TYPE_RAW_TRACEPOINT, 0),
+        ProgType::SchedCls => (BPF_PROG_TYPE_SCHED_CLS, 0),
     };
     put_u32(&mut a, 0, prog_type);
     put_u32(&mut a, 4, insns.len() as u32);
@@ -151,6 +156,20 @@ pub fn attach_xdp_generic_link(prog: &OwnedFd, ifindex: u32) -> io::Result<Owned
     put_u32(&mut a, 4, ifindex);
     put_u32(&mut a, 8, BPF_XDP);
     put_u32(&mut a, 12, XDP_FLAGS_SKB_MODE);
+    bpf(BPF_LINK_CREATE, &mut a)
+}
+
+/// Attaches the tc program `prog` to the ingress of interface `ifindex` (in the calling
+/// thread's network namespace) through tcx (Linux 6.6+, no qdisc needed), returning the
+/// link: closing it detaches the program, so it cannot outlive the process.
+pub fn attach_tcx_ingress(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    const BPF_TCX_INGRESS: u32 = 46;
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, prog.as_raw_fd() as u32);
+    put_u32(&mut a, 4, ifindex);
+    put_u32(&mut a, 8, BPF_TCX_INGRESS);
+    // flags 0, no relative program, any revision: appended to the ingress's list.
     bpf(BPF_LINK_CREATE, &mut a)
 }
 

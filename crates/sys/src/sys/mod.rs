@@ -13,6 +13,7 @@ pub mod packet;
 pub mod proc;
 pub mod rx_ring;
 pub mod stdio;
+pub mod tap;
 pub mod xsk;
 pub mod xsk_rx;
 
@@ -216,6 +217,17 @@ pub fn allowed_cpus() -> Vec<usize> {
 pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
     // SAFETY: PR_SET_TIMERSLACK takes one unsigned long by value and touches no memory.
     cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) }).map(|_| ())
+}
+
+/// Runs the calling thread under SCHED_FIFO at `priority` (1 to 99): it then runs as soon
+/// as it is woken, ahead of every ordinary thread (the kernel's RT throttling still keeps
+/// 5 % of each CPU for the others). Needs CAP_SYS_NICE.
+pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
+    let p = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pid 0 is the calling thread; `p` is a valid sched_param read by the kernel.
+    cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) }).map(|_| ())
 }
 
 /// Sets a socket's receive buffer to `bytes` (SO_RCVBUFFORCE: beyond net.core.rmem_max,

@@ -4,6 +4,7 @@
 //! lab), so that no layer imports another's programs. A program is a pure function of the
 //! map fds it refers to; loading and attaching is [`crate::sys::bpf`]'s.
 
+pub mod tc_take_ip;
 pub mod xdp_count;
 pub mod xdp_live;
 pub mod xsk_redirect;
