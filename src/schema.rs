@@ -15,8 +15,8 @@ use serde_json::Value;
 
 /// `upktgen run --json` (and `upktgen script --json`): one run's report.
 /// Version 2: `streams` (`--config`), and the receiver's `streams` and `sink.ipdv` in
-/// `rx_analysis`.
-pub const RUN: &str = "upktgen.run/2";
+/// `rx_analysis`. Version 3: `dut.delay_line` (`--lab dut --dut-delay`).
+pub const RUN: &str = "upktgen.run/3";
 /// `upktgen rx --json`: one receiver's report. Version 2: `streams` (`--stream`) and
 /// `sink.ipdv`.
 pub const RX: &str = "upktgen.rx/2";
@@ -71,7 +71,7 @@ pub const ALL: &[&str] = &[
 /// shape is the current one's without the fields added since (a run or a receiver of
 /// version 1 has no `streams`), so a reader takes them as they are. A kind not named here is
 /// read at its current version only (and version 0).
-pub const OLDER_READ: &[(&str, &[u32])] = &[("run", &[1]), ("rx", &[1])];
+pub const OLDER_READ: &[(&str, &[u32])] = &[("run", &[1, 2]), ("rx", &[1])];
 
 /// The versions of `kind` (one of [`ALL`]'s kinds at `current`) this build reads, lowest
 /// first: [`OLDER_READ`]'s, then `current`.
@@ -261,7 +261,7 @@ mod tests {
             b: Option<u32>,
         }
         let s = serde_json::to_string(&tagged(RUN, &D { a: 1, b: None })).unwrap();
-        assert_eq!(s, r#"{"schema":"upktgen.run/2","a":1,"b":null}"#);
+        assert_eq!(s, r#"{"schema":"upktgen.run/3","a":1,"b":null}"#);
     }
 
     #[test]
@@ -271,16 +271,18 @@ mod tests {
             Some("run")
         );
         assert_eq!(kind_of("a.json", &json!({"outcome": {}})).unwrap(), None);
-        let e = kind_of("a.json", &json!({"schema": "upktgen.run/3"}))
+        let e = kind_of("a.json", &json!({"schema": "upktgen.run/4"}))
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("a.json: a run document of schema version 3"),
+            e.starts_with("a.json: a run document of schema version 4"),
             "{e}"
         );
         assert!(e.contains("newer upktgen"), "{e}");
         assert!(
-            e.ends_with(r#"reads version 1 or 2 ("upktgen.run/1", "upktgen.run/2")"#),
+            e.ends_with(
+                r#"reads version 1, 2 or 3 ("upktgen.run/1", "upktgen.run/2", "upktgen.run/3")"#
+            ),
             "{e}"
         );
         let e = kind_of("b.json", &json!({"schema": "upktgen.run/0"}))
@@ -337,11 +339,12 @@ mod tests {
     fn run_and_rx_of_version_1_are_read_beside_version_2_and_no_other_kind_s_older_version() {
         assert_eq!(
             (RUN, RX, AGENT),
-            ("upktgen.run/2", "upktgen.rx/2", "upktgen.agent/2")
+            ("upktgen.run/3", "upktgen.rx/2", "upktgen.agent/2")
         );
         for (tag, kind) in [
             ("upktgen.run/1", "run"),
             ("upktgen.run/2", "run"),
+            ("upktgen.run/3", "run"),
             ("upktgen.rx/1", "rx"),
             ("upktgen.rx/2", "rx"),
         ] {
@@ -357,7 +360,7 @@ mod tests {
             "a receiver",
         )
         .unwrap();
-        assert_eq!(reads("run", 2), [1, 2]);
+        assert_eq!(reads("run", 3), [1, 2, 3]);
         assert_eq!(reads("sweep", 1), [1]);
         // The agent reads its own version only: an older controller's request is refused.
         let e = kind_of_tag("the request", "upktgen.agent/1")

@@ -176,7 +176,11 @@ impl DutPath {
     /// `c` during the run: the line's sends stand for the kernel's forwarding (which took
     /// none of these frames: they were dropped at the ingress once the line had read them),
     /// its own drops are named before forwarding, and the egress's refusals after it.
-    pub fn with_line(mut self, delay: std::time::Duration, c: crate::lab::delay::LineCounts) -> DutPath {
+    pub fn with_line(
+        mut self,
+        delay: std::time::Duration,
+        c: crate::lab::delay::LineCounts,
+    ) -> DutPath {
         self.forwarded = c.forwarded + c.egress_dropped + c.send_failed;
         self.output = Some(c.forwarded);
         self.before_forwarding =

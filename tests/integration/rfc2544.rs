@@ -1,10 +1,11 @@
 //! `upktgen rfc2544` end to end, against devices whose answers are known from their
 //! parameters: the DUT lab (`--lab dut`, a fresh one per trial) with an nftables `limit rate`
 //! on the DUT's ingress (throughput R; frame loss 1 − R/offered), a `tc tbf` on its egress
-//! (back-to-back: the frames its bucket and queue admit at the offered rate). Every expected
-//! value is computed here from the parameters, not from a previous run. The latency test's
-//! known answer would be a `tc netem delay`; this machine's kernel is built without
-//! sch_netem, so it is not here (a test that cannot run may not pass by skipping).
+//! (back-to-back: the frames its bucket and queue admit at the offered rate), and the DUT's
+//! delay line (`--dut-delay D`, with an nftables egress policer: latency D plus the lab's own,
+//! measured first; throughput the policer's rate). Every expected value is computed here
+//! from the parameters, not from a previous run. (The kernel here has no sch_netem, so the
+//! delay is the lab's own line, not `tc netem delay`.)
 
 use crate::common::hosts::{self, TwoHosts};
 use crate::common::nft::{self, nft_or_skip};
@@ -221,6 +222,112 @@ fn back_to_back_is_what_tbf_admits() {
     assert!(
         (got_t - want_t).abs() <= want_t * 0.05,
         "buffer time {got_t} s vs RFC 9004's {want_t} s: {s}"
+    );
+}
+
+/// The delay line's device: D, and an nftables policer on dut-out's egress (after the line:
+/// it drops, never queues) of rate R_LINE with a burst of B_LINE packets. R_LINE is low
+/// enough for a userspace line on a loaded 2-CPU machine; B_LINE covers 30 ms of a sender's
+/// stall at R_LINE, and for the 4 s final trials puts the policer's NDR in
+/// R_LINE .. R_LINE + B_LINE/4 (+0.75 %).
+const D_MS: f64 = 10.0;
+const R_LINE: f64 = 5_000.0;
+const B_LINE: f64 = 150.0;
+
+fn egress_policer() -> String {
+    format!(
+        "nft add table netdev rfc_delay && nft add chain netdev rfc_delay out '{{ type filter hook egress device dut-out priority 0; policy accept; }}' && nft add rule netdev rfc_delay out 'limit rate over {R_LINE}/second burst {B_LINE} packets counter drop'"
+    )
+}
+
+fn median_latency_is_the_delay_plus_the_labs_own() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let policer = egress_policer();
+    // The lab's own latency first: the same DUT, its line forwarding at once, at 98 % of the
+    // policer's rate (below it: nothing dropped).
+    let rate = (R_LINE * 0.98).to_string();
+    let base = upktgen(&[
+        "run",
+        "--lab",
+        "dut",
+        "--dut-delay",
+        "0",
+        "--dut-setup",
+        &policer,
+        "--json",
+        "--no-live",
+        "--count",
+        "0",
+        "--duration",
+        "2s",
+        "--pkt-size",
+        "60",
+        "--ratep",
+        &rate,
+        "--rx-analyze",
+    ]);
+    assert!(base.status.success(), "{}", stderr(&base));
+    let bv = json_of(&base);
+    crate::common::schema::check(upktgen::schema::RUN, &bv, "run --dut-delay 0 --json");
+    // Every frame went through the line, none through the kernel's forwarding.
+    let dut = &bv["dut"];
+    let line = &dut["delay_line"];
+    let sent = bv["outcome"]["result"]["sent"].as_u64().unwrap();
+    assert_eq!(line["delay_ns"], 0, "{dut}");
+    assert_eq!(line["forwarded"].as_u64(), Some(sent), "{dut}");
+    assert_eq!(dut["egress_tx_packets"].as_u64(), Some(sent), "{dut}");
+    assert_eq!(dut["stack_changes"].get("Ip.ForwDatagrams"), None, "{dut}");
+    let base_us = bv["rx_analysis"]["receiver"]["sink"]["latency"]["p50_ns"]
+        .as_f64()
+        .unwrap()
+        / 1000.0;
+    let d = tmp("delay");
+    let res = d.join("r.jsonl").to_string_lossy().into_owned();
+    let delay = format!("{D_MS}ms");
+    // The policer, not the maximum rate, bounds the search: offer twice its rate at most.
+    let max = (2.0 * R_LINE).to_string();
+    let mut a = args("throughput,latency", &["--json", "--results", &res], &[]);
+    let at = a.iter().position(|x| *x == "--max-rate").unwrap();
+    a[at + 1] = &max;
+    a.extend([
+        "--lab",
+        "dut",
+        "--dut-delay",
+        &delay,
+        "--dut-setup",
+        &policer,
+    ]);
+    let o = upktgen(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    let s = &v["summaries"][0];
+    // Throughput: the policer's rate, within ±1 % (its NDR for 4 s trials: R .. R + B/4).
+    let t = s["throughput_pps"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no throughput: {s}\n{}", stderr(&o)));
+    assert!(
+        (t - R_LINE).abs() <= R_LINE * 0.01,
+        "throughput {t} not within 1 % of {R_LINE}: {s}\n{}",
+        stderr(&o)
+    );
+    assert_eq!(s["throughput_bound"], "DUT", "{s}");
+    // Latency at that rate: every frame that passes the policer waited D in the line, plus
+    // the lab's own path (nothing queues: the policer drops).
+    let want = D_MS * 1000.0 + base_us;
+    let l = &s["latency"];
+    let med = l["median_us"].as_f64().unwrap();
+    assert!(
+        (med - want).abs() <= want * 0.05,
+        "median {med} us vs D + base = {D_MS} ms + {base_us} us = {want} us: {s}"
+    );
+    // No frame comes through in less than D.
+    assert!(l["min_us"].as_f64().unwrap() >= D_MS * 1000.0, "{s}");
+    assert_eq!(l["trials"], 2);
+    assert!(
+        l["pdv_us"].as_f64().unwrap() >= 0.0 && l["ipdv_p999_us"].as_f64().is_some(),
+        "{s}"
     );
 }
 
@@ -460,6 +567,7 @@ fn the_tests_run_over_a_netns_peer_and_a_second_local_interface() {
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     throughput_and_the_loss_curve_are_the_limiters,
     back_to_back_is_what_tbf_admits,
+    median_latency_is_the_delay_plus_the_labs_own,
     ctrl_c_then_resume_finishes_with_the_same_tables,
     bad_input_is_one_line_before_anything_is_sent,
     the_tests_run_over_a_netns_peer_and_a_second_local_interface,

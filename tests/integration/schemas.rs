@@ -308,7 +308,7 @@ fn strict_schemas_refuse_a_new_field_a_missing_one_and_another_version() {
     let e = check::errors("run", &missing);
     assert!(e.iter().any(|l| l.contains("reconciliation")), "{e:?}");
     let mut other = good.clone();
-    other["schema"] = json!("upktgen.run/3");
+    other["schema"] = json!("upktgen.run/2");
     assert!(!check::errors("run", &other).is_empty());
     // The schema file is the current version's: an older tag is not its document.
     assert!(!check::errors("run", &run_of_version_1()).is_empty());
@@ -650,18 +650,20 @@ fn version_1_runs_and_receivers_are_still_read_by_merge_and_compare() {
     assert_eq!(m["senders"].as_array().map(Vec::len), Some(2));
     // A version neither writes nor reads: refused by both, naming the file.
     let mut v3 = run.clone();
-    v3["schema"] = json!("upktgen.run/3");
-    let p3 = d.join("run-v3.json");
+    v3["schema"] = json!("upktgen.run/4");
+    let p3 = d.join("run-v4.json");
     std::fs::write(&p3, serde_json::to_vec(&v3).unwrap()).unwrap();
     let p3s = p3.to_str().unwrap();
     let want = format!(
-        "{p3s}: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen; this upktgen"
+        "{p3s}: a run document of schema version 4 (\"upktgen.run/4\"), written by a newer upktgen; this upktgen"
     );
     for args in [["merge", prs, p3s], ["compare", prs, p3s]] {
         let e = refused(&args);
         assert!(e.contains(&want), "{args:?}: {e}");
         assert!(
-            e.contains(r#"reads version 1 or 2 ("upktgen.run/1", "upktgen.run/2")"#),
+            e.contains(
+                r#"reads version 1, 2 or 3 ("upktgen.run/1", "upktgen.run/2", "upktgen.run/3")"#
+            ),
             "{e}"
         );
     }

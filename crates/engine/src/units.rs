@@ -68,7 +68,10 @@ mod tests {
         );
         assert!(parse_duration_or_zero("0x").is_err());
         assert!(parse_duration_or_zero("-1ms").is_err());
-        assert!(parse_duration("0").is_err(), "a plain duration is still above 0");
+        assert!(
+            parse_duration("0").is_err(),
+            "a plain duration is still above 0"
+        );
     }
 
     #[test]

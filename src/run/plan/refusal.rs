@@ -91,7 +91,9 @@ pub enum Refusal {
     DutSetupWithoutDut,
     #[error("--dut-delay: the delay line is the DUT lab's (--lab dut)")]
     DutDelayWithoutDut,
-    #[error("--dut-delay {0:?}: at most 1s (the lab's receiver waits at most 3 s for the last frames)")]
+    #[error(
+        "--dut-delay {0:?}: at most 1s (the lab's receiver waits at most 3 s for the last frames)"
+    )]
     DutDelayTooLong(std::time::Duration),
     #[error(
         "--lab dut: the DUT lab is a private lab; --dev sends on an interface of yours instead"

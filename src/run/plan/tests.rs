@@ -1055,5 +1055,8 @@ fn dut_delay_is_the_dut_labs_and_bounded() {
         &["--dut-delay", "10ms"],
         "--dut-delay: the delay line is the DUT lab's (--lab dut)",
     );
-    assert_refused(&["--lab", "dut", "--dut-delay", "2s"], "--dut-delay 2s: at most 1s");
+    assert_refused(
+        &["--lab", "dut", "--dut-delay", "2s"],
+        "--dut-delay 2s: at most 1s",
+    );
 }

@@ -142,8 +142,7 @@ impl Tap {
         unsafe {
             let mut c = libc::CMSG_FIRSTHDR(&m);
             while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
-                {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                     let ts: libc::timespec =
                         std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
                     rx_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
