@@ -211,7 +211,173 @@ fn the_dut_lab_forwards_what_is_sent_into_it() {
     }
 }
 
+/// The DUT's delay line (`--dut-delay`), driven through the library: what arrives at veth-rx
+/// is what the kernel's forwarding would have sent (dut-out's MAC as source, the receiver's
+/// as destination, TTL or hop limit one less, a valid IPv4 checksum), in the order sent, none
+/// of it forwarded by the kernel too; the line's counts say so; the lab leaves nothing.
+fn the_delay_line_forwards_as_the_kernel_would() {
+    if !root_or_skip() {
+        return;
+    }
+    use etherparse::{NetSlice, SlicedPacket};
+    use upktgen::lab::dut::{self, DutOptions};
+    use upktgen::lab::{Lab, RX_MAC, RxMode};
+    use upktgen::wire::PKTGEN_TTL;
+    let o = DutOptions {
+        ipv6: true,
+        delay: Some(std::time::Duration::from_millis(5)),
+        ..DutOptions::default()
+    };
+    let lab = Lab::create_dut(RxMode::Stack, false, 1, &o).unwrap();
+    let line = lab.delay_watch().unwrap();
+    let mut sent = 0;
+    for (dst, six) in [
+        (dut::DUT_RX_IP.to_string(), false),
+        (dut::DUT_RX_IP6.to_string(), true),
+    ] {
+        let mac = dut::DUT_IN_MAC.to_string();
+        let mut a = vec![
+            "run",
+            "--dev",
+            "veth-tx",
+            "--dst-mac",
+            &mac,
+            "--count",
+            "300",
+            "--ratep",
+            "3000",
+        ];
+        if six {
+            a.extend(["--flag", "IPV6", "--dst6", &dst, "--src6", "fd00:99::1"]);
+        } else {
+            a.extend(["--dst", &dst]);
+        }
+        let udp = |f: &[u8]| {
+            SlicedPacket::from_ethernet(f)
+                .is_ok_and(|p| matches!(p.transport, Some(etherparse::TransportSlice::Udp(_))))
+        };
+        let (out, frames) = crate::common::capture_frames(&lab, &a, 300, udp);
+        assert!(out.status.success(), "{six}: {}", stderr(&out));
+        assert_eq!(
+            frames.len(),
+            300,
+            "{six}: every frame through the line, once"
+        );
+        let mut last_seq = 0;
+        for f in &frames {
+            let p = SlicedPacket::from_ethernet(f).unwrap();
+            let Some(etherparse::LinkSlice::Ethernet2(e)) = p.link else {
+                panic!("not Ethernet II")
+            };
+            assert_eq!(e.source(), dut::DUT_OUT_MAC.0, "{six}");
+            assert_eq!(e.destination(), RX_MAC.0, "{six}");
+            match p.net {
+                Some(NetSlice::Ipv4(ip)) => {
+                    assert!(!six);
+                    let h = ip.header();
+                    assert_eq!(h.ttl(), PKTGEN_TTL - 1);
+                    assert_eq!(h.to_header().calc_header_checksum(), h.header_checksum());
+                }
+                Some(NetSlice::Ipv6(ip)) => {
+                    assert!(six);
+                    assert_eq!(ip.header().hop_limit(), PKTGEN_TTL - 1);
+                }
+                _ => panic!("not IP"),
+            }
+            // pktgen's sequence number, first in the UDP payload after its magic: in order.
+            let payload = match &p.transport {
+                Some(etherparse::TransportSlice::Udp(u)) => u.payload(),
+                _ => unreachable!(),
+            };
+            let seq = u32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+            assert!(
+                seq > last_seq,
+                "{six}: seq {seq} after {last_seq}: reordered"
+            );
+            last_seq = seq;
+        }
+        sent += 300;
+    }
+    line.wait_idle();
+    let c = line.counts().unwrap();
+    // The IPv6 neighbours are static but the stack's own MLD reports may cross dut-in: the
+    // line reads them (multicast) and does not route them.
+    assert_eq!(c.forwarded, sent, "{c:?}");
+    assert_eq!(c.received - c.not_routed, sent, "{c:?}");
+    assert_eq!(
+        (c.queue_full, c.tap_dropped, c.send_failed),
+        (0, 0, 0),
+        "{c:?}"
+    );
+    // The kernel forwarded none of them: what it forwarded came the other way (the
+    // receiving stack's ICMP port unreachable, back through dut-out).
+    let d = lab.dut_sample().unwrap().unwrap();
+    let get = |k: &str| d.snmp.counters.get(k).copied().unwrap_or(0);
+    let fwd = get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams");
+    assert!(fwd <= d.egress.rx_packets as i64, "{fwd} forwarded: {d:?}");
+    let names = [
+        lab.tx_ns.clone(),
+        lab.dut_ns.clone().unwrap(),
+        lab.rx_ns.clone(),
+    ];
+    drop(lab);
+    for n in names {
+        assert!(
+            !std::path::Path::new("/run/netns").join(&n).exists(),
+            "{n} left"
+        );
+    }
+}
+
+/// A run through the delay line killed with SIGKILL: the line was a thread of it, so
+/// nothing of it runs on (no process in the DUT's namespace), and the next run removes
+/// the namespaces.
+fn a_killed_run_takes_its_delay_line_with_it() {
+    if !root_or_skip() {
+        return;
+    }
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "run",
+            "--lab",
+            "dut",
+            "--dut-delay",
+            "20ms",
+            "--count",
+            "0",
+            "--ratep",
+            "1000",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("upktgen-{}-", child.id());
+    crate::common::wait_for_traffic(child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = namespaces_with_prefix(&prefix);
+    let dut = left
+        .iter()
+        .find(|n| n.ends_with("-dut"))
+        .expect("its DUT namespace");
+    assert_eq!(
+        upktgen::lab::kill_processes_in(&upktgen::lab::netns_path(dut)),
+        0,
+        "nothing runs in the killed run's DUT namespace"
+    );
+    let o = upktgen(&["--count", "10"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        namespaces_with_prefix(&prefix).is_empty(),
+        "stale lab not removed"
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
+    the_delay_line_forwards_as_the_kernel_would,
+    a_killed_run_takes_its_delay_line_with_it,
     a_clean_run_reconciles_to_the_packet_through_the_dut,
     a_forward_chain_drop_is_named_as_dut_loss,
     a_rate_limit_in_the_dut_shows_its_drops_there,
