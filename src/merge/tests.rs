@@ -336,6 +336,11 @@ fn schema_versions_are_checked_naming_the_file() {
     let m2 = merge(&docs(&[a2, run("b", 1000, AT, 1_000_000, 0), r2])).unwrap();
     assert_eq!((m2.senders.len(), m2.receivers.len()), (2, 1));
     assert_eq!(m2.total.sent, m.total.sent);
+    // Version 2 of a run (no `dut.delay_line`, from before it) merges alike.
+    let mut a2 = run("a", 1000, AT, 1_000_000, 0);
+    a2["schema"] = json!("upktgen.run/2");
+    let m2 = merge(&docs(&[a2, run("b", 1000, AT, 1_000_000, 0)])).unwrap();
+    assert_eq!(m2.total.sent, m.total.sent);
     // Version 1 of a run and a receiver (no `streams`, from before them) merge alike.
     let mut a1 = run("a", 1000, AT, 1_000_000, 0);
     a1["schema"] = json!("upktgen.run/1");
@@ -346,10 +351,10 @@ fn schema_versions_are_checked_naming_the_file() {
     assert_eq!(m1.total.sent, m.total.sent);
     // Another major version of a kind merge reads.
     let mut b = run("b", 1000, AT, 1_000_000, 0);
-    b["schema"] = json!("upktgen.run/3");
+    b["schema"] = json!("upktgen.run/4");
     let e = refused(&[a.clone(), b]);
     assert!(
-        e.starts_with("h1.json: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen"),
+        e.starts_with("h1.json: a run document of schema version 4 (\"upktgen.run/4\"), written by a newer upktgen"),
         "{e}"
     );
     // The schema decides the kind, over the fields.
