@@ -145,6 +145,16 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
         "merge with a version 0 document",
     );
     assert_eq!(m["total"]["sent"], 8000);
+    // Version 2 (a run from before `dut.delay_line`) is merged as before.
+    let mut v2 = jb.clone();
+    v2["schema"] = json!("upktgen.run/2");
+    let pv2 = d.join("v2.json");
+    std::fs::write(&pv2, serde_json::to_string(&v2).unwrap()).unwrap();
+    let m = ok_json(
+        &upktgen(&["merge", "--json", sa, pv2.to_str().unwrap()]),
+        "merge with a version 2 document",
+    );
+    assert_eq!(m["total"]["sent"], 8000);
     // Version 1 (a run from before `streams`) is merged as before.
     let mut v1 = jb.clone();
     v1["schema"] = json!("upktgen.run/1");
@@ -157,7 +167,7 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
     assert_eq!(m["total"]["sent"], 8000);
     // Another major version: refused, naming the file, nothing printed.
     let mut newer = ja;
-    newer["schema"] = json!("upktgen.run/3");
+    newer["schema"] = json!("upktgen.run/4");
     let p2 = d.join("newer.json");
     std::fs::write(&p2, serde_json::to_string(&newer).unwrap()).unwrap();
     let s2 = p2.to_str().unwrap();
@@ -166,7 +176,7 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
     assert!(o.stdout.is_empty());
     assert!(
         stderr(&o).contains(&format!(
-            "{s2}: a run document of schema version 3 (\"upktgen.run/3\"), written by a newer upktgen"
+            "{s2}: a run document of schema version 4 (\"upktgen.run/4\"), written by a newer upktgen"
         )),
         "{}",
         stderr(&o)
