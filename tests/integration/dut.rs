@@ -162,6 +162,22 @@ fn a_failing_setup_stops_the_run_with_its_message_and_leaves_nothing() {
     assert!(stderr(&o).contains("--lab dut"), "{}", stderr(&o));
 }
 
+/// Drops `lab` and checks that its three namespaces are gone.
+fn removed_with_its_namespaces(lab: upktgen::lab::Lab) {
+    let names = [
+        lab.tx_ns.clone(),
+        lab.dut_ns.clone().unwrap(),
+        lab.rx_ns.clone(),
+    ];
+    drop(lab);
+    for n in names {
+        assert!(
+            !std::path::Path::new("/run/netns").join(&n).exists(),
+            "{n} left"
+        );
+    }
+}
+
 /// The lab itself, driven through the library and `run --dev` inside its sending namespace:
 /// every frame crosses the DUT and reaches the drop receiver; the DUT's path says so.
 fn the_dut_lab_forwards_what_is_sent_into_it() {
@@ -197,18 +213,7 @@ fn the_dut_lab_forwards_what_is_sent_into_it() {
     );
     assert_eq!(p.lost(), 0);
     assert_eq!(lab.rx_sink_count(), Some(5000));
-    let names = [
-        lab.tx_ns.clone(),
-        lab.dut_ns.clone().unwrap(),
-        lab.rx_ns.clone(),
-    ];
-    drop(lab);
-    for n in names {
-        assert!(
-            !std::path::Path::new("/run/netns").join(&n).exists(),
-            "{n} left"
-        );
-    }
+    removed_with_its_namespaces(lab);
 }
 
 /// The DUT's delay line (`--dut-delay`), driven through the library: what arrives at veth-rx
@@ -315,18 +320,7 @@ fn the_delay_line_forwards_as_the_kernel_would() {
     let get = |k: &str| d.snmp.counters.get(k).copied().unwrap_or(0);
     let fwd = get("Ip.ForwDatagrams") + get("Ip6.OutForwDatagrams");
     assert!(fwd <= d.egress.rx_packets as i64, "{fwd} forwarded: {d:?}");
-    let names = [
-        lab.tx_ns.clone(),
-        lab.dut_ns.clone().unwrap(),
-        lab.rx_ns.clone(),
-    ];
-    drop(lab);
-    for n in names {
-        assert!(
-            !std::path::Path::new("/run/netns").join(&n).exists(),
-            "{n} left"
-        );
-    }
+    removed_with_its_namespaces(lab);
 }
 
 /// A run through the delay line killed with SIGKILL: the line was a thread of it, so

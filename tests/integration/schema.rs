@@ -145,26 +145,19 @@ fn merge_of_real_runs_matches_the_schema_and_refuses_another_version() {
         "merge with a version 0 document",
     );
     assert_eq!(m["total"]["sent"], 8000);
-    // Version 2 (a run from before `dut.delay_line`) is merged as before.
-    let mut v2 = jb.clone();
-    v2["schema"] = json!("upktgen.run/2");
-    let pv2 = d.join("v2.json");
-    std::fs::write(&pv2, serde_json::to_string(&v2).unwrap()).unwrap();
-    let m = ok_json(
-        &upktgen(&["merge", "--json", sa, pv2.to_str().unwrap()]),
-        "merge with a version 2 document",
-    );
-    assert_eq!(m["total"]["sent"], 8000);
-    // Version 1 (a run from before `streams`) is merged as before.
-    let mut v1 = jb.clone();
-    v1["schema"] = json!("upktgen.run/1");
-    let p1 = d.join("v1.json");
-    std::fs::write(&p1, serde_json::to_string(&v1).unwrap()).unwrap();
-    let m = ok_json(
-        &upktgen(&["merge", "--json", sa, p1.to_str().unwrap()]),
-        "merge with a version 1 document",
-    );
-    assert_eq!(m["total"]["sent"], 8000);
+    // Versions 1 (a run from before `streams`) and 2 (before `dut.delay_line`) are merged as
+    // before.
+    for v in [1, 2] {
+        let mut old = jb.clone();
+        old["schema"] = json!(format!("upktgen.run/{v}"));
+        let p = d.join(format!("v{v}.json"));
+        std::fs::write(&p, serde_json::to_string(&old).unwrap()).unwrap();
+        let m = ok_json(
+            &upktgen(&["merge", "--json", sa, p.to_str().unwrap()]),
+            &format!("merge with a version {v} document"),
+        );
+        assert_eq!(m["total"]["sent"], 8000);
+    }
     // Another major version: refused, naming the file, nothing printed.
     let mut newer = ja;
     newer["schema"] = json!("upktgen.run/4");

@@ -83,6 +83,20 @@ pub fn if_nametoindex(name: &str) -> io::Result<u32> {
     }
 }
 
+/// What a poll() or ppoll() returned: true when some descriptor is ready, false on a timeout
+/// or a signal (EINTR: the caller looks at its flags and polls again), the error otherwise.
+fn polled(n: libc::c_int) -> io::Result<bool> {
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(n > 0)
+}
+
 /// Waits up to `timeout_ms` for `events` on `fd`; returns the revents (0 on timeout).
 pub fn poll_one(
     fd: BorrowedFd<'_>,

@@ -27,23 +27,41 @@ pub fn raw_socket() -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
+/// Binds an AF_PACKET socket to `ifindex` for `protocol` (an ethertype in host order, or
+/// ETH_P_ALL; 0: it receives nothing).
+pub(super) fn bind_to(fd: BorrowedFd<'_>, ifindex: u32, protocol: u16) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = protocol.to_be();
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: `sll` is a valid sockaddr_ll and the length passed is its size.
+    cvt(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    })
+    .map(|_| ())
+}
+
+/// PACKET_STATISTICS of an AF_PACKET socket since the last read (the kernel resets them at
+/// each read; `tp_freeze_q_cnt` is a mapped TPACKET_V3 ring's only).
+pub(super) fn packet_statistics(fd: BorrowedFd<'_>) -> io::Result<libc::tpacket_stats_v3> {
+    let zero = libc::tpacket_stats_v3 {
+        tp_packets: 0,
+        tp_drops: 0,
+        tp_freeze_q_cnt: 0,
+    };
+    super::getsockopt(fd, libc::SOL_PACKET, libc::PACKET_STATISTICS, zero)
+}
+
 impl PacketSocket {
     /// Opens the socket in the calling thread's network namespace and binds it to `ifindex`.
     pub fn open(ifindex: u32) -> io::Result<Self> {
         let fd = raw_socket()?;
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = 0;
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and the length passed is its size.
-        cvt(unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        })?;
+        bind_to(fd.as_fd(), ifindex, 0)?;
         Ok(PacketSocket { fd, ifindex })
     }
 

@@ -173,19 +173,7 @@ impl RxRing {
         } else {
             libc::ETH_P_IP as u16
         };
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto.to_be();
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and the length passed is its size.
-        cvt(unsafe {
-            libc::bind(
-                ring.fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        })?;
+        super::packet::bind_to(ring.fd.as_fd(), ifindex, proto)?;
         Ok(ring)
     }
 
@@ -275,17 +263,7 @@ impl RxRing {
 
     /// PACKET_STATISTICS accumulated since the socket was opened.
     pub fn stats(&mut self) -> io::Result<RingStats> {
-        let zero = libc::tpacket_stats_v3 {
-            tp_packets: 0,
-            tp_drops: 0,
-            tp_freeze_q_cnt: 0,
-        };
-        let st = super::getsockopt(
-            self.fd.as_fd(),
-            libc::SOL_PACKET,
-            libc::PACKET_STATISTICS,
-            zero,
-        )?;
+        let st = super::packet::packet_statistics(self.fd.as_fd())?;
         // The kernel counts drops inside tp_packets; keep them apart.
         self.stats.packets += u64::from(st.tp_packets.saturating_sub(st.tp_drops));
         self.stats.drops += u64::from(st.tp_drops);

@@ -7,7 +7,7 @@
 
 use super::cvt;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 /// One frame read from a [`Tap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,41 +39,30 @@ pub struct Tap {
 impl Tap {
     /// Opens the tap in the calling thread's network namespace on `ifindex`.
     pub fn open(ifindex: u32) -> io::Result<Tap> {
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        // SAFETY: plain syscall with constant arguments; the returned fd is checked.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                libc::c_int::from(proto),
-            )
-        })?;
-        // SAFETY: `raw` is a freshly created fd that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Protocol 0 until bound: it receives nothing before.
+        let fd = super::packet::raw_socket()?;
         let on: libc::c_int = 1;
-        // SAFETY: `on` is a valid c_int and the length passed is its size.
-        cvt(unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        })?;
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and the length passed is its size.
-        cvt(unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        })?;
+        for opt in [
+            (libc::SOL_SOCKET, libc::SO_TIMESTAMPNS),
+            // The frames this host sends out of the interface, left out (Linux 4.20+;
+            // the reader skips them too).
+            (libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING),
+        ] {
+            // SAFETY: `on` is a valid c_int and the length passed is its size.
+            let r = cvt(unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    opt.0,
+                    opt.1,
+                    (&on as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            });
+            if opt.1 == libc::SO_TIMESTAMPNS {
+                r?;
+            }
+        }
+        super::packet::bind_to(fd.as_fd(), ifindex, libc::ETH_P_ALL as u16)?;
         Ok(Tap { fd, drops: 0 })
     }
 
@@ -92,15 +81,7 @@ impl Tap {
         // SAFETY: `p` is one valid pollfd (nfds = 1) and `ts` a valid timespec, both on our
         // stack for the call; a null signal mask leaves the thread's mask as it is.
         let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(false)
-            } else {
-                Err(e)
-            };
-        }
-        Ok(n > 0 && p.revents & libc::POLLIN != 0)
+        Ok(super::polled(n)? && p.revents & libc::POLLIN != 0)
     }
 
     /// Reads the next frame into `buf`; None when none is waiting. The interface's going
@@ -160,17 +141,7 @@ impl Tap {
 
     /// Frames the kernel dropped because the socket's receive buffer was full, since open.
     pub fn drops(&mut self) -> io::Result<u64> {
-        let zero = libc::tpacket_stats_v3 {
-            tp_packets: 0,
-            tp_drops: 0,
-            tp_freeze_q_cnt: 0,
-        };
-        let st = super::getsockopt(
-            self.fd.as_fd(),
-            libc::SOL_PACKET,
-            libc::PACKET_STATISTICS,
-            zero,
-        )?;
+        let st = super::packet::packet_statistics(self.fd.as_fd())?;
         self.drops += u64::from(st.tp_drops);
         Ok(self.drops)
     }

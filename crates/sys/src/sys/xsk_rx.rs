@@ -252,15 +252,7 @@ pub fn poll_any(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> io::Result<bool> {
         .collect();
     // SAFETY: `p` holds p.len() valid, initialised pollfds; nfds matches.
     let n = unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, timeout_ms) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(n > 0)
+    super::polled(n)
 }
 
 /// The number of RX queues of interface `name` (ETHTOOL_GCHANNELS: the larger of the rx
