@@ -154,4 +154,51 @@ mod tests {
         v["rx_analysis"]["receiver"]["sink"]["latency"] = Value::Null;
         assert!(delay(&v).is_none());
     }
+
+    /// RFC 8219 §7.3.1 (after RFC 5481 §4.2) defines PDV as the 99.9th percentile of a
+    /// trial's one-way delays less their minimum, and §7.3.2 IPDV as the difference of the
+    /// delays of consecutive packets. Frames 1..=1000 delayed 1..=1000 µs: the minimum is
+    /// 1 µs; 99.9 % of 1000 delays is 999 of them, so the 99.9th percentile is the 999th
+    /// smallest, 999 µs; PDV = 999 − 1 = 998 µs. Every consecutive pair differs by 1 µs: IPDV
+    /// is 1 µs at its median, its 99.9th percentile and its maximum. Through the receiver's
+    /// real sink (an HDR histogram of 3 significant digits: 999 µs is held to 1 µs) and
+    /// this module's reading of its report.
+    #[test]
+    fn pdv_and_ipdv_are_rfc_8219_s_from_the_delays_by_hand() {
+        use crate::rx::frame::{FlowAddr, PktgenFrame};
+        use crate::rx::sink::{FlowKeyMode, Sink};
+        use std::net::Ipv4Addr;
+        let mut s = Sink::new(FlowKeyMode::Addr, Some(1));
+        for seq in 1..=1000u32 {
+            let f = PktgenFrame {
+                addr: FlowAddr {
+                    src_ip: Ipv4Addr::new(10, 0, 0, 1),
+                    dst_ip: Ipv4Addr::new(10, 0, 0, 2),
+                    src_port: 9,
+                    dst_port: 9,
+                    vlan: None,
+                },
+                hdr: crate::wire::PktgenHdr {
+                    seq,
+                    tv_sec: 10,
+                    tv_usec: 0,
+                },
+            };
+            // Sent at 10 s, received seq µs later.
+            s.record(&f, Some(10_000_000_000 + u64::from(seq) * 1000));
+        }
+        let v = serde_json::json!({"rx_analysis": {"receiver": {"sink": s.report(false)}}});
+        let d = delay(&v).unwrap();
+        assert_eq!(d.count, 1000);
+        assert_eq!(d.min_us, 1.0);
+        assert!((d.p999_us - 999.0).abs() <= 1.0, "{d:?}");
+        assert!(
+            (d.pdv_us - 998.0).abs() <= 1.0,
+            "PDV {} us, not 998: {d:?}",
+            d.pdv_us
+        );
+        for ipdv in [d.ipdv_p50_us, d.ipdv_p999_us, d.ipdv_max_us] {
+            assert_eq!(ipdv, Some(1.0), "{d:?}");
+        }
+    }
 }
