@@ -46,7 +46,8 @@ pub const MERGE: &str = "upktgen.merge/1";
 /// receiver's report in `rx.stop`'s result is rx version 2's (its `streams`).
 pub const AGENT: &str = "upktgen.agent/2";
 /// A live statistics line (`--json-lines`).
-pub const LIVE: &str = "upktgen.live/1";
+/// Version 2: `streams`, a config's streams (their aggregate and a bounded few).
+pub const LIVE: &str = "upktgen.live/2";
 
 /// Every kind this build writes, at its version (the schema files are `KIND.schema.json`).
 pub const ALL: &[&str] = &[
