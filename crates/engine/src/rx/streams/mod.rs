@@ -42,7 +42,7 @@
 //! The table is allocated once, at its size (1 to [`MAX_STREAMS`] streams); nothing is
 //! allocated per frame. Per stream: the sequence window ([`STREAM_WINDOW`] bits, 512 bytes),
 //! the latency histogram's counts (u32 each), the fixed fields and the live figures other
-//! threads read ([`live`], 664 bytes). Up to [`FINE_STREAMS`]
+//! threads read ([`live`], 672 bytes). Up to [`FINE_STREAMS`]
 //! streams the histograms keep 2 significant digits (under 1 % error on a percentile), and a
 //! stream takes at most [`FINE_STREAM_BYTES`] (18 KiB: 4,096 streams stay within
 //! 72 MiB); a larger table keeps 1 significant digit (under 10 %), at most
