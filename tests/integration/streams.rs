@@ -471,6 +471,147 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
     );
 }
 
+/// 16 flows through a DUT whose nftables rule drops every fourth frame of flow f5 (its UDP
+/// port): the live lines (`--json-lines`) show f5 first among the bounded few, with its
+/// holes, while it runs and at the end, every other flow with none; the metrics endpoint
+/// (promtool-checked) labels each flow, f5's holes equal to the rule's drops, the receiver's
+/// report the same.
+fn live_lines_and_metrics_show_the_stream_that_loses() {
+    use crate::common::live_lines;
+    use crate::metrics::{promtool_ok, tools_or_skip, value as sample};
+    if !root_or_skip() || !nft::nft_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let flows: Vec<Value> = (0..16u32)
+        .map(|i| {
+            flow(
+                &format!("f{i}"),
+                json!([
+                    {"choice": "ethernet", "ethernet": {}},
+                    {"choice": "ipv4", "ipv4": {"src": value("10.99.0.1"), "dst": value("10.99.1.2")}},
+                    {"choice": "udp", "udp": {"src_port": value(7), "dst_port": value(20_000 + i)}}
+                ]),
+                json!({"choice": "fixed", "fixed": 128}),
+                500,
+                3.0,
+            )
+        })
+        .collect();
+    let f = ConfigFile::new(&config(flows));
+    let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
+                 nft add rule inet t f udp dport 20005 numgen inc mod 4 0 counter drop";
+    // On the host's loopback: a port of this test's own (the run's lab is its own).
+    let listen = format!("127.0.0.1:{}", 20_000 + std::process::id() % 10_000);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
+            "--lab",
+            "dut",
+            "--dut-setup",
+            setup,
+        ])
+        .args([
+            "--json-lines",
+            "--interval",
+            "500ms",
+            "--metrics-listen",
+            &listen,
+        ])
+        .args(["--metrics-linger", "5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = format!("http://{listen}/metrics");
+    let scrape_as = |accept: &str| {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "5", "-H", accept, &url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let scrape = || scrape_as("Accept: application/openmetrics-text; version=1.0.0");
+    let t0 = std::time::Instant::now();
+    let body = loop {
+        let b = scrape();
+        if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
+            break b;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "never finished");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // promtool reads the Prometheus text format (the same series).
+    promtool_ok(&scrape_as("Accept: text/plain; version=0.0.4"));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let lost5 = rx_stream(&j, 5)["lost"].as_u64().unwrap();
+    // The rule drops frames 0, 4, 8, ... of f5's 1,500: 375 holes, the last frame received.
+    assert_eq!(lost5, 375, "{}", rx_stream(&j, 5));
+    assert_eq!(j["streams"]["streams"][5]["lost"], 375);
+    let series =
+        |fam: &str, i: usize| sample(&body, &format!("{fam}{{stream=\"f{i}\",id=\"{i}\"}}"));
+    assert_eq!(
+        series("upktgen_stream_lost_packets", 5),
+        Some(375.0),
+        "{body}"
+    );
+    for i in 0..16 {
+        let rx = rx_stream(&j, i)["frames"].as_f64();
+        assert_eq!(series("upktgen_stream_rx_frames_total", i), rx, "f{i}");
+        if i != 5 {
+            assert_eq!(series("upktgen_stream_lost_packets", i), Some(0.0), "f{i}");
+        }
+    }
+    let count = sample(
+        &body,
+        "upktgen_stream_latency_seconds_count{stream=\"f0\",id=\"0\"}",
+    );
+    assert_eq!(count, Some(1500.0), "every frame of f0 timed");
+    // The live lines: 8 of the 16 shown, f5 first once it lost; the final line's f5 is the
+    // report's.
+    let (last, lines) = live_lines(&o);
+    let during: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["streams"]["all"]["rx_frames"].as_u64() > Some(100))
+        .collect();
+    assert!(
+        !during.is_empty(),
+        "no live line while the flows ran:\n{}",
+        stderr(&o)
+    );
+    for l in during.iter().copied().chain([&last]) {
+        let st = &l["streams"];
+        assert_eq!(
+            (st["count"].as_u64(), st["shown"].as_array().map(Vec::len)),
+            (Some(16), Some(8)),
+            "{l}"
+        );
+        assert_eq!(st["shown"][0]["name"], "f5", "{l}");
+        assert!(st["shown"][0]["lost"].as_u64() > Some(0), "{l}");
+        for s in &st["shown"].as_array().unwrap()[1..] {
+            assert_eq!(s["lost"], 0, "{l}");
+        }
+    }
+    assert_eq!(last["streams"]["shown"][0]["lost"], 375, "{last}");
+    assert_eq!(
+        last["streams"]["all"]["rx_frames"],
+        16 * 1500 - 375,
+        "{last}"
+    );
+    assert!(
+        last["streams"]["all"]["latency_p99_ns"].as_u64() > Some(0),
+        "{last}"
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
@@ -479,4 +620,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
+    live_lines_and_metrics_show_the_stream_that_loses,
 ];
