@@ -10,8 +10,8 @@
 //! the transports and the controller's side stay in [`crate::agent`].
 
 use crate::agent::proto::{
-    self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxId,
-    RxStart, RxStarted, RxStats, RxStop, code,
+    self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxStart,
+    RxStarted, RxStats, RxStatsParams, RxStop, StreamsChunk, code,
 };
 use crate::cli::rx::RxArgs;
 use crate::rx::background::{RxThread, Settle};
@@ -227,15 +227,19 @@ impl<'a> Agent<'a> {
     }
 
     fn rx_stats(&mut self, p: Value) -> Result<Value, Failure> {
-        let RxId { id } = params(p)?;
+        let RxStatsParams { id, streams_from } = params(p)?;
         let rx = self.receiver(id)?;
         let pr = rx.progress();
+        let streams = streams_from
+            .zip(pr.streams.get())
+            .map(|(from, t)| StreamsChunk::of(t, from));
         reply(RxStats {
             frames: pr.frames.load(Ordering::Relaxed),
             bytes: pr.bytes.load(Ordering::Relaxed),
             lost: pr.lost.load(Ordering::Relaxed),
             drops: pr.drops.load(Ordering::Relaxed),
             running: rx.running(),
+            streams,
         })
     }
 
@@ -454,18 +458,18 @@ mod tests {
     #[test]
     fn a_request_of_another_schema_is_refused_naming_it() {
         let out = session(&[
-            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"method":"clock"}"#,
-            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":2,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":1,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/4","jsonrpc":"2.0","id":2,"method":"clock"}"#,
             r#"{"schema":"upktgen.run/1","jsonrpc":"2.0","id":3,"method":"clock"}"#,
             r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":4,"method":"clock"}"#,
         ]);
-        // Version 2 is read (here: refused only for want of hello).
+        // Version 3 is read (here: refused only for want of hello).
         assert_eq!(out[0]["error"]["code"], code::NOT_INTRODUCED);
         assert_eq!(out[0]["schema"], crate::schema::AGENT);
         for (r, want) in [
             (
                 &out[1],
-                "the request: an agent document of schema version 3 (\"upktgen.agent/3\")",
+                "the request: an agent document of schema version 4 (\"upktgen.agent/4\")",
             ),
             (&out[2], "the request: a run document, not an agent request"),
             (

@@ -383,6 +383,7 @@ fn observers<'a>(
                 keepalive
             },
             devices[0].name.clone(),
+            plan.streams.as_ref().map(|s| s.names.clone()),
         )?),
         None => None,
     };

@@ -612,6 +612,84 @@ fn live_lines_and_metrics_show_the_stream_that_loses() {
     );
 }
 
+/// 5,000 flows to a `netns:` far end, which counts them: the live lines show the far
+/// receiver's streams while they run, read over the agent session in chunks (4,096 streams
+/// an answer: two a reading). Every flow sends 8 frames in 2 s but f0, which sends 2 a
+/// second for 5 s: once the others have ended, a line's streams have summed what the far
+/// receiver read but for a few frames, the streams beyond the first chunk included (without
+/// them 7,232 frames would be missing; while all flows run, a reading's first chunk may be
+/// a whole round of frames behind its last: the flows send in step). The last line's
+/// counts are the far end's report.
+fn a_far_ends_streams_are_live_in_chunks() {
+    use crate::common::hosts::{self, TwoHosts};
+    use crate::common::live_lines;
+    if !root_or_skip() {
+        return;
+    }
+    let h = TwoHosts::new();
+    let n = 5_000u32;
+    let flows: Vec<Value> = (0..n)
+        .map(|i| {
+            flow(
+                &format!("f{i}"),
+                json!([
+                    {"choice": "ethernet", "ethernet": {"dst": value(hosts::B_MAC)}},
+                    {"choice": "ipv4", "ipv4": {"dst": value(&h.b_ip)}},
+                    {"choice": "udp", "udp": {"dst_port": value(9)}}
+                ]),
+                json!({"choice": "fixed", "fixed": 64}),
+                if i == 0 { 2 } else { 4 },
+                if i == 0 { 5.0 } else { 2.0 },
+            )
+        })
+        .collect();
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": hosts::A_DATA},
+        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let o = h.in_a(&[
+        env!("CARGO_BIN_EXE_upktgen"),
+        "run",
+        "--json",
+        "--config",
+        f.arg(),
+        "--json-lines",
+        "--interval",
+        "500ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let agg = &j["rx_analysis"]["receiver"]["streams"]["aggregate"];
+    assert!(agg["frames"].as_u64() > Some(0), "{agg}");
+    let (last, lines) = live_lines(&o);
+    let (mut streams_rx, mut far_rx) = (0u64, 0u64);
+    for l in &lines {
+        if let Some(st) = l["streams"].as_object() {
+            assert_eq!(st["count"], n, "{l}");
+            assert_eq!(st["shown"].as_array().map(Vec::len), Some(8), "{l}");
+            streams_rx += st["all"]["rx_frames"].as_u64().unwrap();
+            far_rx += l["rx_packets"].as_u64().unwrap();
+        }
+    }
+    assert!(
+        far_rx > 0,
+        "no far figures while the flows ran:\n{}",
+        stderr(&o)
+    );
+    // The same readings, from the first line to the last but one (f0 alone then): equal
+    // but for f0's frames between a reading's chunks and frames of no stream (none here).
+    assert!(
+        streams_rx.abs_diff(far_rx) <= 20,
+        "the streams summed {streams_rx} of the {far_rx} frames the far end read"
+    );
+    let st = &last["streams"];
+    assert_eq!(st["all"]["rx_frames"], agg["frames"], "{last}");
+    assert_eq!(st["all"]["lost"], agg["lost"], "{last}");
+    assert_eq!(st["count"], n);
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
@@ -621,4 +699,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_launched_config_shows_its_progress_then_its_figures,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,
+    a_far_ends_streams_are_live_in_chunks,
 ];
