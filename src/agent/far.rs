@@ -4,7 +4,9 @@
 
 use super::client::{Peer, PeerError, Transport};
 use super::clock::{self, ClockOffset, OneWay};
-use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStatsParams, RxStop};
+use super::proto::{
+    HelloReply, REPORT_CHUNK, RxStart, RxStarted, RxStats, RxStatsParams, RxStop, RxStreamsParams,
+};
 use crate::rx::recv::RxProgress;
 use crate::rx::report::RxReport;
 use crate::sample::IfaceCounters;
@@ -301,13 +303,39 @@ impl RemoteReceiver {
         }
     }
 
+    /// A report of more than [`REPORT_CHUNK`] streams came with the first of them: the
+    /// others, chunk after chunk (`rx.streams`), until it holds `expected`.
+    fn rest_of_streams(&mut self, r: &mut RxReport) -> Result<()> {
+        let Some(st) = &mut r.streams else {
+            return Ok(());
+        };
+        while st.streams.len() < st.expected as usize {
+            let p = RxStreamsParams {
+                id: self.id,
+                from: st.streams.len() as u32,
+            };
+            let more: Vec<crate::rx::streams::StreamSummary> =
+                self.peer
+                    .call_within("rx.streams", &p, Duration::from_secs(15))?;
+            if more.is_empty() || more.len() > REPORT_CHUNK {
+                return Err(FarError::Impossible {
+                    uri: self.peer.uri.to_string(),
+                    method: "rx.streams",
+                    what: format!("{} stream summaries from {}", more.len(), p.from),
+                });
+            }
+            st.streams.extend(more);
+        }
+        Ok(())
+    }
+
     /// After the sender is done: the far receiver stops once `expected` frames are in or
     /// the traffic has settled; its report (checked against the `expected` frames sent),
     /// the far interface's counters over the run, and the session closed (nothing left
     /// running at the far end). A far end that fails to close after its report gives the
     /// report and, beside it, that error.
     pub fn finish(mut self, expected: u64) -> Result<(FarReport, Option<FarError>)> {
-        let receiver: RxReport = self.peer.call_within(
+        let mut receiver: RxReport = self.peer.call_within(
             "rx.stop",
             &RxStop {
                 id: self.id,
@@ -317,6 +345,7 @@ impl RemoteReceiver {
             },
             Duration::from_secs(15),
         )?;
+        self.rest_of_streams(&mut receiver)?;
         if let Some(what) = impossible_report(&receiver, expected) {
             return Err(FarError::Impossible {
                 uri: self.peer.uri.to_string(),

@@ -182,6 +182,22 @@ pub struct RxStats {
     pub streams: Option<StreamsChunk>,
 }
 
+/// `rx.streams`: which stopped receiver, and the index of the first stream summary wanted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RxStreamsParams {
+    pub id: u32,
+    pub from: u32,
+}
+
+/// Stream summaries one answer carries at most: `rx.stop`'s report holds the first this
+/// many and `rx.streams` the others, this many a call. A summary is under 1 KB of JSON but
+/// for its name, and all the names together came in one request (at most
+/// [`MAX_REQUEST`]), so an answer stays under 5 MiB: 100,000 streams' reports come whole in
+/// 25 answers, where one line held about 28,800.
+pub const REPORT_CHUNK: usize = 4096;
+const _: () = assert!(REPORT_CHUNK * 1024 + MAX_REQUEST < MAX_RESPONSE);
+
 /// Streams one `rx.stats` answer carries at most: a row is at most about 2.3 KB of JSON
 /// (4 counters and 80 buckets of 20 digits), so an answer stays within 9.5 MiB, under
 /// [`MAX_RESPONSE`], whatever the figures.

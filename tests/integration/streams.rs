@@ -661,6 +661,20 @@ fn a_far_ends_streams_are_live_in_chunks() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
+    // The far end's report came in two answers (rx.stop's 4,096 streams, rx.streams' 904).
+    let summaries = j["rx_analysis"]["receiver"]["streams"]["streams"]
+        .as_array()
+        .unwrap();
+    let ids: Vec<u64> = summaries
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (0..u64::from(n)).collect::<Vec<_>>());
+    assert_eq!(
+        j["streams"]["streams"][4999]["rx_frames"], 8,
+        "{}",
+        j["streams"]["streams"][4999]
+    );
     let agg = &j["rx_analysis"]["receiver"]["streams"]["aggregate"];
     assert!(agg["frames"].as_u64() > Some(0), "{agg}");
     let (last, lines) = live_lines(&o);
