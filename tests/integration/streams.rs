@@ -191,12 +191,11 @@ fn the_same_flows_cross_a_device_under_test() {
     assert_eq!(j["dut"]["dropped_in_dut"], 0, "{}", j["dut"]);
 }
 
-fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
-    if !root_or_skip() || !nft::nft_or_skip() {
-        return;
-    }
-    // 1,024 flows, one UDP port each, 100 pps each for 2 s; the DUT drops flow 700's port.
-    let flows: Vec<Value> = (0..1024u32)
+/// `n` flows through the DUT lab, `f0` to `fN`, each of 128-byte UDP frames to its own port
+/// (20,000 + i) at `pps` for `seconds`; and the DUT's set-up: an nftables forward chain
+/// whose one rule matches `udp dport RULE`.
+fn dut_flows(n: u32, pps: u64, seconds: f64, rule: &str) -> (ConfigFile, String) {
+    let flows: Vec<Value> = (0..n)
         .map(|i| {
             flow(
                 &format!("f{i}"),
@@ -206,15 +205,25 @@ fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
                     {"choice": "udp", "udp": {"src_port": value(7), "dst_port": value(20_000 + i)}}
                 ]),
                 json!({"choice": "fixed", "fixed": 128}),
-                100,
-                2.0,
+                pps,
+                seconds,
             )
         })
         .collect();
-    let f = ConfigFile::new(&config(flows));
-    let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
-                 nft add rule inet t f udp dport 20700 counter drop";
-    let j = run_json(&["--config", f.arg(), "--lab", "dut", "--dut-setup", setup]);
+    let setup = format!(
+        "nft add table inet t && nft add chain inet t f '{{ type filter hook forward priority 0; }}' && \
+         nft add rule inet t f udp dport {rule}"
+    );
+    (ConfigFile::new(&config(flows)), setup)
+}
+
+fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
+    if !root_or_skip() || !nft::nft_or_skip() {
+        return;
+    }
+    // 1,024 flows, one UDP port each, 100 pps each for 2 s; the DUT drops flow 700's port.
+    let (f, setup) = dut_flows(1024, 100, 2.0, "20700 counter drop");
+    let j = run_json(&["--config", f.arg(), "--lab", "dut", "--dut-setup", &setup]);
     let st = j["streams"]["streams"].as_array().unwrap();
     assert_eq!(st.len(), 1024);
     let dropped = &st[700];
@@ -482,24 +491,7 @@ fn live_lines_and_metrics_show_the_stream_that_loses() {
     if !root_or_skip() || !nft::nft_or_skip() || !tools_or_skip() {
         return;
     }
-    let flows: Vec<Value> = (0..16u32)
-        .map(|i| {
-            flow(
-                &format!("f{i}"),
-                json!([
-                    {"choice": "ethernet", "ethernet": {}},
-                    {"choice": "ipv4", "ipv4": {"src": value("10.99.0.1"), "dst": value("10.99.1.2")}},
-                    {"choice": "udp", "udp": {"src_port": value(7), "dst_port": value(20_000 + i)}}
-                ]),
-                json!({"choice": "fixed", "fixed": 128}),
-                500,
-                3.0,
-            )
-        })
-        .collect();
-    let f = ConfigFile::new(&config(flows));
-    let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
-                 nft add rule inet t f udp dport 20005 numgen inc mod 4 0 counter drop";
+    let (f, setup) = dut_flows(16, 500, 3.0, "20005 numgen inc mod 4 0 counter drop");
     // On the host's loopback: a port of this test's own (the run's lab is its own).
     let listen = format!("127.0.0.1:{}", 20_000 + std::process::id() % 10_000);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
@@ -511,7 +503,7 @@ fn live_lines_and_metrics_show_the_stream_that_loses() {
             "--lab",
             "dut",
             "--dut-setup",
-            setup,
+            &setup,
         ])
         .args([
             "--json-lines",
