@@ -261,6 +261,15 @@ fn a_config_is_refused_before_anything_is_sent() {
     assert_eq!(e.lines().count(), 1, "one line: {e}");
 }
 
+/// `doc`'s ports from host a's data interface to host b's, b a `netns:` far end.
+fn to_far_end(doc: &mut Value, h: &crate::common::hosts::TwoHosts) {
+    use crate::common::hosts;
+    doc["ports"] = json!([
+        {"name": "p1", "location": hosts::A_DATA},
+        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
+    ]);
+}
+
 /// The three flows from host a to a far end in host b (`netns:`), at a tenth of the rates,
 /// captured at b by dumpcap: every frame decodes (tshark) with exactly its flow's headers,
 /// and the far receiver counted each flow as sent.
@@ -275,10 +284,7 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     }
     let h = TwoHosts::new();
     let mut doc = three_flows(2.0, &h.b_ip, "fd00:98::2", true);
-    doc["ports"] = json!([
-        {"name": "p1", "location": hosts::A_DATA},
-        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
-    ]);
+    to_far_end(&mut doc, &h);
     for f in doc["flows"].as_array_mut().unwrap() {
         f["packet"][0]["ethernet"]["dst"] = value(hosts::B_MAC);
         let pps = f["rate"]["pps"].as_u64().unwrap();
@@ -458,10 +464,7 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
         })
         .collect();
     let mut doc = config(flows);
-    doc["ports"] = json!([
-        {"name": "p1", "location": hosts::A_DATA},
-        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
-    ]);
+    to_far_end(&mut doc, &h);
     let f = ConfigFile::new(&doc);
     let before = rx_packets_in(&h.b, hosts::B_DATA).unwrap();
     let o = h.in_a(&[env!("CARGO_BIN_EXE_upktgen"), "run", "--config", f.arg()]);
@@ -636,10 +639,7 @@ fn a_far_ends_streams_are_live_in_chunks() {
         })
         .collect();
     let mut doc = config(flows);
-    doc["ports"] = json!([
-        {"name": "p1", "location": hosts::A_DATA},
-        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
-    ]);
+    to_far_end(&mut doc, &h);
     let f = ConfigFile::new(&doc);
     let o = h.in_a(&[
         env!("CARGO_BIN_EXE_upktgen"),
