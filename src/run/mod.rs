@@ -555,7 +555,7 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Checked by the plan: the same streams build again.
                 Frames::Multi(Box::new(
-                    stream::multi::MultiStream::new(&s.specs, None)
+                    stream::multi::MultiStream::new(&s.specs, s.line_bps.map(|b| b as f64))
                         .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
                 ))
             }
