@@ -5,8 +5,10 @@
 //! and a gap in bytes are reckoned against it, and flows that need more than the line on the
 //! wire are refused. `mtu` is checked against the flows a port sends (a frame whose payload
 //! after its Ethernet and VLAN headers exceeds it is refused); the interface's own MTU is
-//! checked when the run opens it. The members that would change the interface
-//! (`promiscuous`, `media`, auto-negotiation, flow control) are refused when given.
+//! checked when the run opens it. The members that would change the interface (`media`,
+//! auto-negotiation, flow control) are refused when given, and `promiscuous` is taken at
+//! the model's default only (true: a veth hands every frame to a packet socket; on a NIC,
+//! send to the receiving interface's own MAC, as upktgen does not switch the mode on).
 
 use std::collections::HashMap;
 
@@ -94,9 +96,13 @@ pub(super) fn parse(
         super::claim(names, &name, &l.at("name"))?;
         let not_changed =
             "upktgen does not change an interface's settings: give the interface as it is";
+        l.only_default(
+            "promiscuous",
+            &Value::Bool(true),
+            "upktgen does not change an interface's promiscuous mode: its receivers count what the interface hands to a packet socket",
+        )?;
         for k in [
             "media",
-            "promiscuous",
             "ieee_media_defaults",
             "auto_negotiate",
             "auto_negotiation",

@@ -471,7 +471,42 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
     );
 }
 
+/// The conformance suite's way: a `layer1` speed, and a flow's rate in percent of it.
+fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut f = flow(
+        "pct",
+        json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]),
+        json!({"choice": "fixed", "fixed": 64}),
+        0,
+        3.0,
+    );
+    f["rate"] = json!({"choice": "percentage", "percentage": 0.2});
+    let mut c = config(vec![f]);
+    c["layer1"] = json!([{"name": "ly", "port_names": ["p1", "p2"], "speed": "speed_1_gbps", "mtu": 1500, "promiscuous": true}]);
+    let file = ConfigFile::new(&c);
+    let j = run_json(&["--config", file.arg()]);
+    // 0.2 % of 10^9 bit/s in 64-byte frames, 84 bytes each on the wire with preamble and
+    // gap: 2,976.19 frames a second, for 3 s.
+    let pps: f64 = 2e6 / (84.0 * 8.0);
+    let s = &j["streams"]["streams"][0];
+    let tx = s["tx_frames"].as_u64().unwrap();
+    assert_eq!(tx, (3.0 * pps).ceil() as u64, "{s}");
+    assert_eq!(s["rx_frames"], tx, "{s}");
+    let r = rx_stream(&j, 0);
+    let span_s =
+        (r["last_rx_ns"].as_u64().unwrap() - r["first_rx_ns"].as_u64().unwrap()) as f64 / 1e9;
+    let rate = (r["frames"].as_u64().unwrap() - 1) as f64 / span_s;
+    assert!(
+        (rate / pps - 1.0).abs() < 0.01,
+        "{rate:.1} pps received, {pps:.1} asked"
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
+    a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
     one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted,

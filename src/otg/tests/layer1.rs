@@ -21,8 +21,9 @@ fn refused(layer1: Value) -> String {
 
 #[test]
 fn a_speed_is_the_ports_line_rate_and_round_trips() {
+    // As snappi sends it, with the model's defaults filled in.
     let v = example_with(json!([
-        {"name": "ly", "port_names": ["p1", "p2"], "speed": "speed_10_gbps"}
+        {"name": "ly", "port_names": ["p1", "p2"], "speed": "speed_10_gbps", "mtu": 1500, "promiscuous": true}
     ]));
     let c = Config::from_value(&v).unwrap();
     assert_eq!(c.line_bps("p1"), Some(10_000_000_000));
@@ -120,8 +121,8 @@ fn bad_layer1_entries_are_refused_at_their_path() {
             "layer1[0].name: \"p1\" is already the name of ports[0]",
         ),
         (
-            json!([{"name": "ly", "port_names": ["p1"], "promiscuous": true}]),
-            "layer1[0].promiscuous: not supported (upktgen does not change an interface's settings: give the interface as it is)",
+            json!([{"name": "ly", "port_names": ["p1"], "promiscuous": false}]),
+            "layer1[0].promiscuous: not supported (upktgen does not change an interface's promiscuous mode: its receivers count what the interface hands to a packet socket)",
         ),
         (
             json!([{"name": "ly", "port_names": ["p1"], "flow_control": {}}]),
