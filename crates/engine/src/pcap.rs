@@ -300,7 +300,7 @@ impl<W: Write> PcapWriter<W> {
     /// or 4), which the header says, so a reader knows them from the payload.
     pub fn with_fcs(mut out: W, fcs_len: u32) -> io::Result<Self> {
         let units = fcs_len / 2;
-        if fcs_len % 2 != 0 || units > 0xf {
+        if !fcs_len.is_multiple_of(2) || units > 0xf {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("an FCS of {fcs_len} bytes cannot be said in a pcap header"),
