@@ -153,6 +153,10 @@ pub enum OpenError {
         "xdp_live cannot send a config's streams yet: its program rewrites one stream's frame (use af_packet, tx_ring or af_xdp)"
     )]
     XdpLiveStreams,
+    #[error(
+        "xdp_live cannot send several devices of one thread on one timeline: its program rewrites one device's frame (use af_packet, tx_ring or af_xdp)"
+    )]
+    XdpLiveDevices,
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the
