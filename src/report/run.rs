@@ -248,6 +248,10 @@ pub fn clock_text(c: Option<&crate::sys::clock::ClockSync>) -> String {
 pub struct ThreadReport {
     /// pktgen's device name (`dev@tag`).
     pub device: String,
+    /// The sender thread it ran on (a kpktgend thread's devices on one interface share
+    /// one, on one timeline); the text says it, the JSON's shape stays.
+    #[serde(skip)]
+    pub sender: usize,
     pub cpu: Option<usize>,
     pub backend: &'static str,
     /// The backend's own description (its queue, mode, ...).
@@ -278,16 +282,38 @@ impl RunReport {
         let _ = writeln!(s, "Result: {}", r.lines());
         let _ = writeln!(s, "Interrupts: {}", sys.interrupts);
         if !self.threads.is_empty() {
-            let _ = writeln!(
-                s,
-                "\nSenders:     {} threads; the Result above adds them up (elapsed: the longest; idle: the mean)",
-                self.threads.len()
-            );
-            for t in &self.threads {
-                let cpu = t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+            let sharing =
+                |t: &ThreadReport| self.threads.iter().filter(|u| u.sender == t.sender).count() > 1;
+            let mut senders: Vec<usize> = self.threads.iter().map(|t| t.sender).collect();
+            senders.sort_unstable();
+            senders.dedup();
+            if senders.len() == self.threads.len() {
                 let _ = writeln!(
                     s,
-                    "  {}{cpu}: Result: {}",
+                    "\nSenders:     {} threads; the Result above adds them up (elapsed: the longest; idle: the mean)",
+                    self.threads.len()
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "\nSenders:     {} devices on {} (a kpktgend thread's devices on one interface: one timeline); the Result above adds them up, each frame at its real length",
+                    self.threads.len(),
+                    match senders.len() {
+                        1 => "1 sender thread".to_string(),
+                        n => format!("{n} sender threads"),
+                    }
+                );
+            }
+            for t in &self.threads {
+                let cpu = t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+                let shared = if sharing(t) {
+                    format!(" (sender {}'s timeline)", t.sender)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    s,
+                    "  {}{cpu}{shared}: Result: {}",
                     t.device,
                     t.outcome.result.lines().replace('\n', "\n    ")
                 );

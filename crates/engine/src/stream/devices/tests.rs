@@ -71,7 +71,13 @@ fn pg_seq(f: &[u8]) -> u32 {
 fn each_device_sends_its_own_frames_in_deadline_order() {
     let a = cfg(
         "eth0@0",
-        &["count 3", "ratep 1000", "pkt_size 60", "udp_dst_min 1001", "udp_dst_max 1001"],
+        &[
+            "count 3",
+            "ratep 1000",
+            "pkt_size 60",
+            "udp_dst_min 1001",
+            "udp_dst_max 1001",
+        ],
     );
     let b = cfg(
         "eth0@1",
@@ -90,7 +96,11 @@ fn each_device_sends_its_own_frames_in_deadline_order() {
     assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
     // Device a is due every 1 ms, b every 333,333 ns (ratep 3000's delay), from 0.
     assert_eq!(&dues[..5], [0, 0, 333_333, 666_666, 999_999]);
-    assert_eq!(t.due_ns(12), Some(u64::MAX), "both counts done: never due again");
+    assert_eq!(
+        t.due_ns(12),
+        Some(u64::MAX),
+        "both counts done: never due again"
+    );
     // Each device's frames are the ones it sends alone, in its own order.
     for (i, (c, len)) in [(&a, 60), (&b, 200)].into_iter().enumerate() {
         let mut alone = for_config(c, &info(), i as u64, 0).unwrap();
@@ -116,13 +126,21 @@ fn each_device_sends_its_own_frames_in_deadline_order() {
         .map(|g| pg_seq(&g.1))
         .collect();
     assert_eq!(a_seq, [1, 2, 3]);
-    assert!(got.iter().filter(|g| g.1.len() == 60).all(|g| dst_port(&g.1) == 1001));
+    assert!(
+        got.iter()
+            .filter(|g| g.1.len() == 60)
+            .all(|g| dst_port(&g.1) == 1001)
+    );
     // Each device's count, bytes and own Result figures.
     let p = t.parts();
     assert_eq!((p[0].frames, p[0].bytes, p[0].pkt_size), (3, 180, 60));
     assert_eq!((p[1].frames, p[1].bytes, p[1].pkt_size), (9, 1800, 200));
     assert!(p[0].walk.is_none(), "a's frames take the fast path");
-    assert_eq!(p[1].walk.as_ref().map(|w| w.seq), Some(10), "b's walk: its next sequence number");
+    assert_eq!(
+        p[1].walk.as_ref().map(|w| w.seq),
+        Some(10),
+        "b's walk: its next sequence number"
+    );
     // The thread's: every frame at its real length, the sizes' range.
     assert_eq!(t.imix_bytes(), Some(1980));
     assert_eq!(t.size_range(), Some((60, 200)));
@@ -150,7 +168,10 @@ fn a_slow_device_between_a_fast_one_never_waits_for_it_to_finish() {
     assert_eq!(longest, 100);
     let slow_at: Vec<usize> = (0..got.len()).filter(|&k| got[k].1.len() == 100).collect();
     assert_eq!(slow_at.len(), 10);
-    assert!(slow_at.windows(2).all(|w| w[1] - w[0] == 101), "{slow_at:?}");
+    assert!(
+        slow_at.windows(2).all(|w| w[1] - w[0] == 101),
+        "{slow_at:?}"
+    );
 }
 
 #[test]
@@ -178,8 +199,16 @@ fn count_zero_runs_on_and_no_timestamp_stays_per_device() {
     let got = drain(&mut t, 100);
     assert!(t.due_ns(100).is_some_and(|d| d != u64::MAX), "never ends");
     let tv = |f: &[u8]| u32::from_be_bytes([f[50], f[51], f[52], f[53]]);
-    assert!(got.iter().filter(|g| g.1.len() == 60).all(|g| tv(&g.1) == 0));
-    assert!(got.iter().filter(|g| g.1.len() == 64).all(|g| tv(&g.1) >= 1000));
+    assert!(
+        got.iter()
+            .filter(|g| g.1.len() == 60)
+            .all(|g| tv(&g.1) == 0)
+    );
+    assert!(
+        got.iter()
+            .filter(|g| g.1.len() == 64)
+            .all(|g| tv(&g.1) >= 1000)
+    );
     assert_eq!(t.parts()[0].frames, 50);
 }
 
@@ -189,7 +218,10 @@ fn one_size_counts_sent_times_size() {
     let b = cfg("eth0@1", &["count 2"]);
     let mut t = timeline(&[a, b]);
     drain(&mut t, 4);
-    assert_eq!((t.imix_bytes(), t.size_range(), t.pkt_size()), (None, None, 60));
+    assert_eq!(
+        (t.imix_bytes(), t.size_range(), t.pkt_size()),
+        (None, None, 60)
+    );
 }
 
 #[test]
