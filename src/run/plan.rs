@@ -404,7 +404,7 @@ impl Knobs<'_> {
                 let (mut backends, mut ruled_out) =
                     backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
                 if !joined.is_empty() {
-                    timeline::rule_out_xdp_live(&mut backends, &mut ruled_out)?;
+                    timeline::rule_out_one_frame_backends(&mut backends, &mut ruled_out)?;
                 }
                 Ok(SenderPlan {
                     spec,

@@ -16,6 +16,7 @@
 
 use super::SenderSpec;
 use crate::backend::BackendKind;
+use crate::choice::Choice;
 use crate::pg::{DevConfig, XmitMode};
 
 /// Devices that share one sender: their places among the start's devices (in order) and
@@ -38,7 +39,7 @@ struct Key<'a> {
 
 fn key(s: &SenderSpec, backend: Option<BackendKind>) -> Option<Key<'_>> {
     let c: &DevConfig = &s.cfg;
-    let alone = backend == Some(BackendKind::XdpLive)
+    let alone = backend.is_some_and(|k| !k.writes_each_frame())
         || c.delay == u64::MAX
         || super::injects(c)
         || s.cpu.is_none();
@@ -89,19 +90,19 @@ pub fn alone(specs: Vec<SenderSpec>) -> Vec<Group> {
         .collect()
 }
 
-/// A sender of several devices: `auto`'s xdp_live candidate cannot send them (its program
-/// rewrites one device's frame), said as `auto` says why it passed a candidate.
-pub fn rule_out_xdp_live(
+/// A sender of several devices: `auto`'s candidates that cannot send them (xdp_live, whose
+/// program rewrites one device's frame), said as `auto` says why it passed a candidate.
+pub fn rule_out_one_frame_backends(
     backends: &mut Vec<crate::backend::BackendPlan>,
     ruled_out: &mut Vec<String>,
 ) -> Result<(), super::Refusal> {
-    let before = backends.len();
-    backends.retain(|b| b.kind() != BackendKind::XdpLive);
-    if backends.len() < before {
-        ruled_out.push(
-            "xdp_live ruled out: its program rewrites one device's frame, and this thread's devices share one timeline".into(),
-        );
+    for b in backends.iter().filter(|b| !b.kind().writes_each_frame()) {
+        ruled_out.push(format!(
+            "{} ruled out: its program rewrites one device's frame, and this thread's devices share one timeline",
+            b.kind().name()
+        ));
     }
+    backends.retain(|b| b.kind().writes_each_frame());
     if backends.is_empty() {
         return Err(super::Refusal::NoBackend(ruled_out.join("; ")));
     }
