@@ -1088,35 +1088,7 @@ fn functions_sh_uses_the_named_device_or_the_lab_through_upktgen_args() {
 /// value and the frames in the order they arrived.
 fn captured_at_b<T>(v: &VethPair, t: &TempDir, f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
     let cap = t.0.join("b.pcap");
-    let mut dumpcap = Command::new("ip")
-        .args([
-            "netns", "exec", &v.b, "dumpcap", "-q", "-P", "-i", "veth-b", "-w",
-        ])
-        .arg(&cap)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // dumpcap writes the file's header once it captures.
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&cap).map_or(0, |m| m.len()) == 0 {
-        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let out = f();
-    // Stopped once the file has stopped growing (it may still be reading its socket).
-    let (mut len, mut still) = (0, std::time::Instant::now());
-    let t0 = std::time::Instant::now();
-    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let now = std::fs::metadata(&cap).map_or(0, |m| m.len());
-        if now != len {
-            (len, still) = (now, std::time::Instant::now());
-        }
-    }
-    let _ = Command::new("kill")
-        .args(["-INT", &dumpcap.id().to_string()])
-        .status();
-    let _ = dumpcap.wait();
+    let out = capture_while(&v.b, "veth-b", &cap, &["-P"], f);
     let p = upktgen::pcap::read_file(&cap).unwrap();
     (out, p.records.into_iter().map(|r| r.data).collect())
 }
