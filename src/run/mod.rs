@@ -504,7 +504,7 @@ fn report_target(devices: &[Device], lab: Option<&Lab>, inject: bool) -> Target 
 }
 
 /// A finished sender's devices, each with its place in the run: one, or a thread's devices
-/// that shared its timeline, each with its own figures ([`device_outcome`]).
+/// that shared its timeline, each with its own figures ([`SendOutcome::of_part`]).
 fn done(p: SenderPlan, r: SenderRun) -> Vec<(usize, SenderDone)> {
     let one = |spec, outcome, walk| SenderDone {
         spec,
@@ -522,29 +522,10 @@ fn done(p: SenderPlan, r: SenderRun) -> Vec<(usize, SenderDone)> {
         .zip(p.places)
         .zip(&r.parts)
         .map(|((spec, at), part)| {
-            let outcome = device_outcome(&r.outcome, part);
+            let outcome = r.outcome.of_part(part);
             (at, one(spec, outcome, part.walk.clone()))
         })
         .collect()
-}
-
-/// One device's outcome of a sender it shared: its frames, with its own size figures (as
-/// its own Result would count them), over the sender's run; the socket's counters are the
-/// sender's. The kernel's refusals (errors) are the sender's: a device counts the frames
-/// handed over for it.
-fn device_outcome(o: &SendOutcome, part: &stream::devices::PartFigures) -> SendOutcome {
-    SendOutcome {
-        result: crate::sender::PktgenResult {
-            sent: part.frames,
-            pkt_size: part.pkt_size,
-            errors: 0,
-            imix_bytes: part.imix_bytes,
-            size_range: part.size_range,
-            ..o.result
-        },
-        pacing: None,
-        ..o.clone()
-    }
 }
 
 /// --start-at in the report: each sender's first send against the instant, and the clock.
