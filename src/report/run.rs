@@ -106,7 +106,8 @@ pub struct RunReport {
     pub delay_ns: u64,
     /// All senders together (with one sender: that sender).
     pub outcome: SendOutcome,
-    /// With several senders (-t N, scripts): each one.
+    /// With several senders (-t N, scripts): each device, with its own Result (a kpktgend
+    /// thread's devices on one interface share one sender and its timeline).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadReport>,
     pub system: SystemDelta,
