@@ -277,50 +277,15 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     }
     let f = ConfigFile::new(&doc);
     let cap = h.file("streams.pcap");
-    let mut dumpcap = std::process::Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.b,
-            "dumpcap",
-            "-q",
-            "-i",
-            hosts::B_DATA,
-            "-w",
+    let o = crate::common::capture_while(&h.b, hosts::B_DATA, &cap, &[], || {
+        h.in_a(&[
+            env!("CARGO_BIN_EXE_upktgen"),
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
         ])
-        .arg(&cap)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // dumpcap writes the file's header once it captures.
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&cap).map_or(0, |m| m.len()) == 0 {
-        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = h.in_a(&[
-        env!("CARGO_BIN_EXE_upktgen"),
-        "run",
-        "--json",
-        "--config",
-        f.arg(),
-    ]);
-    // dumpcap may still be reading the last frames from its socket: SIGINT once the file
-    // has stopped growing (a signal before that lost the last 14 ms of each flow on a
-    // loaded machine), then dumpcap finishes the file and exits.
-    let (mut len, mut still) = (0, std::time::Instant::now());
-    let t0 = std::time::Instant::now();
-    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let now = std::fs::metadata(&cap).map_or(0, |m| m.len());
-        if now != len {
-            (len, still) = (now, std::time::Instant::now());
-        }
-    }
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &dumpcap.id().to_string()])
-        .status();
-    let _ = dumpcap.wait();
+    });
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let st = &j["streams"]["streams"];
