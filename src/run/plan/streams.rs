@@ -30,6 +30,9 @@ pub struct StreamsPlan {
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
     pub rx_port: Port,
+    /// The transmitting port's line rate in bits per second, when its `layer1` names a
+    /// speed (a percentage and a gap in bytes are reckoned against it).
+    pub line_bps: Option<u64>,
 }
 
 /// A port's name and location.
@@ -117,15 +120,17 @@ pub fn apply_config(
     } else {
         crate::lab::RX_MAC
     });
+    let line_bps = cfg.line_bps(&tx_port.0);
     let cx = Context {
         neighbour,
-        line_bps: None,
+        line_bps,
         seed,
     };
     let specs =
         crate::otg::streams::streams(cfg, &cx).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     // Built once here, so a stream the engine cannot send is refused before anything is.
-    let frames = MultiStream::new(&specs, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let frames = MultiStream::new(&specs, line_bps.map(|b| b as f64))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
@@ -138,6 +143,7 @@ pub fn apply_config(
             names,
             tx_port,
             rx_port,
+            line_bps,
         },
     ))
 }
