@@ -82,11 +82,18 @@ pub struct StreamsOutcome {
     pub text: String,
 }
 
-/// A config's traffic running.
+/// A config's traffic running: one sender (a run of its own) per transmitting port.
 pub struct Launched {
     names: Vec<String>,
-    live: Arc<LiveSlot>,
+    legs: Vec<Leg>,
     stop: Arc<AtomicBool>,
+}
+
+/// One transmitting port's run.
+pub(crate) struct Leg {
+    /// The config's flows it sends (their stream ids), in its tally's order.
+    ids: Vec<u16>,
+    live: Arc<LiveSlot>,
     thread: Option<JoinHandle<Result<Option<super::RunResult>>>>,
 }
 
@@ -97,39 +104,67 @@ const SET_UP: Duration = Duration::from_secs(60);
 /// returns once the senders are set up and sending, or with the run's error. `stop` ends
 /// it early (the flows' own durations end it otherwise).
 pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launched> {
-    let args = default_run_args()?;
-    let plan = RunPlan::from_config(&args, cfg, std::path::Path::new("the config"))?;
-    let names = plan
-        .streams
-        .as_ref()
+    let plans = plan(cfg)?;
+    let names = plans
+        .first()
+        .and_then(|p| p.streams.as_ref())
         .map(|s| s.names.clone())
         .unwrap_or_default();
-    let live = Arc::new(LiveSlot::default());
-    let (l, s) = (Arc::clone(&live), Arc::clone(&stop));
-    let thread = std::thread::Builder::new()
-        .name("upktgen-streams".into())
-        .spawn(move || super::execute_with(plan, &s, None, Some(&l)))?;
-    let mut launched = Launched {
-        names,
-        live,
-        stop,
-        thread: Some(thread),
-    };
-    let t0 = Instant::now();
-    while launched.live.get().is_none() {
-        if launched
-            .thread
+    let legs = start(plans, &stop)?;
+    Ok(Launched { names, legs, stop })
+}
+
+/// The plans `launch` would run for `cfg` (one per transmitting port), made without
+/// sending: every refusal `run --config` makes.
+pub fn plan(cfg: &crate::otg::Config) -> Result<Vec<RunPlan>> {
+    RunPlan::from_config(
+        &default_run_args()?,
+        cfg,
+        std::path::Path::new("the config"),
+    )
+}
+
+/// Starts each plan's run on its own thread and waits until each has set up its senders;
+/// on a failure of one, the others are stopped (and waited for, when dropped) and its
+/// error is the answer.
+pub(crate) fn start(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Vec<Leg>> {
+    let mut legs = Vec::with_capacity(plans.len());
+    for plan in plans {
+        let ids = plan
+            .streams
             .as_ref()
-            .is_some_and(JoinHandle::is_finished)
-        {
+            .map(|s| s.ids.clone())
+            .unwrap_or_default();
+        let live = Arc::new(LiveSlot::default());
+        let (l, s) = (Arc::clone(&live), Arc::clone(stop));
+        let thread = std::thread::Builder::new()
+            .name("upktgen-streams".into())
+            .spawn(move || super::execute_with(plan, &s, None, Some(&l)));
+        let thread = match thread {
+            Ok(t) => t,
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                return Err(e.into());
+            }
+        };
+        legs.push(Leg {
+            ids,
+            live,
+            thread: Some(thread),
+        });
+    }
+    let t0 = Instant::now();
+    while let Some(i) = legs.iter().position(|l| l.live.get().is_none()) {
+        if legs[i].thread.as_ref().is_some_and(JoinHandle::is_finished) {
             // It ended before sending: its error, or an interruption.
-            return match launched.join()? {
+            stop.store(true, Ordering::Relaxed);
+            return match legs[i].join()? {
                 Some(_) => Err(anyhow!("the run ended before it sent")),
                 None => Err(anyhow!("the run was stopped before it sent")),
             };
         }
         if t0.elapsed() > SET_UP {
-            launched.stop.store(true, Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
             return Err(anyhow!(
                 "the senders were not set up within {} s",
                 SET_UP.as_secs()
@@ -137,7 +172,31 @@ pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launche
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    Ok(launched)
+    Ok(legs)
+}
+
+impl Leg {
+    fn join(&mut self) -> Result<Option<super::RunResult>> {
+        match self.thread.take() {
+            Some(t) => t.join().map_err(|_| anyhow!("the run's thread panicked"))?,
+            None => Err(anyhow!("the run was already waited for")),
+        }
+    }
+
+    /// Waits for its run's end: its result (None: stopped before it sent).
+    pub(crate) fn wait(mut self) -> Result<Option<super::RunResult>> {
+        self.join()
+    }
+}
+
+impl Drop for Leg {
+    /// A run dropped unwaited is waited for, so that it cleans up (its far end) before
+    /// its caller goes on; whoever drops it has set the stop.
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// `upktgen run`'s defaults, as the command line gives them with no option.
@@ -152,31 +211,42 @@ fn default_run_args() -> Result<RunArgs> {
 impl Launched {
     /// Each flow's frames and bytes so far, in config order (atomics: any thread, any rate).
     pub fn progress(&self) -> Vec<FlowProgress> {
-        let live = self.live.get();
-        let rx = live
-            .as_ref()
-            .and_then(|l| l.rx.as_ref())
-            .and_then(|p| p.streams.get().cloned());
-        self.names
+        let mut flows: Vec<FlowProgress> = self
+            .names
             .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let (tx_frames, tx_bytes) = live.as_ref().map_or((0, 0), |l| l.tx.get(i));
-                let (rx_frames, rx_bytes) = rx.as_ref().map_or((0, 0), |r| r.get(i));
-                FlowProgress {
-                    name: name.clone(),
-                    tx_frames,
-                    tx_bytes,
-                    rx_frames,
-                    rx_bytes,
-                }
+            .map(|name| FlowProgress {
+                name: name.clone(),
+                tx_frames: 0,
+                tx_bytes: 0,
+                rx_frames: 0,
+                rx_bytes: 0,
             })
-            .collect()
+            .collect();
+        for leg in &self.legs {
+            let Some(live) = leg.live.get() else {
+                continue;
+            };
+            // The receiver counts by stream id (the config's index), the sender by its own.
+            let rx = live.rx.as_ref().and_then(|p| p.streams.get().cloned());
+            for (i, &id) in leg.ids.iter().enumerate() {
+                let Some(f) = flows.get_mut(usize::from(id)) else {
+                    continue;
+                };
+                (f.tx_frames, f.tx_bytes) = live.tx.get(i);
+                (f.rx_frames, f.rx_bytes) = rx
+                    .as_ref()
+                    .filter(|r| usize::from(id) < r.len())
+                    .map_or((0, 0), |r| r.get(usize::from(id)));
+            }
+        }
+        flows
     }
 
     /// Whether the run has ended (every flow's duration, or the stop).
     pub fn finished(&self) -> bool {
-        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+        self.legs
+            .iter()
+            .all(|l| l.thread.as_ref().is_none_or(JoinHandle::is_finished))
     }
 
     /// Ends the run now (what was sent is reported).
@@ -184,67 +254,92 @@ impl Launched {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    fn join(&mut self) -> Result<Option<super::RunResult>> {
-        match self.thread.take() {
-            Some(t) => t.join().map_err(|_| anyhow!("the run's thread panicked"))?,
-            None => Err(anyhow!("the run was already waited for")),
-        }
-    }
-
     /// Waits for the end; each flow's final figures.
     pub fn wait(mut self) -> Result<StreamsOutcome> {
-        let Some(r) = self.join()? else {
-            return Err(anyhow!("the run was stopped before it sent"));
-        };
-        let report = &r.report;
-        let rx = report
-            .rx_analysis
-            .as_ref()
-            .and_then(|a| a.receiver.streams.as_ref());
-        let tx = report
-            .streams
-            .as_ref()
-            .ok_or_else(|| anyhow!("the run has no streams"))?;
-        let flows = tx
-            .streams
-            .iter()
-            .map(|t| {
-                let s = rx.and_then(|r| r.streams.iter().find(|s| s.id == t.id));
-                FlowFigures {
-                    name: t.name.clone(),
-                    tx_frames: t.tx_frames,
-                    tx_bytes: t.tx_bytes,
-                    rx_frames: t.rx_frames.unwrap_or(0),
-                    rx_bytes: s.map_or(0, |s| s.bytes),
-                    lost: t.lost.unwrap_or(t.tx_frames),
-                    latency_ns: s.and_then(|s| s.latency.as_ref()).map(|l| LatencyNs {
-                        min: l.min_ns,
-                        mean: l.mean_ns,
-                        max: l.max_ns,
-                        p50: l.p50_ns,
-                        p99: l.p99_ns,
-                        p999: l.p999_ns,
-                    }),
-                    jitter_ns: s.and_then(|s| s.jitter_ns),
-                    first_rx_ns: s.and_then(|s| s.first_rx_ns),
-                    last_rx_ns: s.and_then(|s| s.last_rx_ns),
-                }
-            })
+        let mut flows: Vec<Option<FlowFigures>> = vec![None; self.names.len()];
+        let mut texts = Vec::new();
+        let mut runs = Vec::new();
+        // Every run waited for before any is looked at: none is left running on an error.
+        let results: Vec<_> = std::mem::take(&mut self.legs)
+            .into_iter()
+            .map(Leg::wait)
             .collect();
+        for r in results {
+            let Some(r) = r? else {
+                return Err(anyhow!("the run was stopped before it sent"));
+            };
+            for f in figures(&r.report)? {
+                if let Some(slot) = flows.get_mut(usize::from(f.0)) {
+                    *slot = Some(f.1);
+                }
+            }
+            texts.push(r.report.text(false));
+            runs.extend(r.report.streams);
+        }
+        let mut text = texts.join("\n");
+        if runs.len() > 1 {
+            text.push('\n');
+            text.push_str(
+                &crate::report::streams::PortsRun::new(&runs.iter().collect::<Vec<_>>()).text(),
+            );
+        }
         Ok(StreamsOutcome {
-            flows,
-            text: report.text(false),
+            flows: flows
+                .into_iter()
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| anyhow!("a flow was sent by no port's run"))?,
+            text,
         })
     }
 }
 
+/// Each flow of one port's run, by its stream id: sent beside what its receiving port
+/// counted.
+fn figures(report: &crate::report::run::RunReport) -> Result<Vec<(u16, FlowFigures)>> {
+    let rx = report
+        .rx_analysis
+        .as_ref()
+        .and_then(|a| a.receiver.streams.as_ref());
+    let tx = report
+        .streams
+        .as_ref()
+        .ok_or_else(|| anyhow!("the run has no streams"))?;
+    Ok(tx
+        .streams
+        .iter()
+        .map(|t| {
+            let s = rx.and_then(|r| r.streams.iter().find(|s| s.id == t.id));
+            let f = FlowFigures {
+                name: t.name.clone(),
+                tx_frames: t.tx_frames,
+                tx_bytes: t.tx_bytes,
+                rx_frames: t.rx_frames.unwrap_or(0),
+                rx_bytes: s.map_or(0, |s| s.bytes),
+                lost: t.lost.unwrap_or(t.tx_frames),
+                latency_ns: s.and_then(|s| s.latency.as_ref()).map(|l| LatencyNs {
+                    min: l.min_ns,
+                    mean: l.mean_ns,
+                    max: l.max_ns,
+                    p50: l.p50_ns,
+                    p99: l.p99_ns,
+                    p999: l.p999_ns,
+                }),
+                jitter_ns: s.and_then(|s| s.jitter_ns),
+                first_rx_ns: s.and_then(|s| s.first_rx_ns),
+                last_rx_ns: s.and_then(|s| s.last_rx_ns),
+            };
+            (t.id, f)
+        })
+        .collect())
+}
+
 impl Drop for Launched {
-    /// A launch dropped unwaited stops its run and waits for it to clean up (its lab, its
+    /// A launch dropped unwaited stops its runs and waits for them to clean up (a lab, a
     /// far end), so nothing outlives the caller's handle.
     fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
+        if !self.legs.is_empty() {
             self.stop.store(true, Ordering::Relaxed);
-            let _ = t.join();
+            self.legs.clear();
         }
     }
 }

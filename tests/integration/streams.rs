@@ -421,6 +421,79 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
     assert!(out.text.contains("Streams:"), "{}", out.text);
 }
 
+/// Flows both ways over a veth pair in a namespace the test made (`netns:` ports): each
+/// port sends its flows from inside the namespace and a far end there counts the other's:
+/// every flow received as sent, each port's frames sent and received. (The OTG server's
+/// way in, `run::streams::launch`, is driven by snappi in otg_server.rs: in this process
+/// the far end's agent would be the test binary.)
+fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("both");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let mut flows = vec![
+        flow(
+            "ab",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            udp("02:00:00:00:00:01"),
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "ab2",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 64}),
+            500,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    // Each port's report, then every flow and port.
+    let f = ConfigFile::new(&doc);
+    let o = upktgen(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let row = |start: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| {
+                l.trim_start().starts_with(start) && (l.contains(" -> ") || start.starts_with('p'))
+            })
+            .unwrap_or_else(|| panic!("no row {start:?} in {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // The flows table's rows (they end with their ports): id, name, sent, received, lost.
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    assert_eq!(row("2 ab2 ")[..5], ["2", "ab2", "500", "500", "0"]);
+    // Port, sent, received (of its flows), unexpected.
+    let p1 = row(&format!("p1 ({})", ns.port("va")));
+    assert_eq!(p1[2..], ["2500", "1000", "0"]);
+    let p2 = row(&format!("p2 ({})", ns.port("vb")));
+    assert_eq!(p2[2..], ["1000", "2500", "0"]);
+}
+
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
 /// per flow) is more than the agent reads. Refused in one line before anything is sent (it
 /// was "the channel is closed", the agent gone without a word the controller read).
@@ -478,5 +551,6 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
+    flows_both_ways_between_two_ports_each_arrive_as_sent,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
 ];

@@ -18,14 +18,16 @@ use crate::stream::spec::{Burst, Length, StreamSpec};
 use anyhow::{Result, anyhow};
 use std::path::PathBuf;
 
-/// The streams of a run, as the plan resolved them.
+/// The streams of a run (one transmitting port's flows), as the plan resolved them.
 #[derive(Debug, Clone)]
 pub struct StreamsPlan {
     /// The file they came from.
     pub config: PathBuf,
-    /// Stream `i` is the config's flow `i`, signed with id `i`.
+    /// The flows this port sends.
     pub specs: Vec<StreamSpec>,
-    /// The flows' names, by stream id.
+    /// Each spec's flow index in the config: its signature id (unique across the ports).
+    pub ids: Vec<u16>,
+    /// Every flow's name in the config, by stream id (the receiving port's table).
     pub names: Vec<String>,
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
@@ -44,10 +46,16 @@ impl StreamsPlan {
                 .any(|h| matches!(h, crate::stream::spec::Header::Ipv6(_)))
         })
     }
+
+    /// The network namespace the transmitting port is in, when not the current one.
+    pub fn tx_netns(&self) -> Option<PathBuf> {
+        self.tx_port.1.netns_path()
+    }
 }
 
-/// Options a config's ports stand for; with none, the plan of `a` is `run`'s own.
-pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
+/// A config's runs, one per transmitting port: the options its ports stand for and its
+/// streams; with no config, none (the plan of `a` is `run`'s own).
+pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<Vec<(RunArgs, StreamsPlan)>>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
@@ -59,15 +67,34 @@ pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
     apply_config(a, &cfg, path, seed).map(Some)
 }
 
-/// The options `a` with the config `cfg` (named `path` in messages) planned into them.
+/// The options `a` with the config `cfg` (named `path` in messages) planned into them: one
+/// run per transmitting port, in the order the flows name them.
 pub fn apply_config(
     a: &RunArgs,
     cfg: &Config,
     path: &std::path::Path,
     seed: u64,
-) -> Result<(RunArgs, StreamsPlan)> {
+) -> Result<Vec<(RunArgs, StreamsPlan)>> {
     refuse_options(a)?;
-    let (tx_port, rx_port) = ports(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let legs = legs(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    legs.into_iter()
+        .map(|l| apply_leg(a, cfg, path, seed, l))
+        .collect()
+}
+
+/// One transmitting port's run: `leg`'s flows of `cfg`.
+fn apply_leg(
+    a: &RunArgs,
+    cfg: &Config,
+    path: &std::path::Path,
+    seed: u64,
+    leg: Leg,
+) -> Result<(RunArgs, StreamsPlan)> {
+    let Leg {
+        tx: tx_port,
+        rx: rx_port,
+        flows,
+    } = leg;
     if tx_port.1 == rx_port.1 {
         return Err(Refusal::ConfigSamePort {
             tx: tx_port.0.clone(),
@@ -80,7 +107,8 @@ pub fn apply_config(
     e.seed = Some(seed);
     let in_lab = match &tx_port.1 {
         Location::Lab { tx: true } => true,
-        Location::Local { iface } => {
+        // A namespace's interface is sent on from inside it (the plan's tx_netns).
+        Location::Local { iface } | Location::Netns { iface, .. } => {
             e.dev = Some(iface.clone());
             false
         }
@@ -122,10 +150,19 @@ pub fn apply_config(
         line_bps: None,
         seed,
     };
-    let specs =
-        crate::otg::streams::streams(cfg, &cx).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    // The leg's flows, in the config's order (`flows` is ascending).
+    let specs: Vec<StreamSpec> = crate::otg::streams::streams(cfg, &cx)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| flows.binary_search(i).is_ok())
+        .map(|(_, s)| s)
+        .collect();
+    // Flow indices are below the signature's 65,536 ids: the config's reader bounds them.
+    let ids: Vec<u16> = flows.iter().map(|&i| i as u16).collect();
     // Built once here, so a stream the engine cannot send is refused before anything is.
-    let frames = MultiStream::new(&specs, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let frames =
+        MultiStream::signed(&specs, &ids, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
@@ -135,6 +172,7 @@ pub fn apply_config(
         StreamsPlan {
             config: path.to_path_buf(),
             specs,
+            ids,
             names,
             tx_port,
             rx_port,
@@ -167,57 +205,88 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// The one transmitting and the one receiving port every flow uses.
-fn ports(cfg: &Config) -> Result<(Port, Port), crate::otg::Refusal> {
-    let at = |i: usize| {
-        crate::otg::Path::root()
-            .key("flows")
-            .index(i)
-            .key("tx_rx")
-            .key("port")
-    };
-    let first = cfg.flows.first().ok_or_else(|| {
-        crate::otg::Refusal::bad(crate::otg::Path::root().key("flows"), "no flow to send")
-    })?;
-    for (i, f) in cfg.flows.iter().enumerate() {
-        if f.rx_ports.is_empty() {
-            return Err(crate::otg::Refusal::bad(
-                at(i).key("rx_names"),
-                "no receiving port (upktgen counts every flow at the port that receives it: name one)",
-            ));
-        }
-        if f.tx_port != first.tx_port {
-            return Err(crate::otg::Refusal::unsupported_because(
-                at(i).key("tx_name"),
-                format!(
-                    "every flow of a run sends from one port ({:?}, flows[0]'s)",
-                    first.tx_port
-                ),
-            ));
-        }
-        if f.rx_ports.len() != 1 || f.rx_ports != first.rx_ports {
-            return Err(crate::otg::Refusal::unsupported_because(
-                at(i).key("rx_names"),
-                format!(
-                    "every flow of a run is received at one port ({:?}, flows[0]'s)",
-                    first.rx_ports.first().map_or("", String::as_str)
-                ),
-            ));
-        }
+/// One transmitting port of a config: the flows it sends (their indices in the config)
+/// and the one port that receives them.
+#[derive(Debug)]
+struct Leg {
+    tx: Port,
+    rx: Port,
+    flows: Vec<usize>,
+}
+
+/// The config's flows grouped by their transmitting port, in the order the flows first
+/// name them. Each port sends to one receiving port, and each receiving port hears one
+/// sending port; the private lab has one sending end. What does not fit is refused at
+/// the flow's path.
+fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
+    use crate::otg::{Path, Refusal as R};
+    let at = |i: usize| Path::root().key("flows").index(i).key("tx_rx").key("port");
+    if cfg.flows.is_empty() {
+        return Err(R::bad(Path::root().key("flows"), "no flow to send"));
     }
     // The config's reader refuses a flow naming no port; a config made otherwise is refused
     // here the same way.
-    let port = |name: &str, key: &str| {
+    let port = |i: usize, name: &str, key: &str| {
         cfg.port(name)
             .map(|p| (p.name.clone(), p.location.clone()))
-            .ok_or_else(|| {
-                crate::otg::Refusal::bad(at(0).key(key), format!("no port named {name:?}"))
-            })
+            .ok_or_else(|| R::bad(at(i).key(key), format!("no port named {name:?}")))
     };
-    Ok((
-        port(&first.tx_port, "tx_name")?,
-        port(&first.rx_ports[0], "rx_names")?,
-    ))
+    let mut legs: Vec<Leg> = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let rx_name = match f.rx_ports.as_slice() {
+            [] => {
+                return Err(R::bad(
+                    at(i).key("rx_names"),
+                    "no receiving port (upktgen counts every flow at the port that receives it: name one)",
+                ));
+            }
+            [one] => one,
+            _ => {
+                return Err(R::unsupported_because(
+                    at(i).key("rx_names"),
+                    "a flow is received at one port (several are not yet)",
+                ));
+            }
+        };
+        if let Some(l) = legs.iter_mut().find(|l| l.tx.0 == f.tx_port) {
+            if l.rx.0 != *rx_name {
+                return Err(R::unsupported_because(
+                    at(i).key("rx_names"),
+                    format!(
+                        "the flows from port {:?} are received at one port ({:?}, flows[{}]'s): one port sending to several is not yet",
+                        l.tx.0, l.rx.0, l.flows[0]
+                    ),
+                ));
+            }
+            l.flows.push(i);
+            continue;
+        }
+        if let Some(l) = legs.iter().find(|l| l.rx.0 == *rx_name) {
+            return Err(R::unsupported_because(
+                at(i).key("rx_names"),
+                format!(
+                    "port {rx_name:?} receives flows[{}]'s from port {:?}: a receiving port hears one sending port (several into one are not yet)",
+                    l.flows[0], l.tx.0
+                ),
+            ));
+        }
+        legs.push(Leg {
+            tx: port(i, &f.tx_port, "tx_name")?,
+            rx: port(i, rx_name, "rx_names")?,
+            flows: vec![i],
+        });
+    }
+    if legs.len() > 1
+        && let Some(l) = legs.iter().find(|l| {
+            matches!(l.tx.1, Location::Lab { .. }) || matches!(l.rx.1, Location::Lab { .. })
+        })
+    {
+        return Err(R::unsupported_because(
+            at(l.flows[0]).key("tx_name"),
+            "in the private lab only lab:tx sends, to lab:rx: flows from several ports need ports at interfaces or netns:NAME/IFACE",
+        ));
+    }
+    Ok(legs)
 }
 
 /// The run's count when every stream ends by a count (their sum, as pktgen's `count`);

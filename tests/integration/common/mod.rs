@@ -230,6 +230,39 @@ pub fn slow_tx_link(lab: &upktgen::lab::Lab, rate: &str) {
     assert!(st.success(), "tc qdisc add tbf failed");
 }
 
+/// A network namespace named `upk-TAG-PID` holding a veth pair `va`/`vb`, both up,
+/// removed on drop (every path out of a test).
+pub struct VethNs(pub String);
+
+impl VethNs {
+    pub fn new(tag: &str) -> VethNs {
+        let ns = VethNs(format!("upk-{tag}-{}", std::process::id()));
+        let ip = |args: &[&str]| {
+            let o = Command::new("ip").args(args).output().unwrap();
+            assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
+        };
+        ip(&["netns", "add", &ns.0]);
+        let n = ns.0.as_str();
+        ip(&[
+            "-n", n, "link", "add", "va", "type", "veth", "peer", "name", "vb",
+        ]);
+        ip(&["-n", n, "link", "set", "va", "up"]);
+        ip(&["-n", n, "link", "set", "vb", "up"]);
+        ns
+    }
+
+    /// `netns:NAME/IFACE`, a config port's location.
+    pub fn port(&self, iface: &str) -> String {
+        format!("netns:{}/{iface}", self.0)
+    }
+}
+
+impl Drop for VethNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
 /// `upktgen ARGS` inside network namespace `ns`.
 pub fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
     Command::new("ip")

@@ -5,7 +5,7 @@ snappi's own). Arguments come in the environment:
   OTG_P1/P2   the two ports' locations
   OTG_PCAP    where to write port p2's capture (unset: no capture)
   OTG_INJECT  a shell command run while the capture runs (frames for it to see)
-  OTG_ONE_WAY set: only the flow p1 -> p2 (the run engine sends from one port)
+  OTG_ONE_WAY set: only the flow p1 -> p2 (the private lab has one sending end)
 
 It sets a config of two flows (p1 -> p2, 1,000 UDP frames of 128 bytes at 2,000 pps; p2 ->
 p1, 500 frames of 256 bytes), starts them, polls flow metrics at 10 Hz until both stopped,

@@ -8,7 +8,7 @@
 //! the frames the loop has looked at but not yet taken in a short queue (at most one batch),
 //! so looking ahead costs nothing twice.
 
-use super::build::{StreamFrames, build_all};
+use super::build::{StreamFrames, build_signed};
 use super::spec::{StreamError, StreamSpec};
 use super::timeline::{Due, Timeline};
 use super::{FrameSource, Stamp};
@@ -38,7 +38,18 @@ impl MultiStream {
     /// The streams `specs` (stream `i` signed with id `i`), on a port of `line_bps` when
     /// known; their deadlines count from the start of the send.
     pub fn new(specs: &[StreamSpec], line_bps: Option<f64>) -> Result<MultiStream, StreamError> {
-        let frames = build_all(specs)?;
+        let ids: Vec<u16> = (0..specs.len()).map(|i| i as u16).collect();
+        MultiStream::signed(specs, &ids, line_bps)
+    }
+
+    /// [`MultiStream::new`] with stream `i` signed with id `ids[i]` (one id per stream);
+    /// the tally still counts stream `i` (the index in `specs`).
+    pub fn signed(
+        specs: &[StreamSpec],
+        ids: &[u16],
+        line_bps: Option<f64>,
+    ) -> Result<MultiStream, StreamError> {
+        let frames = build_signed(specs, ids)?;
         let schedules = specs
             .iter()
             .map(|s| s.schedule(line_bps))

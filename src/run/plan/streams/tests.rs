@@ -158,13 +158,13 @@ fn options_that_would_say_it_again_are_refused() {
         assert_eq!(plan(&v).unwrap_err().to_string(), want);
     }
     let f = config(
-        "netns:x/veth0",
-        "lab:rx",
+        "ssh://h.example/veth0",
+        "netns:x/veth1",
         &flow("a", "{fixed_packets: {packets: 10}}"),
     );
     let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
     assert!(
-        e.starts_with("--config: port \"p1\" sends from netns:x/veth0:"),
+        e.starts_with("--config: port \"p1\" sends from ssh://h.example/veth0:"),
         "{e}"
     );
 }
@@ -224,5 +224,126 @@ fn the_sending_and_the_receiving_port_are_two() {
     assert_eq!(
         e,
         "--config: the flows are sent from port \"p1\" and received at port \"p2\", both at veth-a: the receiving port must be another one"
+    );
+}
+
+/// Flows between ports p1 and p2 (and p3 when `p3` is given), each `(name, tx, rx)`.
+fn ports_config(
+    p1: &str,
+    p2: &str,
+    p3: Option<&str>,
+    flows: &[(&str, &str, &str)],
+) -> tempfile_like::File {
+    let mut text = format!(
+        "ports:\n  - {{name: p1, location: \"{p1}\"}}\n  - {{name: p2, location: \"{p2}\"}}\n"
+    );
+    if let Some(p3) = p3 {
+        text += &format!("  - {{name: p3, location: \"{p3}\"}}\n");
+    }
+    text += "flows:\n";
+    for (name, tx, rx) in flows {
+        text += &flow(name, "{fixed_packets: {packets: 10}}")
+            .replace(
+                "tx_name: p1, rx_names: [p2]",
+                &format!("tx_name: {tx}, rx_names: [{rx}]"),
+            )
+            .replace(
+                "{ethernet: {}}",
+                "{ethernet: {dst: {value: \"02:00:00:00:00:02\"}}}",
+            );
+    }
+    tempfile_like::File::new(&text)
+}
+
+fn plans(extra: &[&str]) -> anyhow::Result<Vec<RunPlan>> {
+    RunPlan::each_from_args_on(&args(extra), &[0, 1])
+}
+
+#[test]
+fn flows_both_ways_are_a_run_per_sending_port_each_signing_the_configs_ids() {
+    let f = ports_config(
+        "netns:upk-ab/va",
+        "netns:upk-ab/vb",
+        None,
+        &[("ab1", "p1", "p2"), ("ba", "p2", "p1"), ("ab2", "p1", "p2")],
+    );
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    assert_eq!(ps.len(), 2);
+    let (a, b) = (
+        ps[0].streams.as_ref().unwrap(),
+        ps[1].streams.as_ref().unwrap(),
+    );
+    // Each sends its own flows, signed with their index in the config.
+    assert_eq!(
+        (a.ids.as_slice(), b.ids.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
+    assert_eq!(
+        a.specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        ["ab1", "ab2"]
+    );
+    // Each receiver's table holds every flow, by id.
+    assert_eq!(a.names, ["ab1", "ba", "ab2"]);
+    assert_eq!(b.names, a.names);
+    // Sent from inside the namespace; received by a far end in it at the other port.
+    assert_eq!(ps[0].senders[0].spec.cfg.device(), "va");
+    assert_eq!(
+        a.tx_netns(),
+        Some(std::path::PathBuf::from("/run/netns/upk-ab"))
+    );
+    assert_eq!(ps[0].far.as_ref().unwrap().dev, "vb");
+    assert_eq!(ps[1].senders[0].spec.cfg.device(), "vb");
+    assert_eq!(ps[1].far.as_ref().unwrap().dev, "va");
+    assert_eq!(ps[0].senders[0].spec.cfg.count, 20);
+    assert_eq!(ps[1].senders[0].spec.cfg.count, 10);
+    // Where one plan is all a command takes, several are refused.
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--config: the flows leave from several ports"),
+        "{e}"
+    );
+    for option in ["--json", "--metrics-listen"] {
+        let mut v = vec!["--config", f.arg(), option];
+        if option == "--metrics-listen" {
+            v.push("127.0.0.1:9");
+        }
+        let e = plans(&v).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{option}: not yet with a config whose flows leave from several ports"
+            )),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn what_several_ports_cannot_do_yet_is_refused_at_the_flows_path() {
+    let (a, b, c) = ("netns:upk-x/va", "netns:upk-x/vb", Some("netns:upk-x/vc"));
+    for (flows, want) in [
+        (
+            &[("f0", "p1", "p2"), ("f1", "p1", "p3")][..],
+            "flows[1].tx_rx.port.rx_names: not supported (the flows from port \"p1\" are received at one port (\"p2\", flows[0]'s): one port sending to several is not yet)",
+        ),
+        (
+            &[("f0", "p1", "p3"), ("f1", "p2", "p3")][..],
+            "flows[1].tx_rx.port.rx_names: not supported (port \"p3\" receives flows[0]'s from port \"p1\": a receiving port hears one sending port (several into one are not yet))",
+        ),
+    ] {
+        let f = ports_config(a, b, c, flows);
+        let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+        assert!(e.ends_with(want), "{e}");
+    }
+    // The private lab has one sending end.
+    let f = ports_config(
+        "lab:tx",
+        "lab:rx",
+        None,
+        &[("f0", "p1", "p2"), ("f1", "p2", "p1")],
+    );
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[0].tx_rx.port.tx_name: not supported (in the private lab only lab:tx sends, to lab:rx: flows from several ports need ports at interfaces or netns:NAME/IFACE)"),
+        "{e}"
     );
 }
