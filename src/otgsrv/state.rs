@@ -268,6 +268,14 @@ impl Shared {
             }
         }
         let captures = capture::parse(caps.as_ref(), &cfg)?;
+        // Planned now as the start will plan it: a refusal is this request's 400, its path
+        // first (the plan names the config "the config").
+        if let Err(e) = self.engine.check(&cfg) {
+            let e = format!("{e:#}");
+            return Err(ApiError::bad(
+                e.strip_prefix("the config: ").unwrap_or(&e).to_string(),
+            ));
+        }
         let mut value = cfg.to_value();
         if !captures.is_empty() {
             value["captures"] =
