@@ -77,21 +77,28 @@ impl StreamsRun {
                 }
             })
             .collect();
-        let unexpected = rx.map(|r| {
-            r.foreign
-                + r.streams
-                    .iter()
-                    .filter(|s| !ids.contains(&s.id))
-                    .map(|s| s.frames)
-                    .sum::<u64>()
-        });
         StreamsRun {
             config,
             tx_port: ports.0,
             rx_port: ports.1,
             streams,
-            unexpected,
+            unexpected: None,
         }
+        .expecting(rx, ids)
+    }
+
+    /// The frames `rx` (the receiving port's report) counted of no stream in `expected`
+    /// (ascending: every flow sent to that port, from any port) as unexpected.
+    pub fn expecting(mut self, rx: Option<&StreamsReport>, expected: &[u16]) -> StreamsRun {
+        self.unexpected = rx.map(|r| {
+            r.foreign
+                + r.streams
+                    .iter()
+                    .filter(|s| expected.binary_search(&s.id).is_err())
+                    .map(|s| s.frames)
+                    .sum::<u64>()
+        });
+        self
     }
 
     /// A line, then one row per stream: sent, received, lost.
@@ -308,6 +315,15 @@ mod tests {
             "{text}"
         );
         assert_eq!(r.unexpected, Some(0));
+        // Stream 1 was sent to this port by another: with only stream 0 expected, its 40
+        // frames are unexpected here.
+        let r0 = r.clone().expecting(Some(&rx), &[0]);
+        assert_eq!(r0.unexpected, Some(40));
+        assert!(
+            r0.text().contains("unexpected at p2 (lab:rx): 40 frames"),
+            "{}",
+            r0.text()
+        );
         let none = StreamsRun::new(
             "f".into(),
             ("a".into(), "b".into()),

@@ -318,19 +318,25 @@ fn execute_with(
     }
     let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
     let streams = match (&plan.streams, &tally) {
-        (Some(s), Some(t)) => Some(crate::report::streams::StreamsRun::new(
-            s.config.display().to_string(),
-            (
-                format!("{} ({})", s.tx_port.0, s.tx_port.1),
-                format!("{} ({})", s.rx_port.0, s.rx_port.1),
-            ),
-            (&s.ids, &s.names),
-            t,
-            parts
+        (Some(s), Some(t)) => {
+            let rx = parts
                 .rx_analysis
                 .as_ref()
-                .and_then(|a| a.receiver.streams.as_ref()),
-        )),
+                .and_then(|a| a.receiver.streams.as_ref());
+            Some(
+                crate::report::streams::StreamsRun::new(
+                    s.config.display().to_string(),
+                    (
+                        format!("{} ({})", s.tx_port.0, s.tx_port.1),
+                        format!("{} ({})", s.rx_port.0, s.rx_port.1),
+                    ),
+                    (&s.ids, &s.names),
+                    t,
+                    rx,
+                )
+                .expecting(rx, &s.expected),
+            )
+        }
         _ => None,
     };
     let report = RunReport {

@@ -277,11 +277,7 @@ fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
     }
     let ns = common::VethNs::new("otg");
     let n = ns.0.as_str();
-    let o = Command::new("ip")
-        .args(["-n", n, "addr", "add", "198.51.100.1/24", "dev", "va"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    ns.ip(&["-n", n, "addr", "add", "198.51.100.1/24", "dev", "va"]);
     let server = Server::start(&["netns:upk-otg-*/*"]);
     let tmp = common::tmp_dir("otg_server", "capture");
     let pcap = tmp.join("p2.pcap");

@@ -494,6 +494,100 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
     assert_eq!(p2[2..], ["1000", "2500", "0"]);
 }
 
+/// Two ports into one, and one back, through a bridge in a namespace the test made (three
+/// veth pairs on it): each flow received as sent, the port that hears two counts both,
+/// and the frames the bridge floods to a port no flow sends them to are unexpected there.
+fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::empty("m2o");
+    let n = ns.0.as_str();
+    ns.ip(&["-n", n, "link", "add", "br0", "type", "bridge"]);
+    for x in ["a", "b", "c"] {
+        ns.veth(&format!("{x}1"), &format!("{x}2"));
+        ns.ip(&["-n", n, "link", "set", &format!("{x}2"), "master", "br0"]);
+    }
+    ns.ip(&["-n", n, "link", "set", "br0", "up"]);
+    // The destinations are MACs no port has: the bridge floods every frame to every other
+    // port (a zero source it would drop).
+    let udp = |src: &str, dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(src), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let fixed = json!({"choice": "fixed", "fixed": 128});
+    let mut flows = vec![
+        flow(
+            "f13",
+            udp("02:00:00:00:00:01", "02:00:00:00:00:33"),
+            fixed.clone(),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "f23",
+            udp("02:00:00:00:00:02", "02:00:00:00:00:33"),
+            fixed.clone(),
+            500,
+            1.0,
+        ),
+        flow(
+            "f31",
+            udp("02:00:00:00:00:03", "02:00:00:00:00:11"),
+            fixed,
+            200,
+            1.0,
+        ),
+    ];
+    for (f, (tx, rx)) in flows
+        .iter_mut()
+        .zip([("p1", "p3"), ("p2", "p3"), ("p3", "p1")])
+    {
+        f["tx_rx"]["port"] = json!({"tx_name": tx, "rx_names": [rx]});
+    }
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let o = upktgen(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let cols = |l: &str| -> Vec<String> { l.split_whitespace().map(str::to_string).collect() };
+    let flow_row = |id: &str| -> Vec<String> {
+        cols(
+            text.lines()
+                .find(|l| l.contains(" -> ") && l.trim_start().starts_with(id))
+                .unwrap_or_else(|| panic!("no flow {id} in {text}")),
+        )
+    };
+    assert_eq!(flow_row("0 f13")[..5], ["0", "f13", "1000", "1000", "0"]);
+    assert_eq!(flow_row("1 f23")[..5], ["1", "f23", "500", "500", "0"]);
+    assert_eq!(flow_row("2 f31")[..5], ["2", "f31", "200", "200", "0"]);
+    let port_row = |p: &str, iface: &str| -> Vec<String> {
+        let start = format!("{p} ({})", ns.port(iface));
+        cols(
+            text.lines()
+                .find(|l| l.trim_start().starts_with(&start))
+                .unwrap_or_else(|| panic!("no port {start} in {text}")),
+        )
+    };
+    // Port, sent, received of its flows, unexpected.
+    assert_eq!(port_row("p3", "c1")[2..], ["200", "1500", "0"]);
+    let p1 = port_row("p1", "a1");
+    assert_eq!(p1[2..4], ["1000", "200"]);
+    // f23's frames flooded to p1 while its receiver ran.
+    let unexpected: u64 = p1[4].parse().unwrap();
+    assert!(unexpected > 0 && unexpected <= 500, "{text}");
+    assert_eq!(port_row("p2", "b1")[2..], ["500", "-", "-"]);
+}
+
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
 /// per flow) is more than the agent reads. Refused in one line before anything is sent (it
 /// was "the channel is closed", the agent gone without a word the controller read).
@@ -552,5 +646,6 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
     flows_both_ways_between_two_ports_each_arrive_as_sent,
+    two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
 ];

@@ -29,6 +29,9 @@ pub struct StreamsPlan {
     pub ids: Vec<u16>,
     /// Every flow's name in the config, by stream id (the receiving port's table).
     pub names: Vec<String>,
+    /// The ids of every flow the receiving port receives, from any sending port (ascending):
+    /// a frame of another stream arriving there is unexpected.
+    pub expected: Vec<u16>,
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
     pub rx_port: Port,
@@ -167,6 +170,10 @@ fn apply_leg(
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
+    let expected = (0..cfg.flows.len())
+        .filter(|&i| cfg.flows[i].rx_ports.first() == Some(&rx_port.0))
+        .map(|i| i as u16)
+        .collect();
     Ok((
         e,
         StreamsPlan {
@@ -174,6 +181,7 @@ fn apply_leg(
             specs,
             ids,
             names,
+            expected,
             tx_port,
             rx_port,
         },
@@ -215,8 +223,8 @@ struct Leg {
 }
 
 /// The config's flows grouped by their transmitting port, in the order the flows first
-/// name them. Each port sends to one receiving port, and each receiving port hears one
-/// sending port; the private lab has one sending end. What does not fit is refused at
+/// name them. Each port sends to one receiving port (which may hear several sending
+/// ports); the private lab has one sending end. What does not fit is refused at
 /// the flow's path.
 fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
     use crate::otg::{Path, Refusal as R};
@@ -260,15 +268,6 @@ fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
             }
             l.flows.push(i);
             continue;
-        }
-        if let Some(l) = legs.iter().find(|l| l.rx.0 == *rx_name) {
-            return Err(R::unsupported_because(
-                at(i).key("rx_names"),
-                format!(
-                    "port {rx_name:?} receives flows[{}]'s from port {:?}: a receiving port hears one sending port (several into one are not yet)",
-                    l.flows[0], l.tx.0
-                ),
-            ));
         }
         legs.push(Leg {
             tx: port(i, &f.tx_port, "tx_name")?,
