@@ -691,13 +691,17 @@ fn what_the_engine_cannot_send_is_refused_at_set_config() {
     };
     let lab = ["lab:tx", "lab:rx"];
     for (c, want) in [
-        // The private lab has one sending end.
+        // A flow counted at two ports.
         (
             cfg(
                 lab,
-                vec![flow("f1", "p1", "p2", 128), flow("f2", "p2", "p1", 128)],
+                vec![{
+                    let mut f = flow("f1", "p1", "p2", 128);
+                    f["tx_rx"]["port"]["rx_names"] = json!(["p2", "p1"]);
+                    f
+                }],
             ),
-            "flows[0].tx_rx.port.tx_name: not supported (in the private lab only lab:tx sends",
+            "flows[0].tx_rx.port.rx_names: not supported (a flow is received at one port",
         ),
         // An Ethernet destination left to `auto` where upktgen knows no neighbour.
         (
@@ -728,11 +732,20 @@ fn what_the_engine_cannot_send_is_refused_at_set_config() {
     // Nothing was taken: the last config stands (none).
     let got = t.ok("GET", "/config", Value::Null);
     assert!(got["flows"].as_array().is_none_or(Vec::is_empty), "{got}");
-    // What the engine can send is taken.
+    // What the engine can send is taken: flows both ways in the lab are planned at its
+    // ends (the lab itself is made at the start).
     t.ok(
         "POST",
         "/config",
         cfg(lab, vec![flow("f1", "p1", "p2", 128)]),
+    );
+    t.ok(
+        "POST",
+        "/config",
+        cfg(
+            lab,
+            vec![flow("f1", "p1", "p2", 128), flow("f2", "p2", "p1", 128)],
+        ),
     );
     assert_eq!(t.engine.launches.load(Ordering::SeqCst), 0);
 }

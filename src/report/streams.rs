@@ -254,15 +254,23 @@ impl PortsRun {
                 crate::text::printable(&f.rx_port)
             );
         }
+        let w = self
+            .ports
+            .iter()
+            .map(|p| crate::text::printable(&p.port).chars().count().min(96))
+            .max()
+            .unwrap_or(0)
+            .max(4);
         let _ = writeln!(
             s,
-            "Ports:       port                                    sent     received   unexpected"
+            "Ports:       {:<w$} {:>12} {:>12} {:>12}",
+            "port", "sent", "received", "unexpected"
         );
         for p in &self.ports {
             let _ = writeln!(
                 s,
-                "             {:<32} {:>12} {:>12} {:>12}",
-                cut(&p.port, 32),
+                "             {:<w$} {:>12} {:>12} {:>12}",
+                cut(&p.port, w),
                 p.tx_frames,
                 opt(p.rx_frames),
                 opt(p.unexpected)

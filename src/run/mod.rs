@@ -60,6 +60,14 @@ pub struct RunResult {
 
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    if let Some(path) = &a.config {
+        let cfg = plan::streams::read(path)?;
+        if plan::streams::both_ways_in_lab(&cfg) {
+            // The lab outlives the runs on its ends.
+            let (plans, _lab) = streams::plan_in_lab(a, &cfg, path)?;
+            return run_ports(plans, stop);
+        }
+    }
     let mut plans = RunPlan::each_from_args(a)?;
     if plans.len() > 1 {
         return run_ports(plans, stop);

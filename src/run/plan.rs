@@ -189,22 +189,10 @@ impl RunPlan {
         // A config's ports stand for the options that say where: planned as those.
         let seed = a.seed.unwrap_or_else(fresh_seed);
         match streams::apply(a, seed)? {
-            Some(legs) => {
-                if legs.len() > 1 {
-                    // Several runs side by side print their text reports and one table.
-                    for (given, option) in [
-                        (a.json, "--json"),
-                        (a.metrics.metrics_listen.is_some(), "--metrics-listen"),
-                    ] {
-                        if given {
-                            return Err(Refusal::ConfigPortsWith { option }.into());
-                        }
-                    }
-                }
-                legs.into_iter()
-                    .map(|(e, s)| RunPlan::prepared(&e, cpus, Some(s), seed))
-                    .collect()
-            }
+            Some(legs) => legs
+                .into_iter()
+                .map(|(e, s)| RunPlan::prepared(&e, cpus, Some(s), seed))
+                .collect(),
             None => Ok(vec![RunPlan::prepared(a, cpus, None, seed)?]),
         }
     }
@@ -216,9 +204,10 @@ impl RunPlan {
         a: &RunArgs,
         cfg: &crate::otg::Config,
         name: &std::path::Path,
+        lab: Option<streams::LabEnds>,
     ) -> Result<Vec<RunPlan>> {
         let seed = a.seed.unwrap_or_else(fresh_seed);
-        streams::apply_config(a, cfg, name, seed)?
+        streams::apply_config_in(a, cfg, name, seed, lab)?
             .into_iter()
             .map(|(e, s)| RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed))
             .collect()

@@ -3,7 +3,7 @@
 //! flow's frames and bytes sent and received so far, [`Launched::wait`] gives the final
 //! figures.
 
-use super::plan::RunPlan;
+use super::plan::{self, RunPlan};
 use crate::cli::RunArgs;
 use crate::rx::recv::RxProgress;
 use crate::stream::multi::Tally;
@@ -87,6 +87,8 @@ pub struct Launched {
     names: Vec<String>,
     legs: Vec<Leg>,
     stop: Arc<AtomicBool>,
+    /// The lab made for flows both ways between its ends, removed after the runs.
+    _lab: Option<crate::lab::Lab>,
 }
 
 /// One transmitting port's run.
@@ -104,24 +106,63 @@ const SET_UP: Duration = Duration::from_secs(60);
 /// returns once the senders are set up and sending, or with the run's error. `stop` ends
 /// it early (the flows' own durations end it otherwise).
 pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launched> {
-    let plans = plan(cfg)?;
+    let args = default_run_args()?;
+    let (plans, lab) = plan_in_lab(&args, cfg, std::path::Path::new(CONFIG))?;
     let names = plans
         .first()
         .and_then(|p| p.streams.as_ref())
         .map(|s| s.names.clone())
         .unwrap_or_default();
     let legs = start(plans, &stop)?;
-    Ok(Launched { names, legs, stop })
+    Ok(Launched {
+        names,
+        legs,
+        stop,
+        _lab: lab,
+    })
 }
 
+/// What the config is called in messages.
+const CONFIG: &str = "the config";
+
+/// The namespaces a lab for flows both ways is planned with before it is made.
+const PLANNED: plan::streams::LabEnds<'static> = plan::streams::LabEnds {
+    tx_ns: "upktgen-planned-tx",
+    rx_ns: "upktgen-planned-rx",
+};
+
 /// The plans `launch` would run for `cfg` (one per transmitting port), made without
-/// sending: every refusal `run --config` makes.
+/// sending or making anything: every refusal `run --config` makes.
 pub fn plan(cfg: &crate::otg::Config) -> Result<Vec<RunPlan>> {
-    RunPlan::from_config(
-        &default_run_args()?,
-        cfg,
-        std::path::Path::new("the config"),
-    )
+    let lab = plan::streams::both_ways_in_lab(cfg).then_some(PLANNED);
+    RunPlan::from_config(&default_run_args()?, cfg, std::path::Path::new(CONFIG), lab)
+}
+
+/// The plans of `cfg` (named `name`) with options `a`; for flows both ways between the
+/// private lab's ends, the lab is made first (planned once before, so that a refusal comes
+/// before it is made) and returned, to outlive the runs.
+pub(crate) fn plan_in_lab(
+    a: &RunArgs,
+    cfg: &crate::otg::Config,
+    name: &std::path::Path,
+) -> Result<(Vec<RunPlan>, Option<crate::lab::Lab>)> {
+    if !plan::streams::both_ways_in_lab(cfg) {
+        return Ok((RunPlan::from_config(a, cfg, name, None)?, None));
+    }
+    RunPlan::from_config(a, cfg, name, Some(PLANNED))?;
+    use crate::caps::{self, Cap};
+    caps::require(
+        &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
+        "the private lab (network namespaces and a veth pair)",
+    )?;
+    // Each end's receiver is a tap: the frames climb no further than the stack.
+    let lab = crate::lab::Lab::create_opts(crate::lab::RxMode::Stack, false, 1)?;
+    let ends = plan::streams::LabEnds {
+        tx_ns: &lab.tx_ns,
+        rx_ns: &lab.rx_ns,
+    };
+    let plans = RunPlan::from_config(a, cfg, name, Some(ends))?;
+    Ok((plans, Some(lab)))
 }
 
 /// Starts each plan's run on its own thread and waits until each has set up its senders;

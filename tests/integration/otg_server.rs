@@ -195,13 +195,13 @@ fn snappi_runs_real_traffic_in_the_engines_own_lab() {
         return;
     }
     let server = Server::start_with(&["lab:*"], false);
-    let out = snappi(
-        &server,
-        &[
-            ("OTG_P1", "lab:tx"),
-            ("OTG_P2", "lab:rx"),
-            ("OTG_ONE_WAY", "1"),
-        ],
+    // Both ways: the lab's two ends each send and receive.
+    let out = snappi(&server, &[("OTG_P1", "lab:tx"), ("OTG_P2", "lab:rx")]);
+    let back = &out["flows"][1];
+    assert_eq!(
+        (back["frames_tx"].as_u64(), back["frames_rx"].as_u64()),
+        (Some(500), Some(500)),
+        "{back}"
     );
     let f = &out["flows"][0];
     assert_eq!(
@@ -218,6 +218,10 @@ fn snappi_runs_real_traffic_in_the_engines_own_lab() {
     assert_eq!(
         (p[0]["frames_tx"].as_u64(), p[1]["frames_rx"].as_u64()),
         (Some(1000), Some(1000))
+    );
+    assert_eq!(
+        (p[1]["frames_tx"].as_u64(), p[0]["frames_rx"].as_u64()),
+        (Some(500), Some(500))
     );
 }
 

@@ -494,6 +494,50 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
     assert_eq!(p2[2..], ["1000", "2500", "0"]);
 }
 
+/// Flows both ways between the private lab's ends: the run makes the lab once, each end
+/// sends and receives, every flow arrives as sent, and the lab is gone afterwards.
+fn flows_both_ways_in_the_lab_each_arrive_as_sent() {
+    use crate::common::namespaces_with_prefix;
+    if !root_or_skip() {
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let mut flows = vec![
+        flow(
+            "ab",
+            eth.clone(),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            eth,
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let f = ConfigFile::new(&config(flows));
+    let (pid, o) = crate::common::upktgen_with_pid(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let row = |start: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.contains(" -> ") && l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no flow {start:?} in {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    // The lab (its maker's pid in its names) is removed.
+    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
+    assert!(!text.contains("unexpected at"), "{text}");
+}
+
 /// Two ports into one, and one back, through a bridge in a namespace the test made (three
 /// veth pairs on it): each flow received as sent, the port that hears two counts both,
 /// and the frames the bridge floods to a port no flow sends them to are unexpected there.
@@ -646,6 +690,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
     flows_both_ways_between_two_ports_each_arrive_as_sent,
+    flows_both_ways_in_the_lab_each_arrive_as_sent,
     two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
 ];

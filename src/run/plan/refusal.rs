@@ -40,6 +40,10 @@ pub enum Refusal {
     )]
     ConfigPorts,
     #[error(
+        "--lab dut: flows both ways between lab:tx and lab:rx run in the pair lab only (the device under test routes one way)"
+    )]
+    ConfigBothWaysDut,
+    #[error(
         "{option}: not yet with a config whose flows leave from several ports (each port's run prints its report, then the flows and ports table)"
     )]
     ConfigPortsWith { option: &'static str },

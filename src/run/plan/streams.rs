@@ -56,18 +56,22 @@ impl StreamsPlan {
     }
 }
 
+/// The config file `path`, read; a refusal of the document as a whole names the file
+/// itself, any other its path too.
+pub fn read(path: &std::path::Path) -> Result<Config> {
+    crate::otg::read_file(path).map_err(|e| match e.why {
+        crate::otg::Why::Document(_) => anyhow!("{e}"),
+        _ => anyhow!("{}: {e}", path.display()),
+    })
+}
+
 /// A config's runs, one per transmitting port: the options its ports stand for and its
 /// streams; with no config, none (the plan of `a` is `run`'s own).
 pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<Vec<(RunArgs, StreamsPlan)>>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
-    // A refusal of the document as a whole names the file itself.
-    let cfg = crate::otg::read_file(path).map_err(|e| match e.why {
-        crate::otg::Why::Document(_) => anyhow!("{e}"),
-        _ => anyhow!("{}: {e}", path.display()),
-    })?;
-    apply_config(a, &cfg, path, seed).map(Some)
+    apply_config(a, &read(path)?, path, seed).map(Some)
 }
 
 /// The options `a` with the config `cfg` (named `path` in messages) planned into them: one
@@ -78,8 +82,54 @@ pub fn apply_config(
     path: &std::path::Path,
     seed: u64,
 ) -> Result<Vec<(RunArgs, StreamsPlan)>> {
+    apply_config_in(a, cfg, path, seed, None)
+}
+
+/// The namespaces of a private lab made for a config whose flows go both ways between
+/// lab:tx and lab:rx: each end is then a port in its namespace (veth-tx in `tx_ns`, veth-rx
+/// in `rx_ns`) that sends and receives as a `netns:` port does.
+#[derive(Debug, Clone, Copy)]
+pub struct LabEnds<'a> {
+    pub tx_ns: &'a str,
+    pub rx_ns: &'a str,
+}
+
+/// Whether `cfg`'s flows leave from both ends of the private lab (the run then makes the
+/// lab first and plans its ends as [`LabEnds`]).
+pub fn both_ways_in_lab(cfg: &Config) -> bool {
+    let from_lab = |want: bool| {
+        cfg.flows.iter().any(|f| {
+            cfg.port(&f.tx_port)
+                .is_some_and(|p| p.location == Location::Lab { tx: want })
+        })
+    };
+    from_lab(true) && from_lab(false)
+}
+
+/// [`apply_config`], the lab's ends at `lab` when given.
+pub fn apply_config_in(
+    a: &RunArgs,
+    cfg: &Config,
+    path: &std::path::Path,
+    seed: u64,
+    lab: Option<LabEnds>,
+) -> Result<Vec<(RunArgs, StreamsPlan)>> {
     refuse_options(a)?;
-    let legs = legs(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if lab.is_some() && a.far.lab == crate::cli::run::LabKind::Dut {
+        return Err(Refusal::ConfigBothWaysDut.into());
+    }
+    let legs = legs(cfg, lab).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if legs.len() > 1 {
+        // Several runs side by side print their text reports and one table.
+        for (given, option) in [
+            (a.json, "--json"),
+            (a.metrics.metrics_listen.is_some(), "--metrics-listen"),
+        ] {
+            if given {
+                return Err(Refusal::ConfigPortsWith { option }.into());
+            }
+        }
+    }
     legs.into_iter()
         .map(|l| apply_leg(a, cfg, path, seed, l))
         .collect()
@@ -97,6 +147,7 @@ fn apply_leg(
         tx: tx_port,
         rx: rx_port,
         flows,
+        neighbour: lab_neighbour,
     } = leg;
     if tx_port.1 == rx_port.1 {
         return Err(Refusal::ConfigSamePort {
@@ -143,11 +194,14 @@ fn apply_leg(
     let dut = a.far.lab == crate::cli::run::LabKind::Dut;
     // The next hop an Ethernet destination `auto` goes to: the lab's receiver, or the
     // device under test's ingress.
-    let neighbour = in_lab.then_some(if dut {
-        dut::DUT_IN_MAC
-    } else {
-        crate::lab::RX_MAC
-    });
+    let neighbour = match lab_neighbour {
+        Some(mac) => Some(mac),
+        None => in_lab.then_some(if dut {
+            dut::DUT_IN_MAC
+        } else {
+            crate::lab::RX_MAC
+        }),
+    };
     let cx = Context {
         neighbour,
         line_bps: None,
@@ -213,6 +267,9 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Why a lab's end and another port are not in one config of several sending ports.
+const BESIDE_LAB: &str = "the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE";
+
 /// One transmitting port of a config: the flows it sends (their indices in the config)
 /// and the one port that receives them.
 #[derive(Debug)]
@@ -220,24 +277,61 @@ struct Leg {
     tx: Port,
     rx: Port,
     flows: Vec<usize>,
+    /// Where an Ethernet destination `auto` goes when the sending port is an end of a lab
+    /// made for flows both ways: the other end.
+    neighbour: Option<crate::wire::MacAddr>,
 }
 
 /// The config's flows grouped by their transmitting port, in the order the flows first
 /// name them. Each port sends to one receiving port (which may hear several sending
 /// ports); the private lab has one sending end. What does not fit is refused at
 /// the flow's path.
-fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
+fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refusal> {
     use crate::otg::{Path, Refusal as R};
     let at = |i: usize| Path::root().key("flows").index(i).key("tx_rx").key("port");
     if cfg.flows.is_empty() {
         return Err(R::bad(Path::root().key("flows"), "no flow to send"));
     }
+    // An end of a lab made for flows both ways is a port in its namespace.
+    let place = |l: &Location| match (l, lab) {
+        (Location::Lab { tx }, Some(ends)) => Location::Netns {
+            netns: (if *tx { ends.tx_ns } else { ends.rx_ns }).to_string(),
+            iface: (if *tx {
+                crate::lab::TX_IF
+            } else {
+                crate::lab::RX_IF
+            })
+            .to_string(),
+        },
+        (l, _) => l.clone(),
+    };
     // The config's reader refuses a flow naming no port; a config made otherwise is refused
     // here the same way.
     let port = |i: usize, name: &str, key: &str| {
         cfg.port(name)
-            .map(|p| (p.name.clone(), p.location.clone()))
+            .map(|p| (p.name.clone(), place(&p.location)))
             .ok_or_else(|| R::bad(at(i).key(key), format!("no port named {name:?}")))
+    };
+    if lab.is_some() {
+        // The lab's ends are joined to each other only.
+        for (i, f) in cfg.flows.iter().enumerate() {
+            for (key, name) in [("tx_name", &f.tx_port)]
+                .into_iter()
+                .chain(f.rx_ports.iter().map(|r| ("rx_names", r)))
+            {
+                if cfg
+                    .port(name)
+                    .is_some_and(|p| !matches!(p.location, Location::Lab { .. }))
+                {
+                    return Err(R::unsupported_because(at(i).key(key), BESIDE_LAB));
+                }
+            }
+        }
+    }
+    let neighbour = |name: &str| match (cfg.port(name).map(|p| &p.location), lab) {
+        (Some(Location::Lab { tx: true }), Some(_)) => Some(crate::lab::RX_MAC),
+        (Some(Location::Lab { tx: false }), Some(_)) => Some(crate::lab::TX_MAC),
+        _ => None,
     };
     let mut legs: Vec<Leg> = Vec::new();
     for (i, f) in cfg.flows.iter().enumerate() {
@@ -273,7 +367,14 @@ fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
             tx: port(i, &f.tx_port, "tx_name")?,
             rx: port(i, rx_name, "rx_names")?,
             flows: vec![i],
+            neighbour: neighbour(&f.tx_port),
         });
+    }
+    if lab.is_none() && both_ways_in_lab(cfg) {
+        return Err(R::unsupported_because(
+            at(legs[1].flows[0]).key("tx_name"),
+            "flows both ways in the private lab are sent by `upktgen run` and `upktgen otg`, which make the lab for them; this command takes one transmitting port",
+        ));
     }
     if legs.len() > 1
         && let Some(l) = legs.iter().find(|l| {
@@ -282,7 +383,7 @@ fn legs(cfg: &Config) -> Result<Vec<Leg>, crate::otg::Refusal> {
     {
         return Err(R::unsupported_because(
             at(l.flows[0]).key("tx_name"),
-            "in the private lab only lab:tx sends, to lab:rx: flows from several ports need ports at interfaces or netns:NAME/IFACE",
+            BESIDE_LAB,
         ));
     }
     Ok(legs)

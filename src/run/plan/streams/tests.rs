@@ -349,16 +349,71 @@ fn what_several_ports_cannot_do_yet_is_refused_at_the_flows_path() {
         let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
         assert!(e.ends_with(want), "{e}");
     }
-    // The private lab has one sending end.
+}
+
+#[test]
+fn flows_both_ways_in_the_lab_are_planned_at_its_ends_each_sending_to_the_other() {
+    use super::{LabEnds, both_ways_in_lab};
     let f = ports_config(
         "lab:tx",
         "lab:rx",
         None,
-        &[("f0", "p1", "p2"), ("f1", "p2", "p1")],
+        &[("ab", "p1", "p2"), ("ba", "p2", "p1")],
     );
+    // The destinations left to `auto`.
+    let text = std::fs::read_to_string(&f.0).unwrap().replace(
+        "{ethernet: {dst: {value: \"02:00:00:00:00:02\"}}}",
+        "{ethernet: {}}",
+    );
+    let f = tempfile_like::File::new(&text);
+    let cfg = crate::otg::read_file(&f.0).unwrap();
+    assert!(both_ways_in_lab(&cfg));
+    // Without the lab's ends (a command of one transmitting port), refused at the path.
     let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
     assert!(
-        e.ends_with("flows[0].tx_rx.port.tx_name: not supported (in the private lab only lab:tx sends, to lab:rx: flows from several ports need ports at interfaces or netns:NAME/IFACE)"),
+        e.ends_with("flows[1].tx_rx.port.tx_name: not supported (flows both ways in the private lab are sent by `upktgen run` and `upktgen otg`, which make the lab for them; this command takes one transmitting port)"),
+        "{e}"
+    );
+    let ends = LabEnds {
+        tx_ns: "upktgen-t-tx",
+        rx_ns: "upktgen-t-rx",
+    };
+    let ps = RunPlan::from_config(&args(&[]), &cfg, &f.0, Some(ends)).unwrap();
+    assert_eq!(ps.len(), 2);
+    for (p, (tx_ns, dev, rx_dev, dst)) in ps.iter().zip([
+        ("upktgen-t-tx", "veth-tx", "veth-rx", crate::lab::RX_MAC),
+        ("upktgen-t-rx", "veth-rx", "veth-tx", crate::lab::TX_MAC),
+    ]) {
+        let s = p.streams.as_ref().unwrap();
+        assert_eq!(
+            s.tx_netns(),
+            Some(std::path::Path::new("/run/netns").join(tx_ns))
+        );
+        assert_eq!(p.senders[0].spec.cfg.device(), dev);
+        assert_eq!(p.far.as_ref().unwrap().dev, rx_dev);
+        assert!(p.in_lab().is_none(), "the lab is made once, for both");
+        // `auto` is the other end.
+        let frames = crate::stream::build::StreamFrames::new(s.ids[0], &s.specs[0]).unwrap();
+        assert_eq!(frames.template()[..6], dst.0);
+    }
+    // A device under test routes one way; a port beside the lab's ends is refused.
+    let mut dut = args(&["--lab", "dut"]);
+    dut.config = None;
+    let e = RunPlan::from_config(&dut, &cfg, &f.0, Some(ends)).unwrap_err();
+    assert!(
+        e.to_string().starts_with("--lab dut: flows both ways"),
+        "{e}"
+    );
+    let f = ports_config(
+        "lab:tx",
+        "lab:rx",
+        Some("veth9"),
+        &[("ab", "p1", "p2"), ("ba", "p2", "p1"), ("c", "p3", "p1")],
+    );
+    let cfg = crate::otg::read_file(&f.0).unwrap();
+    let e = RunPlan::from_config(&args(&[]), &cfg, &f.0, Some(ends)).unwrap_err();
+    assert!(
+        e.to_string().ends_with("flows[2].tx_rx.port.tx_name: not supported (the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE)"),
         "{e}"
     );
 }
