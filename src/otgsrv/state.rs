@@ -423,7 +423,18 @@ impl Shared {
                     g.phase = Phase::Idle;
                     g.stop = None;
                 }
-                return Err(ApiError::internal(format!("starting the flows: {e:#}")));
+                // What the ports are now (an interface gone) conflicts with the start; any
+                // other failure is the server's.
+                let msg = format!("starting the flows: {e:#}");
+                return Err(
+                    if e.downcast_ref::<crate::run::streams::NotStarted>()
+                        .is_some()
+                    {
+                        ApiError::conflict(msg)
+                    } else {
+                        ApiError::internal(msg)
+                    },
+                );
             }
         };
         {

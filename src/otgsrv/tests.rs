@@ -749,3 +749,32 @@ fn what_the_engine_cannot_send_is_refused_at_set_config() {
     );
     assert_eq!(t.engine.launches.load(Ordering::SeqCst), 0);
 }
+
+/// A start that fails for what only the start can see (an interface gone after
+/// set_config) is a 409, the model's Error; nothing runs and a later start may try again.
+#[test]
+fn a_port_gone_by_the_start_is_a_conflict_not_a_server_error() {
+    let t = server();
+    let mut c = without_captures(config(false));
+    c["ports"][0]["location"] = json!("netns:lab-x/gone");
+    t.ok("POST", "/config", c);
+    for _ in 0..2 {
+        let (st, e) = t.transmit("start");
+        assert_eq!(
+            (st, &e["code"], &e["kind"]),
+            (409, &json!(409), &json!("validation")),
+            "{e}"
+        );
+        assert_eq!(
+            e["errors"][0], "starting the flows: --dev gone: no such interface",
+            "{e}"
+        );
+    }
+    assert!(
+        t.flows().iter().all(|f| f["transmit"] == "stopped"),
+        "{:?}",
+        t.flows()
+    );
+    // Another config is taken: nothing is running.
+    t.ok("POST", "/config", without_captures(config(false)));
+}

@@ -99,6 +99,13 @@ pub(crate) struct Leg {
     thread: Option<JoinHandle<Result<Option<super::RunResult>>>>,
 }
 
+/// A run that ended with an error before it sent: what its ports are now (an interface
+/// gone or down, a namespace removed, a far end that did not start), as opposed to a
+/// failure of the program itself.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct NotStarted(pub anyhow::Error);
+
 /// How long [`launch`] waits for the senders to be set up.
 const SET_UP: Duration = Duration::from_secs(60);
 
@@ -199,9 +206,10 @@ pub(crate) fn start(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Vec<L
         if legs[i].thread.as_ref().is_some_and(JoinHandle::is_finished) {
             // It ended before sending: its error, or an interruption.
             stop.store(true, Ordering::Relaxed);
-            return match legs[i].join()? {
-                Some(_) => Err(anyhow!("the run ended before it sent")),
-                None => Err(anyhow!("the run was stopped before it sent")),
+            return match legs[i].join() {
+                Ok(Some(_)) => Err(anyhow!("the run ended before it sent")),
+                Ok(None) => Err(anyhow!("the run was stopped before it sent")),
+                Err(e) => Err(NotStarted(e).into()),
             };
         }
         if t0.elapsed() > SET_UP {
