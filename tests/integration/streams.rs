@@ -421,6 +421,19 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
     assert!(out.text.contains("Streams:"), "{}", out.text);
 }
 
+/// The columns of the row of `run --config`'s flows table (its rows end with their ports)
+/// that starts with `start` (`"0 ab "`: id and name), or with a port table's row when
+/// `start` is a port (`"p1 (netns:...)"`).
+fn table_row(text: &str, start: &str) -> Vec<String> {
+    let port = start.starts_with('p');
+    text.lines()
+        .find(|l| l.trim_start().starts_with(start) && (port || l.contains(" -> ")))
+        .unwrap_or_else(|| panic!("no row {start:?} in {text}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Flows both ways over a veth pair in a namespace the test made (`netns:` ports): each
 /// port sends its flows from inside the namespace and a far end there counts the other's:
 /// every flow received as sent, each port's frames sent and received. (The OTG server's
@@ -473,16 +486,7 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
     let o = upktgen(&["run", "--config", f.arg()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = crate::common::stdout(&o);
-    let row = |start: &str| -> Vec<String> {
-        text.lines()
-            .find(|l| {
-                l.trim_start().starts_with(start) && (l.contains(" -> ") || start.starts_with('p'))
-            })
-            .unwrap_or_else(|| panic!("no row {start:?} in {text}"))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-    };
+    let row = |start: &str| table_row(&text, start);
     // The flows table's rows (they end with their ports): id, name, sent, received, lost.
     assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
     assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
@@ -523,14 +527,7 @@ fn flows_both_ways_in_the_lab_each_arrive_as_sent() {
     let (pid, o) = crate::common::upktgen_with_pid(&["run", "--config", f.arg()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = crate::common::stdout(&o);
-    let row = |start: &str| -> Vec<String> {
-        text.lines()
-            .find(|l| l.contains(" -> ") && l.trim_start().starts_with(start))
-            .unwrap_or_else(|| panic!("no flow {start:?} in {text}"))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-    };
+    let row = |start: &str| table_row(&text, start);
     assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
     assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
     // The lab (its maker's pid in its names) is removed.
@@ -603,25 +600,11 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
     let o = upktgen(&["run", "--config", f.arg()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = crate::common::stdout(&o);
-    let cols = |l: &str| -> Vec<String> { l.split_whitespace().map(str::to_string).collect() };
-    let flow_row = |id: &str| -> Vec<String> {
-        cols(
-            text.lines()
-                .find(|l| l.contains(" -> ") && l.trim_start().starts_with(id))
-                .unwrap_or_else(|| panic!("no flow {id} in {text}")),
-        )
-    };
+    let flow_row = |start: &str| table_row(&text, start);
     assert_eq!(flow_row("0 f13")[..5], ["0", "f13", "1000", "1000", "0"]);
     assert_eq!(flow_row("1 f23")[..5], ["1", "f23", "500", "500", "0"]);
     assert_eq!(flow_row("2 f31")[..5], ["2", "f31", "200", "200", "0"]);
-    let port_row = |p: &str, iface: &str| -> Vec<String> {
-        let start = format!("{p} ({})", ns.port(iface));
-        cols(
-            text.lines()
-                .find(|l| l.trim_start().starts_with(&start))
-                .unwrap_or_else(|| panic!("no port {start} in {text}")),
-        )
-    };
+    let port_row = |p: &str, iface: &str| table_row(&text, &format!("{p} ({})", ns.port(iface)));
     // Port, sent, received of its flows, unexpected.
     assert_eq!(port_row("p3", "c1")[2..], ["200", "1500", "0"]);
     let p1 = port_row("p1", "a1");
