@@ -74,10 +74,50 @@ pub struct FlowFigures {
     pub last_rx_ns: Option<u64>,
 }
 
+/// One port so far, or at the end: the frames and bytes of the flows it sends, and of the
+/// flows it receives (counted there).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortProgress {
+    pub name: String,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+}
+
+/// Each port of `ports` (the config's, in its order) summed from `flows`, flow `i` sent from
+/// port `ends[i].0` and received at port `ends[i].1` (indices in `ports`).
+fn port_sums(
+    ports: &[String],
+    ends: &[(usize, usize)],
+    flows: impl Iterator<Item = (u64, u64, u64, u64)>,
+) -> Vec<PortProgress> {
+    let mut out: Vec<PortProgress> = ports
+        .iter()
+        .map(|name| PortProgress {
+            name: name.clone(),
+            ..PortProgress::default()
+        })
+        .collect();
+    for (&(tx, rx), (tf, tb, rf, rb)) in ends.iter().zip(flows) {
+        if let Some(p) = out.get_mut(tx) {
+            p.tx_frames += tf;
+            p.tx_bytes += tb;
+        }
+        if let Some(p) = out.get_mut(rx) {
+            p.rx_frames += rf;
+            p.rx_bytes += rb;
+        }
+    }
+    out
+}
+
 /// The final figures of every flow, in config order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamsOutcome {
     pub flows: Vec<FlowFigures>,
+    /// Every port of the config, in its order: its flows' figures summed.
+    pub ports: Vec<PortProgress>,
     /// The run's text report, as `upktgen run` prints it.
     pub text: String,
 }
@@ -85,6 +125,9 @@ pub struct StreamsOutcome {
 /// A config's traffic running: one sender (a run of its own) per transmitting port.
 pub struct Launched {
     names: Vec<String>,
+    /// The config's ports, and each flow's sending and receiving one (indices in `ports`).
+    ports: Vec<String>,
+    ends: Vec<(usize, usize)>,
     legs: Vec<Leg>,
     stop: Arc<AtomicBool>,
     /// The lab made for flows both ways between its ends, removed after the runs.
@@ -121,8 +164,22 @@ pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launche
         .map(|s| s.names.clone())
         .unwrap_or_default();
     let legs = start(plans, &stop)?;
+    let ports: Vec<String> = cfg.ports.iter().map(|p| p.name.clone()).collect();
+    let at = |name: &str| ports.iter().position(|p| p == name).unwrap_or(usize::MAX);
+    let ends = cfg
+        .flows
+        .iter()
+        .map(|f| {
+            (
+                at(&f.tx_port),
+                f.rx_ports.first().map_or(usize::MAX, |r| at(r)),
+            )
+        })
+        .collect();
     Ok(Launched {
         names,
+        ports,
+        ends,
         legs,
         stop,
         _lab: lab,
@@ -291,6 +348,19 @@ impl Launched {
         flows
     }
 
+    /// Each port's frames and bytes so far (its flows' sent and received), in the config's
+    /// order.
+    pub fn ports(&self) -> Vec<PortProgress> {
+        let flows = self.progress();
+        port_sums(
+            &self.ports,
+            &self.ends,
+            flows
+                .iter()
+                .map(|f| (f.tx_frames, f.tx_bytes, f.rx_frames, f.rx_bytes)),
+        )
+    }
+
     /// Whether the run has ended (every flow's duration, or the stop).
     pub fn finished(&self) -> bool {
         self.legs
@@ -332,13 +402,18 @@ impl Launched {
                 &crate::report::streams::PortsRun::new(&runs.iter().collect::<Vec<_>>()).text(),
             );
         }
-        Ok(StreamsOutcome {
-            flows: flows
-                .into_iter()
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| anyhow!("a flow was sent by no port's run"))?,
-            text,
-        })
+        let flows = flows
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| anyhow!("a flow was sent by no port's run"))?;
+        let ports = port_sums(
+            &self.ports,
+            &self.ends,
+            flows
+                .iter()
+                .map(|f| (f.tx_frames, f.tx_bytes, f.rx_frames, f.rx_bytes)),
+        );
+        Ok(StreamsOutcome { flows, ports, text })
     }
 }
 
@@ -390,5 +465,33 @@ impl Drop for Launched {
             self.stop.store(true, Ordering::Relaxed);
             self.legs.clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_sum_the_flows_they_send_and_receive() {
+        let ports = ["p1".to_string(), "p2".to_string()];
+        // f0 p1 -> p2, f1 p2 -> p1, f2 p1 -> p2.
+        let ends = [(0, 1), (1, 0), (0, 1)];
+        let flows = [(10, 600, 9, 540), (5, 500, 5, 500), (1, 60, 1, 60)];
+        let p = port_sums(&ports, &ends, flows.into_iter());
+        assert_eq!(
+            p[0],
+            PortProgress {
+                name: "p1".into(),
+                tx_frames: 11,
+                tx_bytes: 660,
+                rx_frames: 5,
+                rx_bytes: 500
+            }
+        );
+        assert_eq!(
+            (p[1].tx_frames, p[1].rx_frames, p[1].rx_bytes),
+            (5, 10, 600)
+        );
     }
 }

@@ -413,7 +413,20 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
         ("a", 2_000, 2_000)
     );
     assert_eq!((p.tx_bytes, p.rx_bytes), (2_000 * 124, 2_000 * 124));
+    // Per port: p1 sent them, p2 received them.
+    let ports = l.ports();
+    assert_eq!(
+        ports
+            .iter()
+            .map(|p| (p.name.as_str(), p.tx_frames, p.rx_frames))
+            .collect::<Vec<_>>(),
+        [("p1", 2_000, 0), ("p2", 0, 2_000)]
+    );
     let out = l.wait().unwrap();
+    assert_eq!(
+        (out.ports[0].tx_frames, out.ports[1].rx_frames),
+        (2_000, 2_000)
+    );
     let f = &out.flows[0];
     assert_eq!((f.tx_frames, f.rx_frames, f.lost), (2_000, 2_000, 0));
     let lat = f.latency_ns.as_ref().unwrap();
