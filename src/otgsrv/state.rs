@@ -734,6 +734,7 @@ fn settle(s: &mut FlowState, f: &FlowFigures) {
 pub fn remainder(cfg: &Config, flows: &[FlowState]) -> (Config, Vec<usize>) {
     let mut rest = Config {
         ports: cfg.ports.clone(),
+        layer1: cfg.layer1.clone(),
         flows: Vec::new(),
     };
     let mut idx = Vec::new();

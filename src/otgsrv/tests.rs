@@ -495,7 +495,9 @@ fn captures_answer_pcap_files() {
     assert_eq!(st, 200);
     let p = crate::pcap::parse(&pcap).unwrap();
     assert_eq!(p.records.len(), 3);
-    assert_eq!(p.records[1].data, vec![1u8; 60]);
+    // As the wire carries it: the frame and its FCS, which the header announces.
+    assert_eq!(p.fcs_len, 4);
+    assert_eq!(p.records[1].data, crate::wire::fcs::on_the_wire(&[1u8; 60]));
     assert_eq!(
         t.ports()[1]["capture"],
         "stopped",

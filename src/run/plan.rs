@@ -89,6 +89,12 @@ pub struct SenderSpec {
 #[derive(Debug, Clone)]
 pub struct SenderPlan {
     pub spec: SenderSpec,
+    /// The devices after `spec` that share its sender, one timeline of them all (a
+    /// script's devices of one thread on one interface, [`timeline`]); empty for most.
+    pub joined: Vec<SenderSpec>,
+    /// Where `spec` and each of `joined` stand among the run's devices (the report lists
+    /// the devices in that order).
+    pub places: Vec<usize>,
     pub backends: Vec<BackendPlan>,
     /// Candidates `auto` ruled out, and why (empty otherwise).
     pub ruled_out: Vec<String>,
@@ -269,7 +275,7 @@ impl RunPlan {
                 streams: streams.as_ref().map(|s| s.names.clone()),
             }),
         };
-        let (target, senders) = knobs.plan(specs, replay.is_some())?;
+        let (target, senders) = knobs.plan(timeline::alone(specs), replay.is_some())?;
         let target = match (target, dut) {
             (Target::Lab(l), Some(_)) if l.inject => return Err(Refusal::InjectInDutLab.into()),
             (Target::Lab(l), Some(mut d)) => {
@@ -327,7 +333,8 @@ impl RunPlan {
             lab_rx: a.lab_rx,
             rx: None,
         };
-        let (target, senders) = knobs.plan(specs, false)?;
+        // A thread's devices on one interface: one sender, one timeline.
+        let (target, senders) = knobs.plan(timeline::groups(specs, a.tx.backend), false)?;
         Ok(RunPlan {
             target,
             senders,
@@ -371,8 +378,12 @@ struct Knobs<'a> {
 }
 
 impl Knobs<'_> {
-    fn plan(&self, specs: Vec<SenderSpec>, replay: bool) -> Result<(Target, Vec<SenderPlan>)> {
-        if specs.is_empty() {
+    fn plan(
+        &self,
+        groups: Vec<timeline::Group>,
+        replay: bool,
+    ) -> Result<(Target, Vec<SenderPlan>)> {
+        if groups.is_empty() {
             return Err(Refusal::NoSender.into());
         }
         let o = TxOptions {
@@ -387,15 +398,23 @@ impl Knobs<'_> {
             xdp_live_plain: self.xdp_live_plain,
             replay,
         };
-        let n = specs.len();
-        let inject = specs.iter().filter(|s| injects(&s.cfg)).count();
-        if inject > 0 && inject < n {
-            return Err(Refusal::MixedXmitModes { inject, n }.into());
+        let n = groups.len();
+        let devices = groups.iter().map(|g| g.specs.len()).sum();
+        let inject = groups
+            .iter()
+            .flat_map(|g| &g.specs)
+            .filter(|s| injects(&s.cfg))
+            .count();
+        if inject > 0 && inject < devices {
+            return Err(Refusal::MixedXmitModes { inject, n: devices }.into());
         }
-        let mut senders = specs
+        let mut senders = groups
             .into_iter()
             .enumerate()
-            .map(|(index, spec)| {
+            .map(|(index, g)| {
+                let mut specs = g.specs.into_iter();
+                let spec = specs.next().ok_or(Refusal::NoSender)?;
+                let joined: Vec<SenderSpec> = specs.collect();
                 let slot = SenderSlot {
                     index,
                     senders: n,
@@ -405,10 +424,15 @@ impl Knobs<'_> {
                     .tx
                     .backend
                     .unwrap_or_else(|| BackendKind::default_for(&spec.cfg));
-                let (backends, ruled_out) =
+                let (mut backends, mut ruled_out) =
                     backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
+                if !joined.is_empty() {
+                    timeline::rule_out_one_frame_backends(&mut backends, &mut ruled_out)?;
+                }
                 Ok(SenderPlan {
                     spec,
+                    joined,
+                    places: g.places,
                     backends,
                     ruled_out,
                 })
@@ -843,3 +867,4 @@ mod refusal;
 pub mod streams;
 #[cfg(test)]
 mod tests;
+pub mod timeline;

@@ -302,13 +302,20 @@ fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
     );
     assert_eq!(out["flows"][0]["frames_rx"], 1000);
     let cap = upktgen::pcap::read_file(&pcap).unwrap();
+    // Each 60-byte frame as the wire carries it, in the model's size: with its FCS, which
+    // the file's header announces.
+    assert_eq!(cap.fcs_len, 4);
     let ours: Vec<_> = cap
         .records
         .iter()
-        .filter(|r| r.data.len() == 60 && r.data[12..14] == [0x88, 0xb5])
+        .filter(|r| r.data.len() == 64 && r.data[12..14] == [0x88, 0xb5])
         .collect();
     assert_eq!(ours.len(), 3, "{} frames captured", cap.records.len());
     assert_eq!(&ours[0].data[14..33], b"upktgen-otg-capture");
+    assert_eq!(
+        ours[0].data[60..],
+        upktgen::wire::fcs::crc32(&ours[0].data[..60]).to_le_bytes()
+    );
 }
 
 fn schemathesis_finds_no_server_error_and_every_answer_fits_the_document() {

@@ -277,50 +277,15 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     }
     let f = ConfigFile::new(&doc);
     let cap = h.file("streams.pcap");
-    let mut dumpcap = std::process::Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.b,
-            "dumpcap",
-            "-q",
-            "-i",
-            hosts::B_DATA,
-            "-w",
+    let o = crate::common::capture_while(&h.b, hosts::B_DATA, &cap, &[], || {
+        h.in_a(&[
+            env!("CARGO_BIN_EXE_upktgen"),
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
         ])
-        .arg(&cap)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // dumpcap writes the file's header once it captures.
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&cap).map_or(0, |m| m.len()) == 0 {
-        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = h.in_a(&[
-        env!("CARGO_BIN_EXE_upktgen"),
-        "run",
-        "--json",
-        "--config",
-        f.arg(),
-    ]);
-    // dumpcap may still be reading the last frames from its socket: SIGINT once the file
-    // has stopped growing (a signal before that lost the last 14 ms of each flow on a
-    // loaded machine), then dumpcap finishes the file and exits.
-    let (mut len, mut still) = (0, std::time::Instant::now());
-    let t0 = std::time::Instant::now();
-    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let now = std::fs::metadata(&cap).map_or(0, |m| m.len());
-        if now != len {
-            (len, still) = (now, std::time::Instant::now());
-        }
-    }
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &dumpcap.id().to_string()])
-        .status();
-    let _ = dumpcap.wait();
+    });
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let st = &j["streams"]["streams"];
@@ -678,7 +643,42 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
     );
 }
 
+/// The conformance suite's way: a `layer1` speed, and a flow's rate in percent of it.
+fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut f = flow(
+        "pct",
+        json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]),
+        json!({"choice": "fixed", "fixed": 64}),
+        0,
+        3.0,
+    );
+    f["rate"] = json!({"choice": "percentage", "percentage": 0.2});
+    let mut c = config(vec![f]);
+    c["layer1"] = json!([{"name": "ly", "port_names": ["p1", "p2"], "speed": "speed_1_gbps", "mtu": 1500, "promiscuous": true}]);
+    let file = ConfigFile::new(&c);
+    let j = run_json(&["--config", file.arg()]);
+    // 0.2 % of 10^9 bit/s in 64-byte frames, 84 bytes each on the wire with preamble and
+    // gap: 2,976.19 frames a second, for 3 s.
+    let pps: f64 = 2e6 / (84.0 * 8.0);
+    let s = &j["streams"]["streams"][0];
+    let tx = s["tx_frames"].as_u64().unwrap();
+    assert_eq!(tx, (3.0 * pps).ceil() as u64, "{s}");
+    assert_eq!(s["rx_frames"], tx, "{s}");
+    let r = rx_stream(&j, 0);
+    let span_s =
+        (r["last_rx_ns"].as_u64().unwrap() - r["first_rx_ns"].as_u64().unwrap()) as f64 / 1e9;
+    let rate = (r["frames"].as_u64().unwrap() - 1) as f64 / span_s;
+    assert!(
+        (rate / pps - 1.0).abs() < 0.01,
+        "{rate:.1} pps received, {pps:.1} asked"
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
+    a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
     one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted,

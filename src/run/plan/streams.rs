@@ -35,6 +35,9 @@ pub struct StreamsPlan {
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
     pub rx_port: Port,
+    /// The transmitting port's line rate in bits per second, when its `layer1` names a
+    /// speed (a percentage and a gap in bytes are reckoned against it).
+    pub line_bps: Option<u64>,
 }
 
 /// A port's name and location.
@@ -202,9 +205,10 @@ fn apply_leg(
             crate::lab::RX_MAC
         }),
     };
+    let line_bps = cfg.line_bps(&tx_port.0);
     let cx = Context {
         neighbour,
-        line_bps: None,
+        line_bps,
         seed,
     };
     // The leg's flows, in the config's order (`flows` is ascending).
@@ -218,8 +222,8 @@ fn apply_leg(
     // Flow indices are below the signature's 65,536 ids: the config's reader bounds them.
     let ids: Vec<u16> = flows.iter().map(|&i| i as u16).collect();
     // Built once here, so a stream the engine cannot send is refused before anything is.
-    let frames =
-        MultiStream::signed(&specs, &ids, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let frames = MultiStream::signed(&specs, &ids, line_bps.map(|b| b as f64))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
@@ -238,6 +242,7 @@ fn apply_leg(
             expected,
             tx_port,
             rx_port,
+            line_bps,
         },
     ))
 }

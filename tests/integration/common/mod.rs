@@ -433,3 +433,46 @@ pub fn ssh_or_skip() -> bool {
         && tool_or_skip("ssh", "apt-get install openssh-client")
         && tool_or_skip("ssh-keygen", "apt-get install openssh-client")
 }
+
+/// Runs `f` while dumpcap captures what `iface` in namespace `ns` receives into `file`
+/// (`extra`: dumpcap's further options, `-P` for pcap rather than pcapng): started and its
+/// file's header written before `f`; stopped (SIGINT) once the file has stopped growing
+/// after it, since dumpcap may still be reading the last frames from its socket (a signal
+/// before that lost the last ~14 ms of each flow on a loaded machine).
+pub fn capture_while<T>(
+    ns: &str,
+    iface: &str,
+    file: &Path,
+    extra: &[&str],
+    f: impl FnOnce() -> T,
+) -> T {
+    let mut dumpcap = Command::new("ip")
+        .args(["netns", "exec", ns, "dumpcap", "-q"])
+        .args(extra)
+        .args(["-i", iface, "-w"])
+        .arg(file)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // dumpcap writes the file's header once it captures.
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(file).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = f();
+    let (mut len, mut still) = (0, std::time::Instant::now());
+    let t0 = std::time::Instant::now();
+    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let now = std::fs::metadata(file).map_or(0, |m| m.len());
+        if now != len {
+            (len, still) = (now, std::time::Instant::now());
+        }
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &dumpcap.id().to_string()])
+        .status();
+    let _ = dumpcap.wait();
+    out
+}

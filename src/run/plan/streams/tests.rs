@@ -429,3 +429,31 @@ fn flows_both_ways_in_the_lab_are_planned_at_its_ends_each_sending_to_the_other(
         "{e}"
     );
 }
+
+#[test]
+fn a_layer1_speed_is_the_line_a_percentage_is_of() {
+    let percent = "  - name: a\n    tx_rx: {port: {tx_name: p1, rx_names: [p2]}}\n    packet: [{ethernet: {}}, {ipv4: {}}, {udp: {}}]\n    size: {fixed: 64}\n    rate: {percentage: 1}\n    duration: {fixed_packets: {packets: 100}}\n";
+    let f = config("lab:tx", "lab:rx", percent);
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "flows[0].rate.percentage: not supported (a rate in percent needs the port's line rate"
+        ),
+        "{e}"
+    );
+    let f = tempfile_like::File::new(&format!(
+        "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nlayer1:\n  - {{name: ly, port_names: [p1, p2], speed: speed_1_gbps}}\nflows:\n{percent}"
+    ));
+    let p = plan(&["--config", f.arg()]).unwrap();
+    let s = p.streams.as_ref().unwrap();
+    assert_eq!(s.line_bps, Some(1_000_000_000));
+    // 1 % of 1 Gbit/s in 64-byte frames (84 bytes on the wire with the FCS, preamble and
+    // gap): 14,880.95 pps.
+    let want = 1e7 / (84.0 * 8.0);
+    let got = match s.specs[0].rate {
+        crate::stream::spec::Rate::Pps(p) => p,
+        crate::stream::spec::Rate::Bps(b) => b / ((60.0 + 24.0) * 8.0),
+        crate::stream::spec::Rate::Percent(p) => 1e9 * p / 100.0 / (84.0 * 8.0),
+    };
+    assert!((got - want).abs() / want < 1e-6, "{got} pps");
+}
