@@ -399,6 +399,14 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
     assert!(out.text.contains("Streams:"), "{}", out.text);
 }
 
+/// `upktgen run --config` of `doc`, which must succeed: its text report.
+fn run_text(doc: &Value) -> String {
+    let f = ConfigFile::new(doc);
+    let o = upktgen(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    crate::common::stdout(&o)
+}
+
 /// The columns of the row of `run --config`'s flows table (its rows end with their ports)
 /// that starts with `start` (`"0 ab "`: id and name), or with a port table's row when
 /// `start` is a port (`"p1 (netns:...)"`).
@@ -460,10 +468,7 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
         {"name": "p2", "location": ns.port("vb")}
     ]);
     // Each port's report, then every flow and port.
-    let f = ConfigFile::new(&doc);
-    let o = upktgen(&["run", "--config", f.arg()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = crate::common::stdout(&o);
+    let text = run_text(&doc);
     let row = |start: &str| table_row(&text, start);
     // The flows table's rows (they end with their ports): id, name, sent, received, lost.
     assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
@@ -574,10 +579,7 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
         {"name": "p2", "location": ns.port("b1")},
         {"name": "p3", "location": ns.port("c1")}
     ]);
-    let f = ConfigFile::new(&doc);
-    let o = upktgen(&["run", "--config", f.arg()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = crate::common::stdout(&o);
+    let text = run_text(&doc);
     let flow_row = |start: &str| table_row(&text, start);
     assert_eq!(flow_row("0 f13")[..5], ["0", "f13", "1000", "1000", "0"]);
     assert_eq!(flow_row("1 f23")[..5], ["1", "f23", "500", "500", "0"]);
