@@ -60,7 +60,19 @@ pub struct RunResult {
 
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let plan = RunPlan::from_args(a)?;
+    if let Some(path) = &a.config {
+        let cfg = plan::streams::read(path)?;
+        if plan::streams::both_ways_in_lab(&cfg) {
+            // The lab outlives the runs on its ends.
+            let (plans, _lab) = streams::plan_in_lab(a, &cfg, path)?;
+            return run_ports(plans, stop);
+        }
+    }
+    let mut plans = RunPlan::each_from_args(a)?;
+    if plans.len() > 1 {
+        return run_ports(plans, stop);
+    }
+    let plan = plans.remove(0);
     if let Some(p) = &plan.pcap {
         return pcap::write(&plan, p, stop);
     }
@@ -91,6 +103,38 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     })
 }
 
+/// A config whose flows leave from several ports: one run per transmitting port, side by
+/// side, each report printed, then every flow and port.
+fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let results = streams::start(plans, stop)?
+        .into_iter()
+        .map(streams::Leg::wait)
+        .collect::<Vec<_>>();
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    for r in results {
+        let Some(r) = r? else {
+            interrupted = true;
+            continue;
+        };
+        crate::out::print(r.report.text(false))?;
+        crate::out::print("\n")?;
+        interrupted |= r.interrupted;
+        if let Some((what, why)) = r.report.missing.first() {
+            bail!("the {what} failed after the send: {why} (the report above lacks its part)");
+        }
+        runs.extend(r.report.streams);
+    }
+    crate::out::print(
+        crate::report::streams::PortsRun::new(&runs.iter().collect::<Vec<_>>()).text(),
+    )?;
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
 /// Where the senders run: the lab made for the run (removed when this is dropped), or the
 /// current namespace.
 struct Site {
@@ -105,10 +149,18 @@ impl Site {
         match &plan.target {
             plan::Target::Device(d) => {
                 caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
-                Ok(Site {
-                    lab: None,
-                    ns: None,
-                })
+                // A config's port in a namespace is sent on from inside it.
+                let ns = plan
+                    .streams
+                    .as_ref()
+                    .and_then(plan::streams::StreamsPlan::tx_netns);
+                if ns.is_some() {
+                    caps::require(
+                        &[Cap::SysAdmin],
+                        &format!("sending on {d} in its namespace"),
+                    )?;
+                }
+                Ok(Site { lab: None, ns })
             }
             plan::Target::Lab(l) => {
                 caps::require(
@@ -279,19 +331,25 @@ fn execute_with(
     }
     let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
     let streams = match (&plan.streams, &tally) {
-        (Some(s), Some(t)) => Some(crate::report::streams::StreamsRun::new(
-            s.config.display().to_string(),
-            (
-                format!("{} ({})", s.tx_port.0, s.tx_port.1),
-                format!("{} ({})", s.rx_port.0, s.rx_port.1),
-            ),
-            &s.names,
-            t,
-            parts
+        (Some(s), Some(t)) => {
+            let rx = parts
                 .rx_analysis
                 .as_ref()
-                .and_then(|a| a.receiver.streams.as_ref()),
-        )),
+                .and_then(|a| a.receiver.streams.as_ref());
+            Some(
+                crate::report::streams::StreamsRun::new(
+                    s.config.display().to_string(),
+                    (
+                        format!("{} ({})", s.tx_port.0, s.tx_port.1),
+                        format!("{} ({})", s.rx_port.0, s.rx_port.1),
+                    ),
+                    (&s.ids, &s.names),
+                    t,
+                    rx,
+                )
+                .expecting(rx, &s.expected),
+            )
+        }
         _ => None,
     };
     let report = RunReport {
@@ -590,8 +648,12 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Checked by the plan: the same streams build again.
                 Frames::Multi(Box::new(
-                    stream::multi::MultiStream::new(&s.specs, s.line_bps.map(|b| b as f64))
-                        .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
+                    stream::multi::MultiStream::signed(
+                        &s.specs,
+                        &s.ids,
+                        s.line_bps.map(|b| b as f64),
+                    )
+                    .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
                 ))
             }
             (None, None) => {

@@ -174,26 +174,49 @@ impl RunPlan {
         RunPlan::from_args_on(a, &crate::sys::allowed_cpus())
     }
 
-    /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests).
+    /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests). A
+    /// config whose flows leave from several ports is refused (see [`RunPlan::each_from_args_on`]).
     pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
+        let mut plans = RunPlan::each_from_args_on(a, cpus)?;
+        if plans.len() > 1 {
+            return Err(Refusal::ConfigPorts.into());
+        }
+        Ok(plans.remove(0))
+    }
+
+    /// `upktgen run`'s plans: one, or with a config one per transmitting port (each its own
+    /// sender and receiving port, run side by side).
+    pub fn each_from_args(a: &RunArgs) -> Result<Vec<RunPlan>> {
+        RunPlan::each_from_args_on(a, &crate::sys::allowed_cpus())
+    }
+
+    /// [`RunPlan::each_from_args`] with the CPUs of the affinity mask given (for tests).
+    pub fn each_from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<Vec<RunPlan>> {
         // A config's ports stand for the options that say where: planned as those.
         let seed = a.seed.unwrap_or_else(fresh_seed);
         match streams::apply(a, seed)? {
-            Some((e, s)) => RunPlan::prepared(&e, cpus, Some(s), seed),
-            None => RunPlan::prepared(a, cpus, None, seed),
+            Some(legs) => legs
+                .into_iter()
+                .map(|(e, s)| RunPlan::prepared(&e, cpus, Some(s), seed))
+                .collect(),
+            None => Ok(vec![RunPlan::prepared(a, cpus, None, seed)?]),
         }
     }
 
-    /// The plan of the config `cfg` (named `name` in messages; an OTG server's set_config),
-    /// with `run`'s options `a` (which must not say where: the config's ports do).
+    /// The plans of the config `cfg` (named `name` in messages; an OTG server's
+    /// set_config), one per transmitting port, with `run`'s options `a` (which must not say
+    /// where: the config's ports do).
     pub fn from_config(
         a: &RunArgs,
         cfg: &crate::otg::Config,
         name: &std::path::Path,
-    ) -> Result<RunPlan> {
+        lab: Option<streams::LabEnds>,
+    ) -> Result<Vec<RunPlan>> {
         let seed = a.seed.unwrap_or_else(fresh_seed);
-        let (e, s) = streams::apply_config(a, cfg, name, seed)?;
-        RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed)
+        streams::apply_config_in(a, cfg, name, seed, lab)?
+            .into_iter()
+            .map(|(e, s)| RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed))
+            .collect()
     }
 
     /// The plan of options `a` (a config's ports already planned into them, its streams

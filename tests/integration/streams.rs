@@ -393,12 +393,221 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
         ("a", 2_000, 2_000)
     );
     assert_eq!((p.tx_bytes, p.rx_bytes), (2_000 * 124, 2_000 * 124));
+    // Per port: p1 sent them, p2 received them.
+    let ports = l.ports();
+    assert_eq!(
+        ports
+            .iter()
+            .map(|p| (p.name.as_str(), p.tx_frames, p.rx_frames))
+            .collect::<Vec<_>>(),
+        [("p1", 2_000, 0), ("p2", 0, 2_000)]
+    );
     let out = l.wait().unwrap();
+    assert_eq!(
+        (out.ports[0].tx_frames, out.ports[1].rx_frames),
+        (2_000, 2_000)
+    );
     let f = &out.flows[0];
     assert_eq!((f.tx_frames, f.rx_frames, f.lost), (2_000, 2_000, 0));
     let lat = f.latency_ns.as_ref().unwrap();
     assert!(lat.min <= lat.p50 && lat.p50 <= lat.max, "{lat:?}");
     assert!(out.text.contains("Streams:"), "{}", out.text);
+}
+
+/// `upktgen run --config` of `doc`, which must succeed: its text report.
+fn run_text(doc: &Value) -> String {
+    let f = ConfigFile::new(doc);
+    let o = upktgen(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    crate::common::stdout(&o)
+}
+
+/// The columns of the row of `run --config`'s flows table (its rows end with their ports)
+/// that starts with `start` (`"0 ab "`: id and name), or with a port table's row when
+/// `start` is a port (`"p1 (netns:...)"`).
+fn table_row(text: &str, start: &str) -> Vec<String> {
+    let port = start.starts_with('p');
+    text.lines()
+        .find(|l| l.trim_start().starts_with(start) && (port || l.contains(" -> ")))
+        .unwrap_or_else(|| panic!("no row {start:?} in {text}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Flows both ways over a veth pair in a namespace the test made (`netns:` ports): each
+/// port sends its flows from inside the namespace and a far end there counts the other's:
+/// every flow received as sent, each port's frames sent and received. (The OTG server's
+/// way in, `run::streams::launch`, is driven by snappi in otg_server.rs: in this process
+/// the far end's agent would be the test binary.)
+fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("both");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let mut flows = vec![
+        flow(
+            "ab",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            udp("02:00:00:00:00:01"),
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "ab2",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 64}),
+            500,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    // Each port's report, then every flow and port.
+    let text = run_text(&doc);
+    let row = |start: &str| table_row(&text, start);
+    // The flows table's rows (they end with their ports): id, name, sent, received, lost.
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    assert_eq!(row("2 ab2 ")[..5], ["2", "ab2", "500", "500", "0"]);
+    // Port, sent, received (of its flows), unexpected.
+    let p1 = row(&format!("p1 ({})", ns.port("va")));
+    assert_eq!(p1[2..], ["2500", "1000", "0"]);
+    let p2 = row(&format!("p2 ({})", ns.port("vb")));
+    assert_eq!(p2[2..], ["1000", "2500", "0"]);
+}
+
+/// Flows both ways between the private lab's ends: the run makes the lab once, each end
+/// sends and receives, every flow arrives as sent, and the lab is gone afterwards.
+fn flows_both_ways_in_the_lab_each_arrive_as_sent() {
+    use crate::common::namespaces_with_prefix;
+    if !root_or_skip() {
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let mut flows = vec![
+        flow(
+            "ab",
+            eth.clone(),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            eth,
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let f = ConfigFile::new(&config(flows));
+    let (pid, o) = crate::common::upktgen_with_pid(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let row = |start: &str| table_row(&text, start);
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    // The lab (its maker's pid in its names) is removed.
+    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
+    assert!(!text.contains("unexpected at"), "{text}");
+}
+
+/// Two ports into one, and one back, through a bridge in a namespace the test made (three
+/// veth pairs on it): each flow received as sent, the port that hears two counts both,
+/// and the frames the bridge floods to a port no flow sends them to are unexpected there.
+fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::empty("m2o");
+    let n = ns.0.as_str();
+    ns.ip(&["-n", n, "link", "add", "br0", "type", "bridge"]);
+    for x in ["a", "b", "c"] {
+        ns.veth(&format!("{x}1"), &format!("{x}2"));
+        ns.ip(&["-n", n, "link", "set", &format!("{x}2"), "master", "br0"]);
+    }
+    ns.ip(&["-n", n, "link", "set", "br0", "up"]);
+    // The destinations are MACs no port has: the bridge floods every frame to every other
+    // port (a zero source it would drop).
+    let udp = |src: &str, dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(src), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let fixed = json!({"choice": "fixed", "fixed": 128});
+    let mut flows = vec![
+        flow(
+            "f13",
+            udp("02:00:00:00:00:01", "02:00:00:00:00:33"),
+            fixed.clone(),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "f23",
+            udp("02:00:00:00:00:02", "02:00:00:00:00:33"),
+            fixed.clone(),
+            500,
+            1.0,
+        ),
+        flow(
+            "f31",
+            udp("02:00:00:00:00:03", "02:00:00:00:00:11"),
+            fixed,
+            200,
+            1.0,
+        ),
+    ];
+    for (f, (tx, rx)) in flows
+        .iter_mut()
+        .zip([("p1", "p3"), ("p2", "p3"), ("p3", "p1")])
+    {
+        f["tx_rx"]["port"] = json!({"tx_name": tx, "rx_names": [rx]});
+    }
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let text = run_text(&doc);
+    let flow_row = |start: &str| table_row(&text, start);
+    assert_eq!(flow_row("0 f13")[..5], ["0", "f13", "1000", "1000", "0"]);
+    assert_eq!(flow_row("1 f23")[..5], ["1", "f23", "500", "500", "0"]);
+    assert_eq!(flow_row("2 f31")[..5], ["2", "f31", "200", "200", "0"]);
+    let port_row = |p: &str, iface: &str| table_row(&text, &format!("{p} ({})", ns.port(iface)));
+    // Port, sent, received of its flows, unexpected.
+    assert_eq!(port_row("p3", "c1")[2..], ["200", "1500", "0"]);
+    let p1 = port_row("p1", "a1");
+    assert_eq!(p1[2..4], ["1000", "200"]);
+    // f23's frames flooded to p1 while its receiver ran.
+    let unexpected: u64 = p1[4].parse().unwrap();
+    assert!(unexpected > 0 && unexpected <= 500, "{text}");
+    assert_eq!(port_row("p2", "b1")[2..], ["500", "-", "-"]);
 }
 
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
@@ -703,6 +912,9 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
+    flows_both_ways_between_two_ports_each_arrive_as_sent,
+    flows_both_ways_in_the_lab_each_arrive_as_sent,
+    two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,
     a_far_ends_streams_are_live_in_chunks,

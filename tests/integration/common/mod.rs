@@ -230,6 +230,50 @@ pub fn slow_tx_link(lab: &upktgen::lab::Lab, rate: &str) {
     assert!(st.success(), "tc qdisc add tbf failed");
 }
 
+/// A network namespace named `upk-TAG-PID`, removed on drop (every path out of a test).
+pub struct VethNs(pub String);
+
+impl VethNs {
+    /// The namespace, empty.
+    pub fn empty(tag: &str) -> VethNs {
+        let ns = VethNs(format!("upk-{tag}-{}", std::process::id()));
+        ns.ip(&["netns", "add", &ns.0]);
+        ns
+    }
+
+    /// The namespace holding a veth pair `va`/`vb`, both up.
+    pub fn new(tag: &str) -> VethNs {
+        let ns = VethNs::empty(tag);
+        ns.veth("va", "vb");
+        ns
+    }
+
+    /// `ip ARGS`, which must succeed.
+    pub fn ip(&self, args: &[&str]) {
+        let o = Command::new("ip").args(args).output().unwrap();
+        assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
+    }
+
+    /// A veth pair `a`/`b` in the namespace, both up.
+    pub fn veth(&self, a: &str, b: &str) {
+        let n = self.0.as_str();
+        self.ip(&["-n", n, "link", "add", a, "type", "veth", "peer", "name", b]);
+        self.ip(&["-n", n, "link", "set", a, "up"]);
+        self.ip(&["-n", n, "link", "set", b, "up"]);
+    }
+
+    /// `netns:NAME/IFACE`, a config port's location.
+    pub fn port(&self, iface: &str) -> String {
+        format!("netns:{}/{iface}", self.0)
+    }
+}
+
+impl Drop for VethNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
 /// `upktgen ARGS` inside network namespace `ns`.
 pub fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
     Command::new("ip")

@@ -7,7 +7,7 @@
 //! stream's frames together) is due at the deadline the timeline gave it ([`Ahead`]).
 
 use super::ahead::Ahead;
-use super::build::{StreamFrames, build_all};
+use super::build::{StreamFrames, build_signed};
 use super::spec::{StreamError, StreamSpec};
 use super::timeline::{Due, Timeline};
 use super::{FrameSource, Stamp};
@@ -30,7 +30,18 @@ impl MultiStream {
     /// The streams `specs` (stream `i` signed with id `i`), on a port of `line_bps` when
     /// known; their deadlines count from the start of the send.
     pub fn new(specs: &[StreamSpec], line_bps: Option<f64>) -> Result<MultiStream, StreamError> {
-        let frames = build_all(specs)?;
+        let ids: Vec<u16> = (0..specs.len()).map(|i| i as u16).collect();
+        MultiStream::signed(specs, &ids, line_bps)
+    }
+
+    /// [`MultiStream::new`] with stream `i` signed with id `ids[i]` (one id per stream);
+    /// the tally still counts stream `i` (the index in `specs`).
+    pub fn signed(
+        specs: &[StreamSpec],
+        ids: &[u16],
+        line_bps: Option<f64>,
+    ) -> Result<MultiStream, StreamError> {
+        let frames = build_signed(specs, ids)?;
         let schedules = specs
             .iter()
             .map(|s| s.schedule(line_bps))
