@@ -234,6 +234,7 @@ impl super::Backend for XdpLive {
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
             crate::stream::Frames::Multi(_) => Err(super::OpenError::XdpLiveStreams),
+            crate::stream::Frames::Devices(_) => Err(super::OpenError::XdpLiveDevices),
         }
     }
 }
