@@ -149,10 +149,6 @@ pub enum OpenError {
     XdpLive(io::Error),
     #[error("xdp_live cannot --replay: its program rewrites one frame")]
     XdpLiveReplay,
-    #[error(
-        "xdp_live cannot send a config's streams yet: its program rewrites one stream's frame (use af_packet, tx_ring or af_xdp)"
-    )]
-    XdpLiveStreams,
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the

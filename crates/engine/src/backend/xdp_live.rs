@@ -59,10 +59,10 @@ use super::{BackendInfo, BackendStats, Submitted, TxBackend};
 use crate::pg::Flag;
 use crate::pg::generate::{Generator, Layout};
 use crate::sys::{self, bpf};
-use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, Spec, State};
+use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, SlotSpec, Spec, State};
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Largest frame the kernel runs live: a 4 KiB page less the XDP headroom, its page
@@ -233,7 +233,9 @@ impl super::Backend for XdpLive {
                 XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
-            crate::stream::Frames::Multi(_) => Err(super::OpenError::XdpLiveStreams),
+            crate::stream::Frames::Multi(m) => {
+                XdpLive::for_streams(m.min_len(), m.max_len(), cfg).map_err(super::OpenError::XdpLive)
+            }
         }
     }
 }
@@ -463,9 +465,37 @@ impl XdpLiveCounters {
     }
 }
 
+/// How the program gets each frame's bytes.
+enum Writes {
+    /// From the one prepared frame, the fields `spec` says rewritten in the program (the
+    /// walk, or the fast path's stream).
+    Walk(Spec),
+    /// Whole from a slot the sender wrote (a config's streams, [`prog::slots`]).
+    Slots(Slots),
+}
+
+/// The slots of the streams program and the lengths of the frames written into them.
+struct Slots {
+    map: bpf::SlotMap,
+    spec: SlotSpec,
+    lens: Vec<u32>,
+}
+
+/// Bytes of slot map the streams program gets: room for at least [`MIN_SLOTS`] and at
+/// most [`MAX_SLOTS`] frames of the largest size.
+const SLOT_BYTES: usize = 4 << 20;
+const MIN_SLOTS: u32 = 256;
+const MAX_SLOTS: u32 = 4096;
+
+/// Slots for frames of up to `max_len` bytes (a syscall runs at most that many).
+fn slot_count(max_len: usize) -> u32 {
+    let per = prog::slots::layout::value_size(max_len).next_multiple_of(8);
+    ((SLOT_BYTES / per) as u32).clamp(MIN_SLOTS, MAX_SLOTS)
+}
+
 pub struct XdpLive {
     cfg: XdpLiveConfig,
-    spec: Spec,
+    writes: Writes,
     frame: Vec<u8>,
     state: bpf::ValueMap,
     /// Flow state (pktgen's flows), when the walk has flows.
@@ -486,6 +516,36 @@ pub struct XdpLive {
     totals: XdpLiveCounters,
     stats: BackendStats,
     insns: usize,
+}
+
+/// The XDP program loaded, with what watches it: the driver's counters, the tracepoint
+/// (unless the frames are passed to a receive path), the pin.
+struct Loaded {
+    prog: OwnedFd,
+    driver: bpf::ValueMap,
+    tracepoint: Result<(OwnedFd, OwnedFd), Unobserved>,
+    pin: Result<Pin, Unpinned>,
+}
+
+impl Loaded {
+    fn new(insns: &[crate::bpf::asm::Insn], cfg: &XdpLiveConfig) -> io::Result<Loaded> {
+        let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", insns)
+            .map_err(|e| explain_bpf("loading the XDP program", e))?;
+        let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
+            .map_err(|e| explain_bpf("creating the driver map", e))?;
+        let tracepoint = if cfg.receive {
+            Err(Unobserved::NotUsed)
+        } else {
+            attach_tracepoint(&driver)
+        };
+        let pin = Pin::new(&prog);
+        Ok(Loaded {
+            prog,
+            driver,
+            tracepoint,
+            pin,
+        })
+    }
 }
 
 impl XdpLive {
@@ -544,16 +604,6 @@ impl XdpLive {
             flows.as_ref().map_or(-1, |f| f.raw_fd()),
         )
         .map_err(io::Error::other)?;
-        let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", &insns)
-            .map_err(|e| explain_bpf("loading the XDP program", e))?;
-        let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
-            .map_err(|e| explain_bpf("creating the driver map", e))?;
-        let tracepoint = if cfg.receive {
-            Err(Unobserved::NotUsed)
-        } else {
-            attach_tracepoint(&driver)
-        };
-        let pin = Pin::new(&prog);
         let mut frame = frame.to_vec();
         if cfg.plain && cfg.timestamps {
             // Every frame carries the start time: the one write plain mode makes, once.
@@ -567,19 +617,82 @@ impl XdpLive {
         let value = spec.initial_state();
         state.write(&value)?;
         let mirror = State::from_bytes(value[..prog::state::SIZE].try_into().expect("header"));
+        let loaded = Loaded::new(&insns, &cfg)?;
         Ok(XdpLive {
             per_run: cfg.batch.max(1) * 16,
             cfg,
-            spec,
+            writes: Writes::Walk(spec),
             frame,
             state,
             _flows: flows,
-            prog,
-            driver,
-            tracepoint,
-            pin,
+            prog: loaded.prog,
+            driver: loaded.driver,
+            tracepoint: loaded.tracepoint,
+            pin: loaded.pin,
             value,
             mirror,
+            drv: Driver::default(),
+            totals: XdpLiveCounters::default(),
+            stats: BackendStats::default(),
+            insns: insns.len(),
+        })
+    }
+
+    /// Loads the streams program ([`prog::slots`]) for frames of `min_len` to `max_len`
+    /// bytes: the sender writes each frame whole into a slot ([`TxBackend::frame`]), each
+    /// run of the program copies one into its page. Must run on the thread that will
+    /// send, in the network namespace of `cfg.ifindex`.
+    pub fn for_streams(min_len: usize, max_len: usize, cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+        check_config(&cfg, max_len).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        if cfg.plain {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "--xdp-live-plain sends one identical frame, not a config's streams (drop --xdp-live-plain)",
+            ));
+        }
+        probe_live_frames()?;
+        let state = bpf::ValueMap::create("upktgen_state", prog::slots::state::SIZE)
+            .map_err(|e| explain_bpf("creating the state map", e))?;
+        let spec = SlotSpec {
+            ifindex: cfg.ifindex,
+            verdict: if cfg.receive {
+                prog::Verdict::Pass
+            } else {
+                prog::Verdict::Redirect
+            },
+            slots: slot_count(max_len),
+            min_len,
+            max_len,
+        };
+        let map = bpf::SlotMap::create(
+            "upktgen_slots",
+            prog::slots::layout::value_size(max_len),
+            spec.slots,
+        )
+        .map_err(|e| explain_bpf("creating the slot map", e))?;
+        let insns = prog::slots_program(&spec, state.raw_fd(), map.raw_fd())
+            .map_err(io::Error::other)?;
+        let loaded = Loaded::new(&insns, &cfg)?;
+        let value = vec![0; prog::slots::state::SIZE];
+        state.write(&value)?;
+        Ok(XdpLive {
+            per_run: spec.slots,
+            cfg,
+            writes: Writes::Slots(Slots {
+                map,
+                spec,
+                lens: vec![0; spec.slots as usize],
+            }),
+            // The page the kernel prepares; every run overwrites it.
+            frame: vec![0; max_len],
+            state,
+            _flows: None,
+            prog: loaded.prog,
+            driver: loaded.driver,
+            tracepoint: loaded.tracepoint,
+            pin: loaded.pin,
+            value,
+            mirror: State::default(),
             drv: Driver::default(),
             totals: XdpLiveCounters::default(),
             stats: BackendStats::default(),
@@ -597,29 +710,55 @@ impl XdpLive {
         self.tracepoint.is_ok()
     }
 
-    /// What the program writes.
-    pub fn spec(&self) -> &Spec {
-        &self.spec
+    /// What the program writes, when it rewrites one prepared frame (not a config's
+    /// streams, which it copies whole).
+    pub fn spec(&self) -> Option<&Spec> {
+        match &self.writes {
+            Writes::Walk(s) => Some(s),
+            Writes::Slots(_) => None,
+        }
     }
 
     /// Bytes of the frames the program has made (the state's counter; kept only when the
     /// size varies).
     fn bytes_made(&self) -> u64 {
         let o = prog::state::BYTES as usize;
-        u64::from_ne_bytes(self.value[o..o + 8].try_into().expect("8 bytes"))
+        match self.value.get(o..o + 8) {
+            Some(b) => u64::from_ne_bytes(b.try_into().expect("8 bytes")),
+            None => 0,
+        }
     }
 
     fn read_state(&mut self) -> io::Result<()> {
         self.state.read(&mut self.value)?;
-        self.mirror = State::from_bytes(
-            self.value[..prog::state::SIZE]
-                .try_into()
-                .expect("the header"),
-        );
+        match &self.writes {
+            Writes::Walk(_) => {
+                self.mirror = State::from_bytes(
+                    self.value[..prog::state::SIZE]
+                        .try_into()
+                        .expect("the header"),
+                )
+            }
+            Writes::Slots(_) => {
+                let o = prog::slots::state::FRAMES as usize;
+                self.mirror.frames =
+                    u64::from_ne_bytes(self.value[o..o + 8].try_into().expect("8 bytes"));
+            }
+        }
         let mut d = [0u8; prog::driver::SIZE];
         self.driver.read(&mut d)?;
         self.drv = Driver::from_bytes(&d);
         Ok(())
+    }
+
+    /// One BPF_PROG_RUN of `n` frames.
+    fn run(&self, n: u32) -> io::Result<()> {
+        let ingress = if self.cfg.receive {
+            self.cfg.ifindex
+        } else {
+            0
+        };
+        bpf::prog_run_xdp_live_on(&self.prog, &self.frame, n, self.cfg.batch, ingress)
     }
 
     /// Why no frame was accepted, with what to do about it.
@@ -647,6 +786,10 @@ impl XdpLive {
             "xdp_live: none of the first {ran} frames was accepted: {why}; --backend af_packet works on any interface"
         ))
     }
+}
+
+fn is_eintr(r: &io::Result<()>) -> bool {
+    matches!(r, Err(e) if e.raw_os_error() == Some(libc::EINTR))
 }
 
 /// Runs a two-instruction XDP_DROP program once with live frames: EINVAL means the kernel
@@ -770,18 +913,25 @@ fn fix_plain_checksum(frame: &mut [u8], spec: &Spec) {
 
 impl TxBackend for XdpLive {
     fn info(&self) -> BackendInfo {
-        let writes = if self.cfg.plain {
-            "plain redirect, no per-packet writes (every frame identical)".to_string()
-        } else {
-            let random = if self.spec.draws_random() {
-                "; random fields from the kernel's per-CPU bpf_get_prandom_u32: --seed does not reproduce them"
-            } else {
-                ""
-            };
-            format!(
-                "per-packet writes in the program: {}{random}",
-                self.spec.describe()
-            )
+        let writes = match &self.writes {
+            _ if self.cfg.plain => {
+                "plain redirect, no per-packet writes (every frame identical)".to_string()
+            }
+            Writes::Slots(sl) => format!(
+                "each frame copied whole from one of {} slots the sender writes (the streams' frames in the timeline's order, {} to {} bytes)",
+                sl.spec.slots, sl.spec.min_len, sl.spec.max_len
+            ),
+            Writes::Walk(spec) => {
+                let random = if spec.draws_random() {
+                    "; random fields from the kernel's per-CPU bpf_get_prandom_u32: --seed does not reproduce them"
+                } else {
+                    ""
+                };
+                format!(
+                    "per-packet writes in the program: {}{random}",
+                    spec.describe()
+                )
+            }
         };
         let counting = match &self.tracepoint {
             _ if self.cfg.receive => "xmit_mode netif_receive: XDP_PASS, each frame built into an skb and handed to the device's receive path; sent = frames passed".to_string(),
@@ -794,6 +944,7 @@ impl TxBackend for XdpLive {
             Ok(_) => String::new(),
             Err(e) => format!("; slow: every syscall waits for RCU ({e})"),
         };
+        let per_run = self.max_batch();
         BackendInfo {
             name: "xdp_live",
             detail: format!(
@@ -802,13 +953,13 @@ impl TxBackend for XdpLive {
             ),
             queue: if self.cfg.receive {
                 format!(
-                    "none: each syscall runs the program up to {MAX_PER_RUN} times, the kernel hands every {} \
+                    "none: each syscall runs the program up to {per_run} times, the kernel hands every {} \
                      frames to the receive path at once (netif_receive_skb_list), on the sending CPU",
                     self.cfg.batch
                 )
             } else {
                 format!(
-                    "none in userspace: each syscall runs the program up to {MAX_PER_RUN} times, the kernel \
+                    "none in userspace: each syscall runs the program up to {per_run} times, the kernel \
                      flushes every {} frames to the driver's ndo_xdp_xmit (veth: the peer's 256-frame XDP ring); \
                      a frame the driver refuses is an error",
                     self.cfg.batch
@@ -818,40 +969,60 @@ impl TxBackend for XdpLive {
     }
 
     fn max_batch(&self) -> usize {
-        MAX_PER_RUN as usize
+        match &self.writes {
+            Writes::Walk(_) => MAX_PER_RUN as usize,
+            Writes::Slots(sl) => sl.spec.slots as usize,
+        }
     }
 
     fn reserve(&mut self, want: usize, _stop: &AtomicBool) -> io::Result<usize> {
         Ok(want.min(self.per_run as usize))
     }
 
+    /// A config's streams are written by the sender, each frame whole into its slot; the
+    /// walk's fields are written by the program.
     fn fills_frames(&self) -> bool {
-        false
+        matches!(self.writes, Writes::Slots(_))
     }
 
-    fn frame(&mut self, _i: usize, _len: usize) -> &mut [u8] {
-        // Never called (fills_frames is false); the program writes the fields.
-        &mut self.frame
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8] {
+        match &mut self.writes {
+            Writes::Slots(sl) => {
+                sl.lens[i] = len as u32;
+                prog::slots::layout::frame_mut(sl.map.value_mut(i as u32), len)
+            }
+            // Never called (fills_frames is false); the program writes the fields.
+            Writes::Walk(_) => &mut self.frame,
+        }
     }
 
-    fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {
+    fn submit(&mut self, n: usize, stop: &AtomicBool) -> io::Result<Submitted> {
         if n == 0 {
             return Ok(Submitted::default());
         }
-        let n = u32::try_from(n).unwrap_or(u32::MAX).min(MAX_PER_RUN);
+        let n = u32::try_from(n).unwrap_or(u32::MAX).min(self.max_batch() as u32);
         let tid = sys::gettid() as u32;
         if self.tracepoint.is_ok() && self.drv.tid != tid {
             self.read_state()?;
             self.drv.tid = tid;
             self.driver.write(&self.drv.to_bytes())?;
         }
-        // A fresh clock reading at the first frame of this run, with the current offset
-        // between the wall clock and the monotonic clock the program reads.
-        let mono = sys::monotonic_ns();
-        let real = sys::realtime_ns();
-        self.mirror.rt_offset = real.wrapping_sub(mono);
-        self.mirror.clock_at = 0;
-        self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
+        match &self.writes {
+            Writes::Walk(_) => {
+                // A fresh clock reading at the first frame of this run, with the current
+                // offset between the wall clock and the monotonic clock the program reads.
+                let mono = sys::monotonic_ns();
+                let real = sys::realtime_ns();
+                self.mirror.rt_offset = real.wrapping_sub(mono);
+                self.mirror.clock_at = 0;
+                self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
+            }
+            Writes::Slots(_) => {
+                // The first run copies slot 0.
+                let o = prog::slots::state::NEXT as usize;
+                self.value[o..o + 8].copy_from_slice(&0u64.to_ne_bytes());
+            }
+        }
         self.state.write(&self.value)?;
         let bytes0 = self.bytes_made();
         let (frames0, sent0, drops0, calls0) = (
@@ -862,19 +1033,25 @@ impl TxBackend for XdpLive {
         );
 
         let t0 = sys::monotonic_ns();
-        let ingress = if self.cfg.receive {
-            self.cfg.ifindex
-        } else {
-            0
-        };
-        let r = bpf::prog_run_xdp_live_on(&self.prog, &self.frame, n, self.cfg.batch, ingress);
+        let mut r = self.run(n);
         let dt = sys::monotonic_ns() - t0;
         self.stats.kicks += 1;
         self.read_state()?;
-        let ran = self.mirror.frames.wrapping_sub(frames0);
+        let mut ran = self.mirror.frames.wrapping_sub(frames0);
+        if let Writes::Slots(_) = &self.writes {
+            // The frames are the streams' next ones, counted already: a signal that cuts
+            // the run short does not drop the rest (unless it stops the run). The program
+            // moved its slot on past the frames it ran.
+            while ran < u64::from(n) && is_eintr(&r) && !stop.load(Relaxed) {
+                r = self.run(n - ran as u32);
+                self.stats.kicks += 1;
+                self.read_state()?;
+                ran = self.mirror.frames.wrapping_sub(frames0);
+            }
+        }
         match r {
             Ok(()) => {
-                if n == self.per_run {
+                if n == self.per_run && matches!(self.writes, Writes::Walk(_)) {
                     if dt < RUN_TARGET_NS / 2 {
                         self.per_run = (self.per_run * 2).min(MAX_PER_RUN);
                     } else if dt > RUN_TARGET_NS * 2 {
@@ -907,11 +1084,18 @@ impl TxBackend for XdpLive {
         if ran > 0 && sent == 0 && self.stats.queue.posted == 0 {
             return Err(self.refusal(ran));
         }
-        self.totals.bytes += if self.spec.size.is_some() {
-            let made = self.bytes_made().wrapping_sub(bytes0);
-            (u128::from(made) * u128::from(sent) / u128::from(ran.max(1))) as u64
-        } else {
-            sent * self.frame.len() as u64
+        // The bytes the program made (when the size varies, or the slots' lengths), in
+        // proportion of the frames the driver accepted.
+        let made = match &self.writes {
+            Writes::Walk(spec) if spec.size.is_some() => {
+                Some(self.bytes_made().wrapping_sub(bytes0))
+            }
+            Writes::Walk(_) => None,
+            Writes::Slots(sl) => Some(sl.lens[..ran as usize].iter().map(|&l| u64::from(l)).sum()),
+        };
+        self.totals.bytes += match made {
+            Some(made) => (u128::from(made) * u128::from(sent) / u128::from(ran.max(1))) as u64,
+            None => sent * self.frame.len() as u64,
         };
         self.stats.queue.posted += sent;
         self.stats.queue.completed += sent;
@@ -927,7 +1111,11 @@ impl TxBackend for XdpLive {
     }
 
     fn bytes_sent(&self) -> Option<u64> {
-        self.spec.size.is_some().then_some(self.totals.bytes)
+        match &self.writes {
+            Writes::Walk(spec) => spec.size.is_some().then_some(self.totals.bytes),
+            // The sender's frame source counts the frames it wrote.
+            Writes::Slots(_) => None,
+        }
     }
 
     fn stats(&self) -> BackendStats {
@@ -1043,5 +1231,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod streams_tests;
 #[cfg(test)]
 mod walk_tests;

@@ -69,6 +69,11 @@ impl MultiStream {
         self.max_len
     }
 
+    /// The smallest frame of any stream.
+    pub fn min_len(&self) -> usize {
+        self.min_len as usize
+    }
+
     /// The next frame from the timeline, whenever it is due.
     fn pull(&mut self) -> Option<Due> {
         self.timeline.next(u64::MAX)

@@ -28,6 +28,17 @@ pub mod layout {
     pub fn value_size(max_len: usize) -> usize {
         FRAME + max_len
     }
+
+    /// Slot `value`'s room for a frame of `len` bytes, the length written: the sender
+    /// writes the frame there.
+    ///
+    /// # Panics
+    /// If the slot is shorter than [`value_size`]`(len)`.
+    #[inline]
+    pub fn frame_mut(value: &mut [u8], len: usize) -> &mut [u8] {
+        value[LEN..LEN + 4].copy_from_slice(&(len as u32).to_ne_bytes());
+        &mut value[FRAME..FRAME + len]
+    }
 }
 
 /// Layout of the streams program's state map value (native-endian u64s).

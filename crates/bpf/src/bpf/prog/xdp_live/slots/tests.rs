@@ -23,8 +23,7 @@ fn world(frames: &[Vec<u8>]) -> World {
     let mut slots = vec![0u8; stride * frames.len()];
     for (i, f) in frames.iter().enumerate() {
         let s = &mut slots[i * stride..];
-        s[layout::LEN..layout::LEN + 4].copy_from_slice(&(f.len() as u32).to_ne_bytes());
-        s[layout::FRAME..layout::FRAME + f.len()].copy_from_slice(f);
+        layout::frame_mut(s, f.len()).copy_from_slice(f);
     }
     World {
         slots,

@@ -1,0 +1,203 @@
+//! A config's streams through the streams program (on the eBPF interpreter of the
+//! program's own tests): the sender fills the slots as the send loop does (the timeline's
+//! next frames, each written whole by its stream), the program copies one slot per run
+//! into a recycled page, and every frame that leaves equals what the stream's own writer
+//! makes of the same stream, sequence and length.
+
+use super::slot_count;
+use crate::bpf::prog::xdp_live::slots::{SlotSpec, layout, slots_program, state};
+use crate::bpf::prog::xdp_live::vm::{REDIRECT_TARGET, SLOTS_FD, STATE_FD, Vm, World};
+use crate::bpf::prog::xdp_live::{Verdict, XDP_REDIRECT};
+use crate::stream::build::StreamFrames;
+use crate::stream::multi::MultiStream;
+use crate::stream::spec::{
+    EthernetSpec, Header, Ipv4Spec, Ipv6Spec, Length, Pattern, Rate, Size, StreamSpec, TcpSpec,
+    UdpSpec, VlanSpec,
+};
+use crate::stream::{FrameSource, Stamp};
+use crate::wire::signature::Signature;
+
+fn stream(name: &str, headers: Vec<Header>, size: Size, pps: f64) -> StreamSpec {
+    StreamSpec {
+        name: name.into(),
+        headers,
+        size,
+        rate: Rate::Pps(pps),
+        length: Length::Continuous,
+        start_delay_ns: 0,
+        fill: Default::default(),
+    }
+}
+
+/// Three streams unlike each other: UDP/IPv4 of 60 bytes with walked ports and addresses,
+/// TCP/IPv4 of weighted sizes with random ports, VLAN-tagged UDP/IPv6 of 996 bytes.
+fn three() -> Vec<StreamSpec> {
+    let udp = stream(
+        "udp64",
+        vec![
+            Header::Ethernet(EthernetSpec::default()),
+            Header::Ipv4(Ipv4Spec {
+                src: Pattern::Increment {
+                    start: 0x0a63_0001,
+                    step: 1,
+                    count: 5,
+                },
+                ..Default::default()
+            }),
+            Header::Udp(UdpSpec {
+                src_port: Pattern::List(vec![1000, 2000, 3000]),
+                dst_port: Pattern::Decrement {
+                    start: 9000,
+                    step: 3,
+                    count: 7,
+                },
+                checksum: true,
+            }),
+        ],
+        Size::Fixed(60),
+        10_000.0,
+    );
+    let tcp = stream(
+        "tcp_imix",
+        vec![
+            Header::Ethernet(EthernetSpec::default()),
+            Header::Ipv4(Ipv4Spec::default()),
+            Header::Tcp(TcpSpec {
+                src_port: Pattern::Random {
+                    min: 1024,
+                    max: 65535,
+                    seed: 7,
+                },
+                ..Default::default()
+            }),
+        ],
+        Size::Weighted(vec![(70, 7), (566, 4), (1514, 1)]),
+        20_000.0,
+    );
+    let v6 = stream(
+        "v6_vlan",
+        vec![
+            Header::Ethernet(EthernetSpec::default()),
+            Header::Vlan(VlanSpec {
+                vid: Pattern::Value(100),
+                pcp: Pattern::Value(3),
+                ..Default::default()
+            }),
+            Header::Ipv6(Ipv6Spec::default()),
+            Header::Udp(UdpSpec {
+                checksum: true,
+                ..Default::default()
+            }),
+        ],
+        Size::Fixed(996),
+        30_000.0,
+    );
+    vec![udp, tcp, v6]
+}
+
+/// What one syscall of `n` runs left on the wire: (stream, seq, frame) for each run.
+struct Sent {
+    stream: u16,
+    seq: u32,
+    frame: Vec<u8>,
+}
+
+/// Runs the send loop's part and the program's for `batches` syscalls of up to `slots`
+/// frames each, on one recycled page.
+fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
+    let mut m = MultiStream::new(specs, None).unwrap();
+    let (min_len, max_len) = (m.min_len(), m.max_len());
+    let spec = SlotSpec {
+        ifindex: REDIRECT_TARGET,
+        verdict: Verdict::Redirect,
+        slots: 64,
+        min_len,
+        max_len,
+    };
+    let prog = slots_program(&spec, STATE_FD, SLOTS_FD).unwrap();
+    let stride = layout::value_size(max_len).next_multiple_of(8);
+    let mut world = World {
+        slots: vec![0; stride * spec.slots as usize],
+        slot_stride: stride,
+        ..World::default()
+    };
+    let mut st = vec![0u8; state::SIZE];
+    let mut page = vec![0x5au8; max_len];
+    let mut out = Vec::new();
+    let mut k = 0u64;
+    for b in 0..batches {
+        // As many as are due, up to the slots (a varying count, as pacing makes it).
+        let n = [64, 1, 17, 64, 40][b % 5];
+        let stamp = Stamp::at(1_000_000 + b as u64);
+        for i in 0..n {
+            m.due_ns(k).unwrap();
+            let len = m.advance();
+            let v = &mut world.slots[i * stride..(i + 1) * stride];
+            m.write(layout::frame_mut(v, len), stamp);
+            m.sent();
+            k += 1;
+        }
+        st[state::NEXT as usize..][..8].copy_from_slice(&0u64.to_ne_bytes());
+        for _ in 0..n {
+            // The kernel resets the page to the prepared frame's length; it keeps the
+            // bytes a previous run (another stream's frame) left in it.
+            world.len = None;
+            let r = Vm::on(&mut page, &mut st, &mut world).run(&prog);
+            assert_eq!(r, XDP_REDIRECT as u64);
+            let frame = page[..world.len.unwrap()].to_vec();
+            let sig = Signature::parse(&frame).expect("a signature");
+            out.push(Sent {
+                stream: sig.stream,
+                seq: sig.seq,
+                frame,
+            });
+        }
+    }
+    let frames = u64::from_ne_bytes(st[..8].try_into().unwrap());
+    assert_eq!(frames, k, "the program counted every run");
+    (out, m)
+}
+
+#[test]
+fn every_frame_is_its_streams_own_for_its_seq_and_length() {
+    let specs = three();
+    let (sent, m) = send(&specs, 25);
+    let writers: Vec<StreamFrames> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StreamFrames::new(i as u16, s).unwrap())
+        .collect();
+    let mut next = [0u32; 3];
+    for (i, s) in sent.iter().enumerate() {
+        let id = s.stream as usize;
+        assert_eq!(s.seq, next[id], "frame {i}: stream {id}'s sequence in order");
+        next[id] += 1;
+        let sizes = specs[id].size.seq();
+        let len = sizes.at(u64::from(s.seq)) as usize;
+        assert_eq!(s.frame.len(), len, "frame {i}: its stream's size for its seq");
+        let tx_ns = Signature::parse(&s.frame).unwrap().tx_ns;
+        let mut want = vec![0u8; len];
+        writers[id].write(u64::from(s.seq), len, tx_ns, &mut want);
+        assert_eq!(s.frame, want, "frame {i} (stream {id}, seq {})", s.seq);
+    }
+    // The timeline's share: 1 : 2 : 3 (10k, 20k, 30k pps), each counted in its stream.
+    let t = m.tally();
+    let total: u32 = next.iter().sum();
+    assert_eq!(total as usize, sent.len());
+    for (id, &n) in next.iter().enumerate() {
+        assert_eq!(t.get(id).0, u64::from(n), "stream {id}'s tally");
+        let want = total as f64 * (id + 1) as f64 / 6.0;
+        assert!((f64::from(n) - want).abs() <= 2.0, "stream {id}: {n} of {total}");
+    }
+    // The sizes varied within a stream and across streams.
+    let lens: std::collections::BTreeSet<usize> = sent.iter().map(|s| s.frame.len()).collect();
+    assert_eq!(lens.into_iter().collect::<Vec<_>>(), [60, 70, 566, 996, 1514]);
+}
+
+#[test]
+fn slots_bound_the_map_and_hold_the_largest_frame() {
+    assert_eq!(slot_count(60), 4096);
+    assert_eq!(slot_count(1514), (4 << 20) / 1528);
+    assert_eq!(slot_count(3000), (4 << 20) / 3008);
+    assert!(slot_count(16_384) >= 256);
+}
