@@ -239,6 +239,7 @@ impl RunPlan {
             dev: a.dev.clone(),
             tx: &a.tx,
             xdp_live_plain: a.xdp_live_plain,
+            streams: streams.is_some(),
             lab_rx: a.lab_rx,
             rx: a.rx_analyze.then_some(RxPlan {
                 backend: a.rx_backend,
@@ -301,6 +302,7 @@ impl RunPlan {
             dev,
             tx: &a.tx,
             xdp_live_plain: false,
+            streams: false,
             lab_rx: a.lab_rx,
             rx: None,
         };
@@ -343,6 +345,8 @@ struct Knobs<'a> {
     dev: Option<String>,
     tx: &'a TxArgs,
     xdp_live_plain: bool,
+    /// The frames are a config's streams.
+    streams: bool,
     lab_rx: Option<RxMode>,
     rx: Option<RxPlan>,
 }
@@ -363,6 +367,7 @@ impl Knobs<'_> {
             qdisc_bypass: self.tx.qdisc_bypass,
             xdp_live_plain: self.xdp_live_plain,
             replay,
+            streams: self.streams,
         };
         let n = specs.len();
         let inject = specs.iter().filter(|s| injects(&s.cfg)).count();

@@ -162,6 +162,8 @@ pub struct TxOptions {
     pub xdp_live_plain: bool,
     /// The frames come from a pcap file (--replay), not from pktgen's walk.
     pub replay: bool,
+    /// The frames are a config's streams (`--config`), not pktgen's walk.
+    pub streams: bool,
 }
 
 /// Where a sender stands among the run's senders, for choices made per sender (af_xdp's

@@ -26,6 +26,22 @@
 //! `--xdp-live-plain` loads a program without per-packet writes (every frame identical,
 //! sequence number 1): comparing the two measures what the writes cost.
 //!
+//! **A config's streams** ([`XdpLive::for_streams`]). Streams differ in everything
+//! (headers, sizes, patterns), and the timeline decides whose frame is next, so the
+//! program does not rewrite fields: the sender writes each frame, as it does for the other
+//! backends ([`TxBackend::fills_frames`] is true). Between syscalls it takes the next
+//! frames due from the timeline (each stream's own sequence and length) and writes each
+//! whole, with its signature and checksums, straight into a slot of an mmap-able array map
+//! ([`bpf::SlotMap`]: no syscall per frame); one syscall then runs the streams program
+//! ([`prog::slots`]) that many times, and run `i` copies slot `i` into its page
+//! (`bpf_xdp_adjust_tail` to the frame's length, `bpf_xdp_store_bytes`) and redirects it.
+//! The slots hold 4 MiB of frames of the largest size (256 to 4,096 slots): a syscall runs
+//! at most that many, and the send loop's pacing sizes each to the frames due now. The
+//! signature's send time is the sender's clock reading for the batch, as on the other
+//! backends. Each stream's tally counts the frames handed to the kernel, as on the other
+//! backends; a frame the driver refuses is one of the run's errors (the tracepoint counts
+//! refusals per flush, not per stream).
+//!
 //! **What counts as sent.** A redirect can still fail: the device may lack XDP transmit,
 //! be down, or refuse frames — a veth whose peer has no NAPI refuses them all, and its
 //! counters never show it. So *sent* is what the driver's `ndo_xdp_xmit` accepted, counted
@@ -131,6 +147,14 @@ pub enum XdpLiveRefusal {
         "--xdp-live-plain sends one identical frame: it cannot walk UDP port ranges (drop --xdp-live-plain, or the --udp-*-max options)"
     )]
     PlainPortRanges,
+    #[error(
+        "--xdp-live-plain sends one identical frame, not a config's streams (drop --xdp-live-plain)"
+    )]
+    PlainStreams,
+    #[error(
+        "a config's largest frame is {0} bytes: xdp_live sends frames of at most {MAX_FRAME} bytes (the kernel runs live frames in one page); use --backend af_packet"
+    )]
+    StreamFrame(usize),
 }
 
 /// What xdp_live cannot honour, refused before anything is set up.
@@ -185,6 +209,14 @@ impl super::Backend for XdpLive {
         if o.ring.given() {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
+        if o.streams {
+            if o.xdp_live_plain {
+                return Err(XdpLiveRefusal::PlainStreams.into());
+            }
+            if pg.max_frame_len() > MAX_FRAME {
+                return Err(XdpLiveRefusal::StreamFrame(pg.max_frame_len()).into());
+            }
+        }
         if o.xdp_live_plain && !crate::stream::fast_path_fits(pg) {
             return Err(XdpLiveRefusal::PlainNotPlainStream.into());
         }
@@ -233,9 +265,8 @@ impl super::Backend for XdpLive {
                 XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
-            crate::stream::Frames::Multi(m) => {
-                XdpLive::for_streams(m.min_len(), m.max_len(), cfg).map_err(super::OpenError::XdpLive)
-            }
+            crate::stream::Frames::Multi(m) => XdpLive::for_streams(m.min_len(), m.max_len(), cfg)
+                .map_err(super::OpenError::XdpLive),
         }
     }
 }
@@ -647,7 +678,7 @@ impl XdpLive {
         if cfg.plain {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "--xdp-live-plain sends one identical frame, not a config's streams (drop --xdp-live-plain)",
+                XdpLiveRefusal::PlainStreams,
             ));
         }
         probe_live_frames()?;
@@ -670,8 +701,8 @@ impl XdpLive {
             spec.slots,
         )
         .map_err(|e| explain_bpf("creating the slot map", e))?;
-        let insns = prog::slots_program(&spec, state.raw_fd(), map.raw_fd())
-            .map_err(io::Error::other)?;
+        let insns =
+            prog::slots_program(&spec, state.raw_fd(), map.raw_fd()).map_err(io::Error::other)?;
         let loaded = Loaded::new(&insns, &cfg)?;
         let value = vec![0; prog::slots::state::SIZE];
         state.write(&value)?;
@@ -1000,7 +1031,9 @@ impl TxBackend for XdpLive {
         if n == 0 {
             return Ok(Submitted::default());
         }
-        let n = u32::try_from(n).unwrap_or(u32::MAX).min(self.max_batch() as u32);
+        let n = u32::try_from(n)
+            .unwrap_or(u32::MAX)
+            .min(self.max_batch() as u32);
         let tid = sys::gettid() as u32;
         if self.tracepoint.is_ok() && self.drv.tid != tid {
             self.read_state()?;

@@ -170,11 +170,18 @@ fn every_frame_is_its_streams_own_for_its_seq_and_length() {
     let mut next = [0u32; 3];
     for (i, s) in sent.iter().enumerate() {
         let id = s.stream as usize;
-        assert_eq!(s.seq, next[id], "frame {i}: stream {id}'s sequence in order");
+        assert_eq!(
+            s.seq, next[id],
+            "frame {i}: stream {id}'s sequence in order"
+        );
         next[id] += 1;
         let sizes = specs[id].size.seq();
         let len = sizes.at(u64::from(s.seq)) as usize;
-        assert_eq!(s.frame.len(), len, "frame {i}: its stream's size for its seq");
+        assert_eq!(
+            s.frame.len(),
+            len,
+            "frame {i}: its stream's size for its seq"
+        );
         let tx_ns = Signature::parse(&s.frame).unwrap().tx_ns;
         let mut want = vec![0u8; len];
         writers[id].write(u64::from(s.seq), len, tx_ns, &mut want);
@@ -187,11 +194,17 @@ fn every_frame_is_its_streams_own_for_its_seq_and_length() {
     for (id, &n) in next.iter().enumerate() {
         assert_eq!(t.get(id).0, u64::from(n), "stream {id}'s tally");
         let want = total as f64 * (id + 1) as f64 / 6.0;
-        assert!((f64::from(n) - want).abs() <= 2.0, "stream {id}: {n} of {total}");
+        assert!(
+            (f64::from(n) - want).abs() <= 2.0,
+            "stream {id}: {n} of {total}"
+        );
     }
     // The sizes varied within a stream and across streams.
     let lens: std::collections::BTreeSet<usize> = sent.iter().map(|s| s.frame.len()).collect();
-    assert_eq!(lens.into_iter().collect::<Vec<_>>(), [60, 70, 566, 996, 1514]);
+    assert_eq!(
+        lens.into_iter().collect::<Vec<_>>(),
+        [60, 70, 566, 996, 1514]
+    );
 }
 
 #[test]
