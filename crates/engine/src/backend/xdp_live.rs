@@ -35,8 +35,8 @@
 //! ([`bpf::SlotMap`]: no syscall per frame); one syscall then runs the streams program
 //! ([`prog::slots`]) that many times, and run `i` copies slot `i` into its page
 //! (`bpf_xdp_adjust_tail` to the frame's length, `bpf_xdp_store_bytes`) and redirects it.
-//! The slots hold 4 MiB of frames of the largest size (256 to 4,096 slots): a syscall runs
-//! at most that many, and the send loop's pacing sizes each to the frames due now. The
+//! There are [`SLOTS`] slots, each as large as the largest frame: a syscall runs at most
+//! that many frames, and the send loop's pacing sizes each to the frames due now. The
 //! signature's send time is the sender's clock reading for the batch, as on the other
 //! backends. Each stream's tally counts the frames handed to the kernel, as on the other
 //! backends; a frame the driver refuses is one of the run's errors (the tracepoint counts
@@ -512,17 +512,13 @@ struct Slots {
     lens: Vec<u32>,
 }
 
-/// Bytes of slot map the streams program gets: room for at least [`MIN_SLOTS`] and at
-/// most [`MAX_SLOTS`] frames of the largest size.
-const SLOT_BYTES: usize = 4 << 20;
-const MIN_SLOTS: u32 = 256;
-const MAX_SLOTS: u32 = 4096;
-
-/// Slots for frames of up to `max_len` bytes (a syscall runs at most that many).
-fn slot_count(max_len: usize) -> u32 {
-    let per = prog::slots::layout::value_size(max_len).next_multiple_of(8);
-    ((SLOT_BYTES / per) as u32).clamp(MIN_SLOTS, MAX_SLOTS)
-}
+/// Slots of the streams program: a syscall runs at most this many frames. Measured here
+/// (1 and 1,024 streams of 60-byte frames, flat out into the lab): 256 sent more than 64,
+/// 512, 1,024 or 4,096 (the slots stay in the cache between the sender's writes and the
+/// program's reads; 4,096 sent about a fifth less), and a frame's send time, read before
+/// the syscall, is at most one syscall's worth older than its departure (about 0.2 ms at
+/// 1 Mpps; 4 ms with 4,096 slots).
+pub const SLOTS: u32 = 256;
 
 pub struct XdpLive {
     cfg: XdpLiveConfig,
@@ -691,7 +687,7 @@ impl XdpLive {
             } else {
                 prog::Verdict::Redirect
             },
-            slots: slot_count(max_len),
+            slots: SLOTS,
             min_len,
             max_len,
         };
