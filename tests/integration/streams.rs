@@ -153,7 +153,7 @@ fn each_flow_as_sent_at_its_rate(j: &Value, seconds: u64) {
         assert_eq!(s["tx_frames"], pps * seconds, "{s}");
         assert_eq!(s["rx_frames"], s["tx_frames"], "{s}");
         assert_eq!(s["lost"], 0, "{s}");
-        let r = rx_stream(&j, i);
+        let r = rx_stream(j, i);
         assert_eq!(r["name"], name, "{r}");
         assert_eq!(r["duplicates"], 0, "{r}");
         assert_eq!(r["reordered"], 0, "{r}");
