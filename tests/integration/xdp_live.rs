@@ -97,9 +97,10 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
 }
 
 /// The streams program, verified by this kernel for slots of frames from 60 to 3,000
-/// bytes (the largest xdp_live sends) and run by it one frame at a time, copies each
-/// slot's frame whole, at its length, over a page that held another: every frame equals
-/// what its stream's writer made.
+/// bytes (the largest xdp_live sends) and run by it one frame at a time, stamps each
+/// slot's frame with the kernel's clock and copies it whole, at its length, over a page
+/// that held another: every frame equals what its stream's writer makes of it with that
+/// send time.
 fn kernel_copies_each_streams_frame_from_its_slot() {
     if !live_frames_or_skip() {
         return;
@@ -150,6 +151,13 @@ fn kernel_copies_each_streams_frame_from_its_slot() {
         .enumerate()
         .map(|(i, s)| StreamFrames::new(i as u16, s).unwrap())
         .collect();
+    let state = bpf::ValueMap::create("t_sstate", prog::slots::state::SIZE).unwrap();
+    let patch: Vec<u8> = writers
+        .iter()
+        .flat_map(|w| prog::slots::patch::entry(w.signature_checksum()))
+        .collect();
+    let patch_map = bpf::ValueMap::create("t_patch", patch.len()).unwrap();
+    patch_map.write(&patch).unwrap();
     let (min_len, max_len) = (60, xdp_live::MAX_FRAME);
     let spec = prog::SlotSpec {
         ifindex: 1,
@@ -157,8 +165,12 @@ fn kernel_copies_each_streams_frame_from_its_slot() {
         slots: 24,
         min_len,
         max_len,
+        stamp: Some(prog::slots::Stamp {
+            patch_fd: patch_map.raw_fd(),
+            streams: 2,
+            every: 1,
+        }),
     };
-    let state = bpf::ValueMap::create("t_sstate", prog::slots::state::SIZE).unwrap();
     let mut map = bpf::SlotMap::create(
         "t_slots",
         prog::slots::layout::value_size(max_len),
@@ -168,29 +180,46 @@ fn kernel_copies_each_streams_frame_from_its_slot() {
     let insns = prog::slots_program(&spec, state.raw_fd(), map.raw_fd()).unwrap();
     let p = bpf::load_prog(bpf::ProgType::Xdp, "t_slots", &insns).unwrap();
     // Slot i: stream i % 2's frame i / 2, at the stream's size for it.
-    let want: Vec<Vec<u8>> = (0..spec.slots)
+    let want: Vec<(usize, u64, usize)> = (0..spec.slots)
         .map(|i| {
             let (id, seq) = ((i % 2) as usize, u64::from(i / 2));
             let len = specs[id].size.seq().at(seq) as usize;
             let f = prog::slots::layout::frame_mut(map.value_mut(i), len);
             writers[id].write(seq, len, 1_000 + seq, f);
-            f.to_vec()
+            (id, seq, len)
         })
         .collect();
-    let lens: std::collections::BTreeSet<usize> = want.iter().map(Vec::len).collect();
+    let lens: std::collections::BTreeSet<usize> = want.iter().map(|w| w.2).collect();
     assert!(lens.contains(&60) && lens.contains(&3000), "{lens:?}");
     let page = vec![0x5au8; max_len];
     let mut out = vec![0u8; max_len + 64];
     let at = |next: u64| {
-        let mut v = vec![0u8; prog::slots::state::SIZE];
-        v[prog::slots::state::NEXT as usize..][..8].copy_from_slice(&next.to_ne_bytes());
+        use prog::slots::state;
+        let offset = sys::realtime_ns().wrapping_sub(sys::monotonic_ns());
+        let mut v = vec![0u8; state::SIZE];
+        v[state::NEXT as usize..][..8].copy_from_slice(&next.to_ne_bytes());
+        v[state::RT_OFFSET as usize..][..8].copy_from_slice(&offset.to_ne_bytes());
         v
     };
-    for (i, w) in want.iter().enumerate() {
+    for (i, &(id, seq, len)) in want.iter().enumerate() {
         state.write(&at(i as u64)).unwrap();
-        let (rc, len) = bpf::prog_run_xdp_once(&p, &page, &mut out).unwrap();
+        let before = sys::realtime_ns();
+        let (rc, got_len) = bpf::prog_run_xdp_once(&p, &page, &mut out).unwrap();
+        let after = sys::realtime_ns();
         assert_eq!(rc, prog::XDP_REDIRECT as u32, "slot {i}");
-        assert_eq!(&out[..len], &w[..], "slot {i}");
+        assert_eq!(got_len, len, "slot {i}");
+        let got = &out[..len];
+        let tx = upktgen::wire::signature::Signature::parse(got)
+            .unwrap()
+            .tx_ns;
+        // The clocks' offset moves by the adjtime slew at most: a microsecond's margin.
+        assert!(
+            tx + 1_000 >= before && tx <= after + 1_000,
+            "slot {i}: sent at {tx}, run between {before} and {after}"
+        );
+        let mut w = vec![0u8; len];
+        writers[id].write(seq, len, tx, &mut w);
+        assert_eq!(got, &w[..], "slot {i}");
     }
     // Past the last slot: aborted, nothing copied.
     state.write(&at(u64::from(spec.slots))).unwrap();

@@ -37,8 +37,11 @@
 //! (`bpf_xdp_adjust_tail` to the frame's length, `bpf_xdp_store_bytes`) and redirects it.
 //! There are [`SLOTS`] slots, each as large as the largest frame: a syscall runs at most
 //! that many frames, and the send loop's pacing sizes each to the frames due now. The
-//! signature's send time is the sender's clock reading for the batch, as on the other
-//! backends. Each stream's tally counts the frames handed to the kernel, as on the other
+//! program stamps each frame again (unless NO_TIMESTAMP), as the walk's does: the
+//! signature's send time is the kernel's clock at the first frame of the syscall and then
+//! every `batch` frames, and it corrects the checksum that covers it (the streams' checksum
+//! offsets are in a map of their own), so the set-up of a syscall is not counted as
+//! latency. Each stream's tally counts the frames handed to the kernel, as on the other
 //! backends; a frame the driver refuses is one of the run's errors (the tracepoint counts
 //! refusals per flush, not per stream).
 //!
@@ -74,6 +77,7 @@ pub use crate::bpf::prog::xdp_live as prog;
 use super::{BackendInfo, BackendStats, Submitted, TxBackend};
 use crate::pg::Flag;
 use crate::pg::generate::{Generator, Layout};
+use crate::stream::multi::MultiStream;
 use crate::sys::{self, bpf};
 use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, SlotSpec, Spec, State};
 use std::io;
@@ -265,8 +269,9 @@ impl super::Backend for XdpLive {
                 XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
-            crate::stream::Frames::Multi(m) => XdpLive::for_streams(m.min_len(), m.max_len(), cfg)
-                .map_err(super::OpenError::XdpLive),
+            crate::stream::Frames::Multi(m) => {
+                XdpLive::for_streams(m, cfg).map_err(super::OpenError::XdpLive)
+            }
         }
     }
 }
@@ -508,6 +513,8 @@ enum Writes {
 /// The slots of the streams program and the lengths of the frames written into them.
 struct Slots {
     map: bpf::SlotMap,
+    /// Each stream's checksum over its signature, for the program's send times.
+    _patch: bpf::ValueMap,
     spec: SlotSpec,
     lens: Vec<u32>,
 }
@@ -515,9 +522,7 @@ struct Slots {
 /// Slots of the streams program: a syscall runs at most this many frames. Measured here
 /// (1 and 1,024 streams of 60-byte frames, flat out into the lab): 256 sent more than 64,
 /// 512, 1,024 or 4,096 (the slots stay in the cache between the sender's writes and the
-/// program's reads; 4,096 sent about a fifth less), and a frame's send time, read before
-/// the syscall, is at most one syscall's worth older than its departure (about 0.2 ms at
-/// 1 Mpps; 4 ms with 4,096 slots).
+/// program's reads; 4,096 sent about a fifth less).
 pub const SLOTS: u32 = 256;
 
 pub struct XdpLive {
@@ -665,11 +670,12 @@ impl XdpLive {
         })
     }
 
-    /// Loads the streams program ([`prog::slots`]) for frames of `min_len` to `max_len`
-    /// bytes: the sender writes each frame whole into a slot ([`TxBackend::frame`]), each
-    /// run of the program copies one into its page. Must run on the thread that will
-    /// send, in the network namespace of `cfg.ifindex`.
-    pub fn for_streams(min_len: usize, max_len: usize, cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+    /// Loads the streams program ([`prog::slots`]) for the streams `m`: the sender writes
+    /// each frame whole into a slot ([`TxBackend::frame`]), each run of the program
+    /// stamps one (unless NO_TIMESTAMP) and copies it into its page. Must run on the
+    /// thread that will send, in the network namespace of `cfg.ifindex`.
+    pub fn for_streams(m: &MultiStream, cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+        let (min_len, max_len) = (m.min_len(), m.max_len());
         check_config(&cfg, max_len).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         if cfg.plain {
             return Err(io::Error::new(
@@ -680,7 +686,21 @@ impl XdpLive {
         probe_live_frames()?;
         let state = bpf::ValueMap::create("upktgen_state", prog::slots::state::SIZE)
             .map_err(|e| explain_bpf("creating the state map", e))?;
+        // Each stream's checksum over its signature, for the program's send times.
+        let csums = m.signature_checksums();
+        let mut entries = Vec::with_capacity(csums.len() * prog::slots::patch::ENTRY);
+        for c in &csums {
+            entries.extend_from_slice(&prog::slots::patch::entry(*c));
+        }
+        let patch = bpf::ValueMap::create("upktgen_patch", entries.len().max(1))
+            .map_err(|e| explain_bpf("creating the patch map", e))?;
+        patch.write(&entries)?;
         let spec = SlotSpec {
+            stamp: cfg.timestamps.then_some(prog::slots::Stamp {
+                patch_fd: patch.raw_fd(),
+                streams: csums.len() as u32,
+                every: cfg.batch,
+            }),
             ifindex: cfg.ifindex,
             verdict: if cfg.receive {
                 prog::Verdict::Pass
@@ -707,6 +727,7 @@ impl XdpLive {
             cfg,
             writes: Writes::Slots(Slots {
                 map,
+                _patch: patch,
                 spec,
                 lens: vec![0; spec.slots as usize],
             }),
@@ -945,8 +966,15 @@ impl TxBackend for XdpLive {
                 "plain redirect, no per-packet writes (every frame identical)".to_string()
             }
             Writes::Slots(sl) => format!(
-                "each frame copied whole from one of {} slots the sender writes (the streams' frames in the timeline's order, {} to {} bytes)",
-                sl.spec.slots, sl.spec.min_len, sl.spec.max_len
+                "each frame copied whole from one of {} slots the sender writes (the streams' frames in the timeline's order, {} to {} bytes){}",
+                sl.spec.slots,
+                sl.spec.min_len,
+                sl.spec.max_len,
+                if sl.spec.stamp.is_some() {
+                    ", its send time stamped by the program"
+                } else {
+                    ""
+                }
             ),
             Writes::Walk(spec) => {
                 let random = if spec.draws_random() {
@@ -1047,9 +1075,18 @@ impl TxBackend for XdpLive {
                 self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
             }
             Writes::Slots(_) => {
-                // The first run copies slot 0.
-                let o = prog::slots::state::NEXT as usize;
-                self.value[o..o + 8].copy_from_slice(&0u64.to_ne_bytes());
+                // The first run copies slot 0 and reads the clock, with the current offset
+                // between the wall clock and the monotonic clock the program reads.
+                use prog::slots::state;
+                let offset = sys::realtime_ns().wrapping_sub(sys::monotonic_ns());
+                for (at, v) in [
+                    (state::NEXT, 0),
+                    (state::RT_OFFSET, offset),
+                    (state::CLOCK_AT, 0),
+                ] {
+                    let o = at as usize;
+                    self.value[o..o + 8].copy_from_slice(&v.to_ne_bytes());
+                }
             }
         }
         self.state.write(&self.value)?;

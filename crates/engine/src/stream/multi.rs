@@ -69,6 +69,15 @@ impl MultiStream {
         self.max_len
     }
 
+    /// Each stream's checksum that covers its signature, by stream id
+    /// ([`StreamFrames::signature_checksum`]).
+    pub fn signature_checksums(&self) -> Vec<Option<(usize, bool)>> {
+        self.frames
+            .iter()
+            .map(StreamFrames::signature_checksum)
+            .collect()
+    }
+
     /// The smallest frame of any stream.
     pub fn min_len(&self) -> usize {
         self.min_len as usize

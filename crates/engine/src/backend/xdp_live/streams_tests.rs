@@ -1,11 +1,13 @@
 //! A config's streams through the streams program (on the eBPF interpreter of the
 //! program's own tests): the sender fills the slots as the send loop does (the timeline's
-//! next frames, each written whole by its stream), the program copies one slot per run
-//! into a recycled page, and every frame that leaves equals what the stream's own writer
-//! makes of the same stream, sequence and length.
+//! next frames, each written whole by its stream), the program stamps each with its own
+//! clock and copies it into a recycled page, and every frame that leaves equals what the
+//! stream's own writer makes of the same stream, sequence, length and send time.
 
-use crate::bpf::prog::xdp_live::slots::{SlotSpec, layout, slots_program, state};
-use crate::bpf::prog::xdp_live::vm::{REDIRECT_TARGET, SLOTS_FD, STATE_FD, Vm, World};
+use crate::bpf::prog::xdp_live::slots::{
+    SlotSpec, Stamp as ProgStamp, layout, patch, slots_program, state,
+};
+use crate::bpf::prog::xdp_live::vm::{PATCH_FD, REDIRECT_TARGET, SLOTS_FD, STATE_FD, Vm, World};
 use crate::bpf::prog::xdp_live::{Verdict, XDP_REDIRECT};
 use crate::stream::build::StreamFrames;
 use crate::stream::multi::MultiStream;
@@ -28,8 +30,10 @@ fn stream(name: &str, headers: Vec<Header>, size: Size, pps: f64) -> StreamSpec 
     }
 }
 
-/// Three streams unlike each other: UDP/IPv4 of 60 bytes with walked ports and addresses,
-/// TCP/IPv4 of weighted sizes with random ports, VLAN-tagged UDP/IPv6 of 996 bytes.
+/// Four streams unlike each other: UDP/IPv4 without a checksum of 60 bytes with walked
+/// ports and addresses, TCP/IPv4 of weighted sizes with random ports, VLAN-tagged UDP/IPv6
+/// of 996 bytes, and UDP/IPv4 of every length from 61 to 80 (the send time at odd and at
+/// even offsets from the checksum's words).
 fn three() -> Vec<StreamSpec> {
     let udp = stream(
         "udp64",
@@ -50,7 +54,7 @@ fn three() -> Vec<StreamSpec> {
                     step: 3,
                     count: 7,
                 },
-                checksum: true,
+                checksum: false,
             }),
         ],
         Size::Fixed(60),
@@ -91,14 +95,38 @@ fn three() -> Vec<StreamSpec> {
         Size::Fixed(996),
         30_000.0,
     );
-    vec![udp, tcp, v6]
+    let odd = stream(
+        "odd",
+        vec![
+            Header::Ethernet(EthernetSpec::default()),
+            Header::Ipv4(Ipv4Spec::default()),
+            Header::Udp(UdpSpec {
+                checksum: true,
+                ..Default::default()
+            }),
+        ],
+        Size::Increment {
+            start: 61,
+            end: 80,
+            step: 1,
+        },
+        10_000.0,
+    );
+    vec![udp, tcp, v6, odd]
 }
 
-/// What one syscall of `n` runs left on the wire: (stream, seq, frame) for each run.
+/// The clock's offset the tests store (CLOCK_REALTIME - CLOCK_MONOTONIC).
+const RT_OFFSET: u64 = 1_700_000_000_000_000_000;
+/// Frames between the program's clock readings.
+const EVERY: u32 = 8;
+
+/// What one run left on the wire: its stream, sequence and frame, and the send time the
+/// program's clock gave it.
 struct Sent {
     stream: u16,
     seq: u32,
     frame: Vec<u8>,
+    clock: u64,
 }
 
 /// Runs the send loop's part and the program's for `batches` syscalls of up to `slots`
@@ -112,12 +140,22 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
         slots: 64,
         min_len,
         max_len,
+        stamp: Some(ProgStamp {
+            patch_fd: PATCH_FD,
+            streams: specs.len() as u32,
+            every: EVERY,
+        }),
     };
     let prog = slots_program(&spec, STATE_FD, SLOTS_FD).unwrap();
     let stride = layout::value_size(max_len).next_multiple_of(8);
     let mut world = World {
         slots: vec![0; stride * spec.slots as usize],
         slot_stride: stride,
+        patch: m
+            .signature_checksums()
+            .into_iter()
+            .flat_map(patch::entry)
+            .collect(),
         ..World::default()
     };
     let mut st = vec![0u8; state::SIZE];
@@ -136,11 +174,24 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
             m.sent();
             k += 1;
         }
-        st[state::NEXT as usize..][..8].copy_from_slice(&0u64.to_ne_bytes());
-        for _ in 0..n {
+        for (at, v) in [
+            (state::NEXT, 0),
+            (state::RT_OFFSET, RT_OFFSET),
+            (state::CLOCK_AT, 0),
+        ] {
+            st[at as usize..][..8].copy_from_slice(&v.to_ne_bytes());
+        }
+        let mut clock = 0;
+        for i in 0..n {
             // The kernel resets the page to the prepared frame's length; it keeps the
             // bytes a previous run (another stream's frame) left in it.
             world.len = None;
+            // The clock moves on with every run; the program reads it at the first frame
+            // of the syscall and every EVERY frames.
+            world.mono_ns = 5_000_000 + 1_000 * k + i as u64 * 7;
+            if i % EVERY as usize == 0 {
+                clock = RT_OFFSET + world.mono_ns;
+            }
             let r = Vm::on(&mut page, &mut st, &mut world).run(&prog);
             assert_eq!(r, XDP_REDIRECT as u64);
             let frame = page[..world.len.unwrap()].to_vec();
@@ -149,6 +200,7 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
                 stream: sig.stream,
                 seq: sig.seq,
                 frame,
+                clock,
             });
         }
     }
@@ -166,7 +218,7 @@ fn every_frame_is_its_streams_own_for_its_seq_and_length() {
         .enumerate()
         .map(|(i, s)| StreamFrames::new(i as u16, s).unwrap())
         .collect();
-    let mut next = [0u32; 3];
+    let mut next = [0u32; 4];
     for (i, s) in sent.iter().enumerate() {
         let id = s.stream as usize;
         assert_eq!(
@@ -182,26 +234,31 @@ fn every_frame_is_its_streams_own_for_its_seq_and_length() {
             "frame {i}: its stream's size for its seq"
         );
         let tx_ns = Signature::parse(&s.frame).unwrap().tx_ns;
+        assert_eq!(
+            tx_ns, s.clock,
+            "frame {i}: the program's clock at its batch"
+        );
+        // The stream's own writer, given that send time: the same bytes, every checksum.
         let mut want = vec![0u8; len];
         writers[id].write(u64::from(s.seq), len, tx_ns, &mut want);
         assert_eq!(s.frame, want, "frame {i} (stream {id}, seq {})", s.seq);
     }
-    // The timeline's share: 1 : 2 : 3 (10k, 20k, 30k pps), each counted in its stream.
+    // The timeline's share: 1 : 2 : 3 : 1 (10k, 20k, 30k, 10k pps), each counted in its
+    // stream.
     let t = m.tally();
     let total: u32 = next.iter().sum();
     assert_eq!(total as usize, sent.len());
     for (id, &n) in next.iter().enumerate() {
         assert_eq!(t.get(id).0, u64::from(n), "stream {id}'s tally");
-        let want = total as f64 * (id + 1) as f64 / 6.0;
+        let want = total as f64 * [1.0, 2.0, 3.0, 1.0][id] / 7.0;
         assert!(
             (f64::from(n) - want).abs() <= 2.0,
             "stream {id}: {n} of {total}"
         );
     }
-    // The sizes varied within a stream and across streams.
+    // The sizes varied within a stream and across streams, odd lengths among them.
     let lens: std::collections::BTreeSet<usize> = sent.iter().map(|s| s.frame.len()).collect();
-    assert_eq!(
-        lens.into_iter().collect::<Vec<_>>(),
-        [60, 70, 566, 996, 1514]
-    );
+    for l in [60, 61, 70, 79, 80, 566, 996, 1514] {
+        assert!(lens.contains(&l), "{l} in {lens:?}");
+    }
 }

@@ -16,6 +16,8 @@ pub const SLOTS_FD: i32 = 44;
 /// What `ld_imm64` of the slot map's fd loads (the map itself, for bpf_map_lookup_elem).
 pub const SLOTS_MAP: u64 = 0x6000_0000;
 pub const SLOTS_BASE: u64 = 0x7000_0000;
+pub const PATCH_FD: i32 = 45;
+pub const PATCH_BASE: u64 = 0x8000_0000;
 
 /// What the interpreter's helpers saw and returned.
 #[derive(Default)]
@@ -36,6 +38,8 @@ pub struct World {
     /// the stride).
     pub slots: Vec<u8>,
     pub slot_stride: usize,
+    /// The streams program's patch map's value.
+    pub patch: Vec<u8>,
 }
 
 impl World {
@@ -79,6 +83,8 @@ impl<'a> Vm<'a> {
         let pkt_len = self.pkt_len();
         let (base, mem): (u64, &mut [u8]) = if (MAP_BASE..MAP_BASE + 0x10_0000).contains(&addr) {
             (MAP_BASE, self.map)
+        } else if (PATCH_BASE..PATCH_BASE + 0x100_0000).contains(&addr) {
+            (PATCH_BASE, &mut self.world.patch[..])
         } else if (SLOTS_BASE..SLOTS_BASE + 0x100_0000).contains(&addr) {
             (SLOTS_BASE, &mut self.world.slots[..])
         } else if (FLOWS_BASE..FLOWS_BASE + 0x10_0000).contains(&addr) {
@@ -203,6 +209,7 @@ impl<'a> Vm<'a> {
                     r[dst] = match i.src() {
                         0 => lo | hi << 32,
                         PSEUDO if i.imm == FLOWS_FD => FLOWS_BASE + hi,
+                        PSEUDO if i.imm == PATCH_FD => PATCH_BASE + hi,
                         MAP_FD if i.imm == SLOTS_FD => SLOTS_MAP,
                         PSEUDO => MAP_BASE + hi,
                         s => panic!("ld_imm64 src {s}"),

@@ -14,6 +14,7 @@ fn spec(slots: u32) -> SlotSpec {
         slots,
         min_len: 60,
         max_len: MAX,
+        stamp: None,
     }
 }
 
