@@ -70,8 +70,118 @@ pub struct Watched {
     pub netns: Option<PathBuf>,
 }
 
+/// Streams the live lines show one by one: every stream when there are at most this many,
+/// otherwise this many with the most open sequence holes (ties: the lowest id first).
+pub const LIVE_STREAMS: usize = 8;
+
+/// One stream's live figures over an interval (or several streams', summed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LiveStream {
+    /// The stream id its signature carries (None: the aggregate of all).
+    pub id: Option<u16>,
+    pub name: String,
+    /// Frames received in the interval (duplicates included), and per second.
+    pub rx_frames: u64,
+    pub rx_pps: u64,
+    /// Sequence holes open so far (a late arrival closes its hole).
+    pub lost: u64,
+    /// Latency of the interval's frames, ns, from quarter-octave buckets (within 12.5 %;
+    /// None: no latency recorded in the interval).
+    pub latency_p50_ns: Option<u64>,
+    pub latency_p99_ns: Option<u64>,
+}
+
+/// The streams' part of a live line: their aggregate and a bounded few one by one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LiveStreams {
+    /// Streams counted.
+    pub count: u32,
+    /// All of them together.
+    pub all: LiveStream,
+    /// At most [`LIVE_STREAMS`]: all when there are that few, else those with the most
+    /// open holes, the most first.
+    pub shown: Vec<LiveStream>,
+}
+
+impl LiveStream {
+    fn of(
+        id: Option<u16>,
+        name: &str,
+        a: &crate::rx::streams::LiveRow,
+        b: &crate::rx::streams::LiveRow,
+        dt: f64,
+    ) -> LiveStream {
+        let frames = b.frames.saturating_sub(a.frames);
+        let lat = b.lat.since(&a.lat);
+        LiveStream {
+            id,
+            name: name.to_string(),
+            rx_frames: frames,
+            rx_pps: (frames as f64 / dt) as u64,
+            lost: b.lost,
+            latency_p50_ns: lat.quantile(0.50),
+            latency_p99_ns: lat.quantile(0.99),
+        }
+    }
+
+    fn text(&self) -> String {
+        let us = |v: Option<u64>| v.map_or("-".to_string(), |n| format!("{:.1}", n as f64 / 1e3));
+        let head = match self.id {
+            Some(id) => format!(
+                "  stream {id:>5} {:<16}",
+                crate::text::printable(&self.name)
+            ),
+            None => format!("  streams {:<21}", self.name),
+        };
+        format!(
+            "{head} rx {} pps  lost {}  latency us p50 {} p99 {}",
+            self.rx_pps,
+            self.lost,
+            us(self.latency_p50_ns),
+            us(self.latency_p99_ns)
+        )
+    }
+}
+
+/// The streams' live view between two readings `a` and `b` (by stream id) `dt` seconds
+/// apart: the aggregate and at most `bound` streams (all when there are that few, else the
+/// most open holes at `b` first, ties by id).
+pub fn stream_view(
+    names: &[String],
+    a: &[crate::rx::streams::LiveRow],
+    b: &[crate::rx::streams::LiveRow],
+    dt: f64,
+    bound: usize,
+) -> LiveStreams {
+    let dt = dt.max(1e-9);
+    let zero = crate::rx::streams::LiveRow::default();
+    let before = |i: usize| a.get(i).unwrap_or(&zero);
+    let (mut sa, mut sb) = (zero, zero);
+    for (i, r) in b.iter().enumerate() {
+        sa.add(before(i));
+        sb.add(r);
+    }
+    let mut ids: Vec<usize> = (0..b.len()).collect();
+    if ids.len() > bound {
+        // The `bound` with the most holes, in O(n): then those few sorted.
+        let key = |i: &usize| (std::cmp::Reverse(b[*i].lost), *i);
+        ids.select_nth_unstable_by_key(bound, key);
+        ids.truncate(bound);
+        ids.sort_unstable_by_key(key);
+    }
+    let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| i.to_string());
+    LiveStreams {
+        count: b.len() as u32,
+        all: LiveStream::of(None, &b.len().to_string(), &sa, &sb, dt),
+        shown: ids
+            .into_iter()
+            .map(|i| LiveStream::of(Some(i as u16), &name(i), before(i), &b[i], dt))
+            .collect(),
+    }
+}
+
 /// One line of live statistics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LiveSample {
     /// Seconds since the monitor started, at the end of the interval.
     pub t_s: f64,
@@ -101,6 +211,10 @@ pub struct LiveSample {
     pub eta_s: Option<f64>,
     #[serde(rename = "final")]
     pub last: bool,
+    /// A config's streams, when the receiver counts them (`run --config` in the lab, with
+    /// `--peer` or `--rx-dev`; `upktgen rx --stream`): their aggregate and a bounded few
+    /// (docs/live.md).
+    pub streams: Option<LiveStreams>,
 }
 
 impl LiveSample {
@@ -129,6 +243,12 @@ impl LiveSample {
         }
         if self.last {
             s.push_str("  (whole run)");
+        }
+        if let Some(st) = &self.streams {
+            for l in std::iter::once(&st.all).chain(&st.shown) {
+                s.push('\n');
+                s.push_str(&l.text());
+            }
         }
         s
     }
@@ -216,6 +336,8 @@ struct Point {
     rx: Option<u64>,
     rx_bytes: Option<u64>,
     stat: Option<StatSnapshot>,
+    /// Each stream's figures, when the receiver counts streams.
+    streams: Option<Vec<crate::rx::streams::LiveRow>>,
 }
 
 /// The running monitor; [`Monitor::finish`] prints the final line.
@@ -294,7 +416,17 @@ impl State {
             // Only a receiver's whole-frame bytes: an interface counts bytes its own way.
             rx_bytes: progress.map(|p| p.bytes.load(Ordering::Relaxed)),
             stat: StatSnapshot::read().ok(),
+            streams: self.streams().map(|t| t.rows()),
         }
+    }
+
+    /// The receiver's streams, when it counts them (a far end's once its first reading
+    /// came).
+    fn streams(&self) -> Option<&crate::rx::streams::LiveTable> {
+        self.receiver
+            .as_ref()
+            .and_then(|r| r.streams.get())
+            .map(|t| &**t)
     }
 
     /// The figure --count counts.
@@ -341,6 +473,16 @@ impl State {
                 _ => 0.0,
             },
             last,
+            streams: match (self.streams(), &b.streams) {
+                (Some(t), Some(rb)) => Some(stream_view(
+                    t.names(),
+                    a.streams.as_deref().unwrap_or_default(),
+                    rb,
+                    dt,
+                    LIVE_STREAMS,
+                )),
+                _ => None,
+            },
         }
     }
 
@@ -648,6 +790,7 @@ mod tests {
             done_pct: Some(27.0),
             eta_s: Some(3.25),
             last: false,
+            streams: None,
         };
         assert_eq!(
             s.text(),
@@ -664,7 +807,7 @@ mod tests {
             drops: Some(3),
             done_pct: None,
             eta_s: None,
-            ..s
+            ..s.clone()
         };
         assert_eq!(
             r.text(),
@@ -675,5 +818,98 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(j["final"], false);
         assert_eq!(j["rx_pps"], 990);
+    }
+
+    fn row(frames: u64, lost: u64, lat_ns: &[u64]) -> crate::rx::streams::LiveRow {
+        let t = crate::rx::streams::LiveTable::new(vec!["x".into()]);
+        for _ in 0..frames {
+            t.add(0, 60);
+        }
+        t.set_lost(0, lost);
+        for &v in lat_ns {
+            t.add_latency(0, v);
+        }
+        t.row(0)
+    }
+
+    /// Few streams: all, by id, with the interval's figures; the aggregate sums them.
+    #[test]
+    fn few_streams_are_all_shown() {
+        let names: Vec<String> = ["udp64", "tcp_imix", "v6"].map(String::from).to_vec();
+        let a = vec![row(100, 0, &[4_000]), row(0, 0, &[]), row(50, 1, &[])];
+        let b = vec![
+            row(1100, 0, &[4_000; 11]),
+            row(2000, 0, &[100_000; 3]),
+            row(50, 2, &[]),
+        ];
+        let v = stream_view(&names, &a, &b, 0.5, LIVE_STREAMS);
+        assert_eq!(v.count, 3);
+        let ids: Vec<_> = v.shown.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [Some(0), Some(1), Some(2)]);
+        let s0 = &v.shown[0];
+        assert_eq!(
+            (s0.name.as_str(), s0.rx_frames, s0.rx_pps),
+            ("udp64", 1000, 2000)
+        );
+        let mid = |ns| {
+            Some(crate::rx::streams::live::middle(
+                crate::rx::streams::live::bucket_of(ns),
+            ))
+        };
+        assert_eq!(s0.latency_p50_ns, mid(4_000));
+        assert_eq!(v.shown[1].latency_p99_ns, mid(100_000));
+        assert_eq!(
+            v.shown[2].latency_p50_ns, None,
+            "no latency in the interval"
+        );
+        assert_eq!((v.shown[2].rx_frames, v.shown[2].lost), (0, 2));
+        assert_eq!((v.all.rx_frames, v.all.lost, v.all.id), (3000, 2, None));
+        // 10 of 4 us and 3 of 100 us in the interval: p50 4 us, p99 100 us.
+        assert_eq!(
+            (v.all.latency_p50_ns, v.all.latency_p99_ns),
+            (mid(4_000), mid(100_000))
+        );
+        let line = LiveSample {
+            streams: Some(v),
+            ..LiveSample::default()
+        }
+        .text();
+        let lines: Vec<&str> = line.lines().collect();
+        assert_eq!(lines.len(), 5, "{line}");
+        assert!(lines[1].starts_with("  streams 3 "), "{line}");
+        assert!(
+            lines[4].contains("stream     2 v6") && lines[4].contains("lost 2"),
+            "{line}"
+        );
+        assert!(lines[4].ends_with("latency us p50 - p99 -"), "{line}");
+    }
+
+    /// Many streams: a bounded few, the most holes first, ties by id; the aggregate still
+    /// counts every stream.
+    #[test]
+    fn many_streams_show_the_worst_few() {
+        let n = 10_000;
+        let names: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
+        let mut b: Vec<_> = (0..n)
+            .map(|_| crate::rx::streams::LiveRow {
+                frames: 10,
+                ..Default::default()
+            })
+            .collect();
+        b[7000].lost = 5;
+        b[42].lost = 9;
+        b[9999].lost = 5;
+        let v = stream_view(&names, &[], &b, 1.0, LIVE_STREAMS);
+        assert_eq!(v.shown.len(), LIVE_STREAMS);
+        let ids: Vec<_> = v.shown.iter().filter_map(|s| s.id).collect();
+        assert_eq!(ids, [42, 7000, 9999, 0, 1, 2, 3, 4]);
+        assert_eq!(v.shown[0].name, "f42");
+        assert_eq!(
+            (v.count, v.all.rx_frames, v.all.lost),
+            (10_000, 100_000, 19)
+        );
+        let j = serde_json::to_value(&v).unwrap();
+        assert_eq!(j["shown"][0]["lost"], 9);
+        assert_eq!(j["all"]["id"], serde_json::Value::Null);
     }
 }

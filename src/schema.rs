@@ -43,10 +43,12 @@ pub const RFC2544_TRIAL: &str = "upktgen.rfc2544-trial/1";
 /// `upktgen merge --json`.
 pub const MERGE: &str = "upktgen.merge/1";
 /// Every line of the agent's protocol, both ways (requests and responses). Version 2: the
-/// receiver's report in `rx.stop`'s result is rx version 2's (its `streams`).
-pub const AGENT: &str = "upktgen.agent/2";
+/// receiver's report in `rx.stop`'s result is rx version 2's (its `streams`). Version 3:
+/// `rx.stats` takes `streams_from` and answers with a chunk of the streams' live figures.
+pub const AGENT: &str = "upktgen.agent/3";
 /// A live statistics line (`--json-lines`).
-pub const LIVE: &str = "upktgen.live/1";
+/// Version 2: `streams`, a config's streams (their aggregate and a bounded few).
+pub const LIVE: &str = "upktgen.live/2";
 
 /// Every kind this build writes, at its version (the schema files are `KIND.schema.json`).
 pub const ALL: &[&str] = &[
@@ -337,7 +339,7 @@ mod tests {
     fn run_and_rx_of_version_1_are_read_beside_version_2_and_no_other_kind_s_older_version() {
         assert_eq!(
             (RUN, RX, AGENT),
-            ("upktgen.run/2", "upktgen.rx/2", "upktgen.agent/2")
+            ("upktgen.run/2", "upktgen.rx/2", "upktgen.agent/3")
         );
         for (tag, kind) in [
             ("upktgen.run/1", "run"),
@@ -365,7 +367,7 @@ mod tests {
             .to_string();
         assert!(
             e.contains("schema version 1 (\"upktgen.agent/1\"), written by an older upktgen")
-                && e.ends_with(r#"reads version 2 ("upktgen.agent/2")"#),
+                && e.ends_with(r#"reads version 3 ("upktgen.agent/3")"#),
             "{e}"
         );
         let e = kind_of_tag("b.json", "upktgen.rx/3")

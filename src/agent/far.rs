@@ -4,7 +4,9 @@
 
 use super::client::{Peer, PeerError, Transport};
 use super::clock::{self, ClockOffset, OneWay};
-use super::proto::{HelloReply, RxStart, RxStarted, RxStats, RxStop};
+use super::proto::{
+    HelloReply, REPORT_CHUNK, RxStart, RxStarted, RxStats, RxStatsParams, RxStop, RxStreamsParams,
+};
 use crate::rx::recv::RxProgress;
 use crate::rx::report::RxReport;
 use crate::sample::IfaceCounters;
@@ -205,10 +207,15 @@ impl RemoteReceiver {
         self.peer.uri.to_string()
     }
 
-    /// Running totals of the far receiver (none at 2^64 − 1).
-    pub fn stats(&mut self) -> Result<RxStats> {
-        let s: RxStats = self.peer.call("rx.stats", &json!({ "id": self.id }))?;
-        if let Some(what) = serde_json::to_value(s)
+    /// Running totals of the far receiver (none at 2^64 − 1), and with `streams_from` the
+    /// live figures of its streams from that id (a chunk of them).
+    pub fn stats(&mut self, streams_from: Option<u32>) -> Result<RxStats> {
+        let p = RxStatsParams {
+            id: self.id,
+            streams_from,
+        };
+        let s: RxStats = self.peer.call("rx.stats", &p)?;
+        if let Some(what) = serde_json::to_value(&s)
             .ok()
             .and_then(|v| max_counter(&v, ""))
         {
@@ -225,16 +232,26 @@ impl RemoteReceiver {
     /// its own, for the live lines and the metrics endpoint (and, every [`KEEPALIVE`] at
     /// least, to tell the agent's watchdog that the controller is there); [`FarWatch::stop`]
     /// gives the receiver back.
-    pub fn watch(mut self, interval: Duration) -> Result<FarWatch> {
-        let progress = Arc::new(RxProgress::default());
+    ///
+    /// `streams`: the names of the streams the far receiver counts (by id), whose live
+    /// figures are read each interval too, in chunks ([`super::proto::STATS_CHUNK`]), into the
+    /// progress' stream table.
+    pub fn watch(mut self, interval: Duration, streams: Option<Vec<String>>) -> Result<FarWatch> {
+        let progress = RxProgress::default();
+        if let Some(names) = streams {
+            let _ = progress
+                .streams
+                .set(Arc::new(crate::rx::streams::LiveTable::new(names)));
+        }
+        let progress = Arc::new(progress);
         let stop = Arc::new(AtomicBool::new(false));
         let (p, quit) = (Arc::clone(&progress), Arc::clone(&stop));
         let thread = std::thread::Builder::new()
             .name("upktgen-far-stats".into())
             .spawn(move || {
                 while !quit.load(Ordering::Relaxed) {
-                    match self.stats() {
-                        Ok(s) => publish(&p, &s),
+                    match self.read_into(&p) {
+                        Ok(()) => {}
                         Err(e) => {
                             crate::errln!(
                                 "upktgen: {e:#}; no more figures from the far end until its report"
@@ -261,13 +278,64 @@ impl RemoteReceiver {
         })
     }
 
+    /// One reading of the far receiver into `p`: its totals, and every stream's figures
+    /// when `p` has a stream table (chunk after chunk, one call each).
+    fn read_into(&mut self, p: &RxProgress) -> Result<()> {
+        let Some(table) = p.streams.get() else {
+            publish(p, &self.stats(None)?);
+            return Ok(());
+        };
+        let mut from = 0u32;
+        loop {
+            let s = self.stats(Some(from))?;
+            publish(p, &s);
+            let Some(c) = s.streams else {
+                return Ok(());
+            };
+            for (k, row) in c.rows.iter().enumerate() {
+                table.store(c.from as usize + k, &row.live());
+            }
+            let next = c.from as usize + c.rows.len();
+            if c.rows.is_empty() || next >= (c.total as usize).min(table.len()) {
+                return Ok(());
+            }
+            from = next as u32;
+        }
+    }
+
+    /// A report of more than [`REPORT_CHUNK`] streams came with the first of them: the
+    /// others, chunk after chunk (`rx.streams`), until it holds `expected`.
+    fn rest_of_streams(&mut self, r: &mut RxReport) -> Result<()> {
+        let Some(st) = &mut r.streams else {
+            return Ok(());
+        };
+        while st.streams.len() < st.expected as usize {
+            let p = RxStreamsParams {
+                id: self.id,
+                from: st.streams.len() as u32,
+            };
+            let more: Vec<crate::rx::streams::StreamSummary> =
+                self.peer
+                    .call_within("rx.streams", &p, Duration::from_secs(15))?;
+            if more.is_empty() || more.len() > REPORT_CHUNK {
+                return Err(FarError::Impossible {
+                    uri: self.peer.uri.to_string(),
+                    method: "rx.streams",
+                    what: format!("{} stream summaries from {}", more.len(), p.from),
+                });
+            }
+            st.streams.extend(more);
+        }
+        Ok(())
+    }
+
     /// After the sender is done: the far receiver stops once `expected` frames are in or
     /// the traffic has settled; its report (checked against the `expected` frames sent),
     /// the far interface's counters over the run, and the session closed (nothing left
     /// running at the far end). A far end that fails to close after its report gives the
     /// report and, beside it, that error.
     pub fn finish(mut self, expected: u64) -> Result<(FarReport, Option<FarError>)> {
-        let receiver: RxReport = self.peer.call_within(
+        let mut receiver: RxReport = self.peer.call_within(
             "rx.stop",
             &RxStop {
                 id: self.id,
@@ -277,6 +345,7 @@ impl RemoteReceiver {
             },
             Duration::from_secs(15),
         )?;
+        self.rest_of_streams(&mut receiver)?;
         if let Some(what) = impossible_report(&receiver, expected) {
             return Err(FarError::Impossible {
                 uri: self.peer.uri.to_string(),
@@ -368,8 +437,20 @@ pub fn publish_report(p: &RxProgress, r: &RxReport) {
             lost: r.sink.totals.lost,
             drops: r.ring.drops,
             running: false,
+            streams: None,
         },
     );
+    // Each stream's counts from the report (its latency buckets stay the last reading's).
+    if let (Some(t), Some(s)) = (p.streams.get(), &r.streams) {
+        for st in &s.streams {
+            let id = usize::from(st.id);
+            if id < t.len() {
+                let mut row = t.row(id);
+                (row.frames, row.bytes, row.lost) = (st.frames, st.bytes, st.seq.lost);
+                t.store(id, &row);
+            }
+        }
+    }
 }
 
 fn us(ns: i64) -> String {

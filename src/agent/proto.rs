@@ -157,8 +157,18 @@ pub struct RxId {
     pub id: u32,
 }
 
-/// `rx.stats`: running totals.
+/// `rx.stats`: which receiver, and the first stream id whose figures to send (none sent
+/// without it).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RxStatsParams {
+    pub id: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams_from: Option<u32>,
+}
+
+/// `rx.stats`: running totals.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RxStats {
     pub frames: u64,
     pub bytes: u64,
@@ -166,6 +176,77 @@ pub struct RxStats {
     pub drops: u64,
     /// False once the receiver has ended (an error, or it was stopped).
     pub running: bool,
+    /// Asked with `streams_from` of a receiver counting streams: at most
+    /// [`STATS_CHUNK`] streams' live figures from that id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsChunk>,
+}
+
+/// `rx.streams`: which stopped receiver, and the index of the first stream summary wanted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RxStreamsParams {
+    pub id: u32,
+    pub from: u32,
+}
+
+/// Stream summaries one answer carries at most: `rx.stop`'s report holds the first this
+/// many and `rx.streams` the others, this many a call. A summary is under 1 KB of JSON but
+/// for its name, and all the names together came in one request (at most
+/// [`MAX_REQUEST`]), so an answer stays under 5 MiB: 100,000 streams' reports come whole in
+/// 25 answers, where one line held about 28,800.
+pub const REPORT_CHUNK: usize = 4096;
+const _: () = assert!(REPORT_CHUNK * 1024 + MAX_REQUEST < MAX_RESPONSE);
+
+/// Streams one `rx.stats` answer carries at most: a row is at most about 2.3 KB of JSON
+/// (4 counters and 80 buckets of 20 digits), so an answer stays within 9.5 MiB, under
+/// [`MAX_RESPONSE`], whatever the figures.
+pub const STATS_CHUNK: usize = 4096;
+const _: () = assert!(STATS_CHUNK * 2400 < MAX_RESPONSE);
+
+/// Some streams' live figures: those of ids `from` to `from + rows.len() - 1` of `total`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamsChunk {
+    pub from: u32,
+    pub total: u32,
+    pub rows: Vec<StatsRow>,
+}
+
+/// One stream's live figures, compact (a JSON array): frames, bytes, open holes, the sum
+/// of the latencies (ns), and the latency buckets that hold something as
+/// `[bucket, count]` pairs ([`crate::rx::streams::live`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StatsRow(pub u64, pub u64, pub u64, pub u64, pub Vec<(u8, u64)>);
+
+impl StatsRow {
+    pub fn of(r: &crate::rx::streams::LiveRow) -> StatsRow {
+        StatsRow(r.frames, r.bytes, r.lost, r.lat_sum_ns, r.lat.sparse())
+    }
+
+    pub fn live(&self) -> crate::rx::streams::LiveRow {
+        crate::rx::streams::LiveRow {
+            frames: self.0,
+            bytes: self.1,
+            lost: self.2,
+            lat_sum_ns: self.3,
+            lat: crate::rx::streams::LatBuckets::from_sparse(&self.4),
+        }
+    }
+}
+
+impl StreamsChunk {
+    /// The figures of `t`'s streams from id `from`, at most [`STATS_CHUNK`] of them (none
+    /// from beyond the table).
+    pub fn of(t: &crate::rx::streams::LiveTable, from: u32) -> StreamsChunk {
+        let start = (from as usize).min(t.len());
+        let end = (start + STATS_CHUNK).min(t.len());
+        StreamsChunk {
+            from: start as u32,
+            total: t.len() as u32,
+            rows: (start..end).map(|i| StatsRow::of(&t.row(i))).collect(),
+        }
+    }
 }
 
 /// `rx.stop`: wait until `expected` frames are in, or the count has not moved for
@@ -227,6 +308,76 @@ pub fn read_line(r: &mut impl BufRead, max: usize, buf: &mut Vec<u8>) -> Result<
 mod tests {
     use super::*;
 
+    /// `rx.stats`' streams come in chunks of at most STATS_CHUNK: 10,000 streams in three,
+    /// a start beyond the table none; each row read back as it was.
+    #[test]
+    fn stream_figures_come_in_bounded_chunks() {
+        let n = 10_000;
+        let t = crate::rx::streams::LiveTable::new((0..n).map(|i| format!("f{i}")).collect());
+        for i in 0..n {
+            t.add(i, 100);
+            t.set_lost(i, (i % 7) as u64);
+            t.add_latency(i, 1_000 + i as u64);
+        }
+        let mut from = 0;
+        let mut sizes = Vec::new();
+        loop {
+            let c = StreamsChunk::of(&t, from);
+            assert_eq!((c.from, c.total), (from, n as u32));
+            for (k, r) in c.rows.iter().enumerate() {
+                assert_eq!(r.live(), t.row(from as usize + k));
+            }
+            sizes.push(c.rows.len());
+            from += c.rows.len() as u32;
+            if from as usize >= n {
+                break;
+            }
+        }
+        assert_eq!(sizes, [STATS_CHUNK, STATS_CHUNK, n - 2 * STATS_CHUNK]);
+        let past = StreamsChunk::of(&t, 20_000);
+        assert_eq!((past.from, past.rows.len()), (n as u32, 0));
+    }
+
+    /// The largest row there can be (every counter and bucket at 2^64 − 1) times a whole
+    /// chunk is within an answer's line.
+    #[test]
+    fn a_chunk_of_the_largest_rows_fits_a_line() {
+        let row = crate::rx::streams::LiveRow {
+            frames: u64::MAX,
+            bytes: u64::MAX,
+            lost: u64::MAX,
+            lat_sum_ns: u64::MAX,
+            lat: crate::rx::streams::LatBuckets([u64::MAX; crate::rx::streams::live::LAT_BUCKETS]),
+        };
+        let one = serde_json::to_string(&StatsRow::of(&row)).unwrap();
+        assert!(one.len() < 2400, "{} bytes", one.len());
+        let c = StreamsChunk {
+            from: 0,
+            total: 65_536,
+            rows: vec![StatsRow::of(&row); STATS_CHUNK],
+        };
+        let stats = RxStats {
+            frames: u64::MAX,
+            bytes: u64::MAX,
+            lost: u64::MAX,
+            drops: u64::MAX,
+            running: true,
+            streams: Some(c),
+        };
+        let result = serde_json::to_value(&stats).unwrap();
+        let line = serde_json::to_string(&Response::ok(serde_json::json!(1), result)).unwrap();
+        assert!(line.len() < MAX_RESPONSE, "{} bytes", line.len());
+        // Compact: an empty stream is a handful of bytes.
+        let empty = StatsRow::of(&crate::rx::streams::LiveRow::default());
+        assert_eq!(serde_json::to_string(&empty).unwrap(), "[0,0,0,0,[]]");
+        // Without streams_from, no streams key (as version 2 answered).
+        let plain = RxStats {
+            streams: None,
+            ..stats
+        };
+        assert!(!serde_json::to_string(&plain).unwrap().contains("streams"));
+    }
+
     #[test]
     fn lines_are_bounded() {
         let mut r = io::Cursor::new(b"abc\n\nxyz".to_vec());
@@ -254,13 +405,13 @@ mod tests {
         let ok = serde_json::to_string(&Response::ok(Value::from(1), Value::from("x"))).unwrap();
         assert_eq!(
             ok,
-            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"result":"x"}"#
+            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":1,"result":"x"}"#
         );
         let e =
             serde_json::to_string(&Response::err(Value::Null, code::PARSE_ERROR, "bad")).unwrap();
         assert_eq!(
             e,
-            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
         );
     }
 

@@ -325,7 +325,7 @@ fn schema_versions_are_checked_naming_the_file() {
     a2["streams"] = serde_json::to_value(crate::report::streams::StreamsRun::new(
         "f.json".into(),
         ("p1 (lab:tx)".into(), "p2 (lab:rx)".into()),
-        &names,
+        (&[0, 1], &names),
         &tally,
         Some(&report),
     ))

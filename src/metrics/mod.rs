@@ -47,10 +47,12 @@
 //! run state (one gauge per state, 1 for the current one) and build info.
 
 mod server;
+mod streams;
 
 pub use server::{
     CpuProbe, Endpoint, IfaceProbe, MetricsError, Probe, netns_name, rx_probe, watch_run, watch_rx,
 };
+pub use streams::{MAX_STREAM_LABELS, OTHER_STREAM, bounded_streams};
 
 use crate::report::run::RunReport;
 use crate::rx::recv::RxProgress;
@@ -129,6 +131,10 @@ pub const FAMILIES: &[&str] = &[
     "upktgen_rx_flow_lost_packets",
     "upktgen_rx_flow_duplicate_packets",
     "upktgen_rx_flow_reordered_packets",
+    "upktgen_stream_rx_frames",
+    "upktgen_stream_rx_bytes",
+    "upktgen_stream_lost_packets",
+    "upktgen_stream_latency_seconds",
     "upktgen_cpu_busy_ratio",
     "upktgen_state",
     "upktgen_build",
@@ -385,6 +391,7 @@ pub struct Metrics {
     flow_lost: Family<Labels, Gauge>,
     flow_duplicates: CounterFamily,
     flow_reordered: CounterFamily,
+    streams: streams::StreamFamilies,
     cpu_busy: Family<Labels, GaugeF64>,
     state: Family<Labels, Gauge>,
 }
@@ -418,6 +425,7 @@ impl Metrics {
             flow_lost: Family::default(),
             flow_duplicates: CounterFamily::default(),
             flow_reordered: CounterFamily::default(),
+            streams: streams::StreamFamilies::default(),
             cpu_busy: Family::default(),
             state: Family::default(),
         };
@@ -518,6 +526,7 @@ impl Metrics {
             format!("Packets that arrived after a higher sequence number, per flow; {flows}"),
             m.flow_reordered.clone(),
         );
+        m.streams.register(&mut reg);
         reg.register(
             "upktgen_cpu_busy_ratio",
             "Share of all CPUs' time not idle (nor iowait) since the run started, 0 to 1, from /proc/stat",
@@ -643,6 +652,14 @@ impl Metrics {
                 .get_or_create(&l)
                 .set(i64::try_from(c.lost).unwrap_or(i64::MAX));
         }
+    }
+
+    /// A config's streams as the receiver's live table holds them (absolute), bounded by
+    /// [`bounded_streams`].
+    pub fn observe_streams(&self, t: &crate::rx::streams::LiveTable) {
+        let rows = t.rows();
+        let mut g = self.lock();
+        self.streams.observe(&mut g, t.names(), &rows);
     }
 
     /// Everything a receiver's final report says.

@@ -222,6 +222,9 @@ pub fn rx_probe(progress: Arc<RxProgress>) -> Probe {
     Box::new(move |m: &Metrics| {
         m.observe_rx(&RxTotals::from_progress(&progress));
         m.observe_flows(&progress.flows.snapshot());
+        if let Some(t) = progress.streams.get() {
+            m.observe_streams(t);
+        }
     })
 }
 

@@ -170,6 +170,7 @@ fn full() -> Metrics {
     m.observe_iface("veth-tx", "", Direction::Tx, &IfaceCounters::default());
     m.observe_rx(&RxTotals::default());
     m.observe_flows(&[flow(0, seq(1000, 0, 0, 0))]);
+    m.observe_streams(&streams_table(2));
     m.observe_cpu_busy(0.25);
     m.set_state(RunState::Running);
     m
@@ -524,4 +525,118 @@ fn hostile_clients_do_not_stall_scrapes_nor_the_endpoints_end() {
     assert!(TcpStream::connect(addr).is_err(), "still listening");
     stop.store(true, Ordering::Relaxed);
     hog.join().unwrap();
+}
+
+/// A live table of `n` streams `s0`..: stream i has i + 1 frames of 100 bytes, i open holes
+/// and one latency of 4 us per frame (stream 1: one of 2 ms too).
+fn streams_table(n: usize) -> crate::rx::streams::LiveTable {
+    let t = crate::rx::streams::LiveTable::new((0..n).map(|i| format!("s{i}")).collect());
+    for i in 0..n {
+        for _ in 0..=i {
+            t.add(i, 100);
+            t.add_latency(i, 4_000);
+        }
+        t.set_lost(i, i as u64);
+    }
+    if n > 1 {
+        t.add_latency(1, 2_000_000);
+    }
+    t
+}
+
+#[test]
+fn stream_series_are_labelled_by_name_and_id_with_a_histogram() {
+    let m = Metrics::new();
+    m.observe_streams(&streams_table(3));
+    let text = m.encode(Format::OpenMetrics);
+    let l = |i: usize| format!("stream=\"s{i}\",id=\"{i}\"");
+    assert_eq!(
+        sample(
+            &text,
+            &format!("upktgen_stream_rx_frames_total{{{}}}", l(2))
+        ),
+        "3"
+    );
+    assert_eq!(
+        sample(&text, &format!("upktgen_stream_rx_bytes_total{{{}}}", l(2))),
+        "300"
+    );
+    assert_eq!(
+        sample(&text, &format!("upktgen_stream_lost_packets{{{}}}", l(1))),
+        "1"
+    );
+    // Stream 1: 2 frames at 4 us (the bucket up to 8.192 us) and 1 at 2 ms.
+    let h = "upktgen_stream_latency_seconds";
+    assert_eq!(sample(&text, &format!("{h}_count{{{}}}", l(1))), "3");
+    assert_eq!(
+        sample(&text, &format!("{h}_bucket{{le=\"0.000008192\",{}}}", l(1))),
+        "2"
+    );
+    assert_eq!(
+        sample(&text, &format!("{h}_bucket{{le=\"+Inf\",{}}}", l(1))),
+        "3"
+    );
+    let sum: f64 = sample(&text, &format!("{h}_sum{{{}}}", l(1)))
+        .parse()
+        .unwrap();
+    assert!((sum - 0.002008).abs() < 1e-12, "{sum}");
+    assert!(
+        text.contains("# TYPE upktgen_stream_latency_seconds histogram\n"),
+        "{text}"
+    );
+    // Later readings advance the counters.
+    let t = streams_table(3);
+    for _ in 0..10 {
+        t.add(0, 100);
+    }
+    m.observe_streams(&t);
+    let text = m.encode(Format::OpenMetrics);
+    assert_eq!(
+        sample(
+            &text,
+            &format!("upktgen_stream_rx_frames_total{{{}}}", l(0))
+        ),
+        "11"
+    );
+}
+
+/// 10,000 streams: 64 labelled, one `other` summing the rest: 65 series a family.
+#[test]
+fn stream_labels_are_bounded_whatever_the_config() {
+    let n = 10_000;
+    let t = streams_table(n);
+    let b = bounded_streams(t.names(), &t.rows());
+    assert_eq!(b.len(), MAX_STREAM_LABELS + 1);
+    let (labels, rest) = &b[MAX_STREAM_LABELS];
+    assert_eq!(
+        labels,
+        &vec![
+            ("stream", OTHER_STREAM.to_string()),
+            ("id", format!("64-{}", n - 1))
+        ]
+    );
+    // Streams 64..9999: i + 1 frames and i holes each.
+    assert_eq!(rest.frames, (65..=n as u64).sum::<u64>());
+    assert_eq!(rest.lost, (64..n as u64).sum::<u64>());
+    assert_eq!(
+        bounded_streams(
+            &t.names()[..MAX_STREAM_LABELS],
+            &t.rows()[..MAX_STREAM_LABELS]
+        )
+        .len(),
+        MAX_STREAM_LABELS
+    );
+    let m = Metrics::new();
+    m.observe_streams(&t);
+    let text = m.encode(Format::OpenMetrics);
+    let frames = text
+        .lines()
+        .filter(|l| l.starts_with("upktgen_stream_rx_frames_total{"))
+        .count();
+    assert_eq!(frames, MAX_STREAM_LABELS + 1);
+    let buckets = text
+        .lines()
+        .filter(|l| l.starts_with("upktgen_stream_latency_seconds_bucket{"))
+        .count();
+    assert_eq!(buckets, (MAX_STREAM_LABELS + 1) * 20, "20 buckets a series");
 }

@@ -99,6 +99,14 @@ impl Location {
         }
     }
 
+    /// The network namespace's path (`/run/netns/NAME`) of a `netns:` location.
+    pub fn netns_path(&self) -> Option<std::path::PathBuf> {
+        match self {
+            Location::Netns { netns, .. } => Some(std::path::Path::new("/run/netns").join(netns)),
+            _ => None,
+        }
+    }
+
     /// How the agent that serves this port is reached.
     pub fn peer(&self) -> PeerUri {
         match self {

@@ -17,6 +17,7 @@
 
 pub mod flow;
 pub mod headers;
+pub mod layer1;
 pub mod location;
 pub mod pattern;
 pub mod refusal;
@@ -34,6 +35,7 @@ use serde_json::{Value, json};
 
 pub use flow::{Duration, Imix, Metrics, Rate, Size, Span, WeightPairs};
 pub use headers::Header;
+pub use layer1::Layer1;
 pub use location::Location;
 pub use pattern::Pattern;
 pub use refusal::{Error, ErrorKind, Path, Refusal, Why};
@@ -64,6 +66,8 @@ pub const SIGNATURE_LEN: u32 = crate::wire::signature::LEN as u32;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub ports: Vec<Port>,
+    /// The ports' speeds and MTUs (`layer1[]`), each port in at most one.
+    pub layer1: Vec<Layer1>,
     /// In the document's order; a flow's index is its stream id.
     pub flows: Vec<Flow>,
 }
@@ -216,7 +220,6 @@ impl Config {
         let o = Obj::new(v, &root, &CONFIG_FIELDS)?;
         for k in [
             "lags",
-            "layer1",
             "captures",
             "devices",
             "events",
@@ -254,21 +257,51 @@ impl Config {
             })?;
             ports.push(Port { name, location });
         }
+        let layer1 = layer1::parse(&o, &ports, &mut names)?;
         let mut flows = Vec::new();
         for (v, at) in o.array("flows", MAX_FLOWS)? {
             let f = parse_flow(v, &at, &ports)?;
             claim(&mut names, &f.name, &at.key("name"))?;
             flows.push(f);
         }
-        Ok(Config { ports, flows })
+        let cfg = Config {
+            ports,
+            layer1,
+            flows,
+        };
+        layer1::check_mtu(&cfg)?;
+        for l in &cfg.layer1 {
+            if let Some(bps) = l.line_bps() {
+                for p in &l.port_names {
+                    cfg.check_line_rate(p, bps)?;
+                }
+            }
+        }
+        Ok(cfg)
     }
 
     /// The model's JSON for this config, every default filled in.
     pub fn to_value(&self) -> Value {
-        json!({
+        let mut v = json!({
             "ports": self.ports.iter().map(|p| json!({"name": p.name, "location": p.location.to_string()})).collect::<Vec<_>>(),
             "flows": self.flows.iter().map(Flow::to_value).collect::<Vec<_>>(),
-        })
+        });
+        if !self.layer1.is_empty() {
+            v["layer1"] = self.layer1.iter().map(Layer1::to_value).collect();
+        }
+        v
+    }
+
+    /// The `layer1` entry of port `port`, if any.
+    pub fn layer1_of(&self, port: &str) -> Option<&Layer1> {
+        self.layer1
+            .iter()
+            .find(|l| l.port_names.iter().any(|p| p == port))
+    }
+
+    /// Port `port`'s line rate in bits per second, when its `layer1` names a speed.
+    pub fn line_bps(&self, port: &str) -> Option<u64> {
+        self.layer1_of(port).and_then(Layer1::line_bps)
     }
 
     /// The port named `name`.

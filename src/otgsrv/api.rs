@@ -228,6 +228,7 @@ async fn get_config(State(app): St) -> Response {
         || {
             crate::otg::Config {
                 ports: vec![],
+                layer1: vec![],
                 flows: vec![],
             }
             .to_value()

@@ -13,6 +13,12 @@ use crate::otg::Config;
 
 /// Starts the flows of configs.
 pub trait Engine: Send + Sync + 'static {
+    /// Plans `cfg` as a launch would, without sending (at set_config): what the engine
+    /// cannot send is refused here, with the config's path, rather than at the start.
+    fn check(&self, _cfg: &Config) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Starts every flow of `cfg` and returns once sending began. The senders stop by
     /// themselves when their durations end, or soon after `stop` is set.
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>>;

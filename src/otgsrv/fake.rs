@@ -99,6 +99,14 @@ struct FakeLaunch {
 impl Engine for FakeEngine {
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>> {
         self.launches.fetch_add(1, Ordering::SeqCst);
+        // An interface named `gone` went away after set_config, as the run engine finds it.
+        if let Some(p) = cfg.ports.iter().find(|p| p.location.iface() == "gone") {
+            return Err(crate::run::streams::NotStarted(anyhow::anyhow!(
+                "--dev {}: no such interface",
+                p.location.iface()
+            ))
+            .into());
+        }
         let line = Some(FAKE_LINE_BPS);
         let flows = cfg
             .flows

@@ -149,6 +149,10 @@ fn config_schemas(out: &mut Map<String, Value>) {
         json!({"type": "array", "items": ref_to("Capture")}),
     );
     props.insert(
+        "layer1".into(),
+        json!({"type": "array", "items": ref_to("Layer1")}),
+    );
+    props.insert(
         "options".into(),
         json!({
             "type": "object",
@@ -180,6 +184,32 @@ fn config_schemas(out: &mut Map<String, Value>) {
                 "name": {"type": "string"},
                 "location": {"type": "string", "description": "IFACE, netns:NAME/IFACE or ssh://[user@]host[:port]/IFACE"},
             },
+            "additionalProperties": false,
+        }),
+    );
+    let mut layer1 = Map::new();
+    for k in crate::otg::layer1::FIELDS {
+        let s = match k {
+            "name" => json!({"type": "string"}),
+            "port_names" => json!({"type": "array", "items": {"type": "string"}}),
+            "speed" => {
+                json!({"type": "string", "enum": crate::otg::layer1::SPEEDS.map(|(n, _)| n)})
+            }
+            "mtu" => {
+                json!({"type": "integer", "minimum": crate::otg::layer1::MTU_MIN, "maximum": crate::otg::layer1::MTU_MAX})
+            }
+            _ => {
+                json!({"description": "not supported: upktgen changes no interface (docs/otg.md)"})
+            }
+        };
+        layer1.insert(k.to_string(), s);
+    }
+    out.insert(
+        "Layer1".into(),
+        json!({
+            "type": "object",
+            "required": ["name", "port_names"],
+            "properties": layer1,
             "additionalProperties": false,
         }),
     );

@@ -268,6 +268,14 @@ impl Shared {
             }
         }
         let captures = capture::parse(caps.as_ref(), &cfg)?;
+        // Planned now as the start will plan it: a refusal is this request's 400, its path
+        // first (the plan names the config "the config").
+        if let Err(e) = self.engine.check(&cfg) {
+            let e = format!("{e:#}");
+            return Err(ApiError::bad(
+                e.strip_prefix("the config: ").unwrap_or(&e).to_string(),
+            ));
+        }
         let mut value = cfg.to_value();
         if !captures.is_empty() {
             value["captures"] =
@@ -415,7 +423,18 @@ impl Shared {
                     g.phase = Phase::Idle;
                     g.stop = None;
                 }
-                return Err(ApiError::internal(format!("starting the flows: {e:#}")));
+                // What the ports are now (an interface gone) conflicts with the start; any
+                // other failure is the server's.
+                let msg = format!("starting the flows: {e:#}");
+                return Err(
+                    if e.downcast_ref::<crate::run::streams::NotStarted>()
+                        .is_some()
+                    {
+                        ApiError::conflict(msg)
+                    } else {
+                        ApiError::internal(msg)
+                    },
+                );
             }
         };
         {
@@ -715,6 +734,7 @@ fn settle(s: &mut FlowState, f: &FlowFigures) {
 pub fn remainder(cfg: &Config, flows: &[FlowState]) -> (Config, Vec<usize>) {
     let mut rest = Config {
         ports: cfg.ports.clone(),
+        layer1: cfg.layer1.clone(),
         flows: Vec::new(),
     };
     let mut idx = Vec::new();

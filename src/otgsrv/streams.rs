@@ -21,6 +21,10 @@ fn with_fcs(bytes: u64, frames: u64) -> u64 {
 }
 
 impl Engine for StreamsEngine {
+    fn check(&self, cfg: &Config) -> anyhow::Result<()> {
+        streams::plan(cfg).map(drop)
+    }
+
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>> {
         Ok(Box::new(Running(streams::launch(cfg, stop)?)))
     }

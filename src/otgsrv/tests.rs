@@ -53,12 +53,18 @@ impl Drop for T {
 }
 
 fn server_with(opts: Options) -> T {
+    server_on(opts, None)
+}
+
+/// A server whose launches go to the fake engine, or to `engine` when given (the fake then
+/// only counts what reaches it).
+fn server_on(opts: Options, engine: Option<Arc<dyn super::engine::Engine>>) -> T {
     let clock = Arc::new(ManualClock::default());
-    let engine = Arc::new(FakeEngine::new(clock.clone()));
+    let fake = Arc::new(FakeEngine::new(clock.clone()));
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let run = serve(
         l,
-        engine.clone(),
+        engine.unwrap_or_else(|| fake.clone()),
         Arc::new(FakeCapturer),
         clock.clone(),
         opts,
@@ -68,7 +74,7 @@ fn server_with(opts: Options) -> T {
     T {
         run: Some(run),
         clock,
-        engine,
+        engine: fake,
     }
 }
 
@@ -489,7 +495,9 @@ fn captures_answer_pcap_files() {
     assert_eq!(st, 200);
     let p = crate::pcap::parse(&pcap).unwrap();
     assert_eq!(p.records.len(), 3);
-    assert_eq!(p.records[1].data, vec![1u8; 60]);
+    // As the wire carries it: the frame and its FCS, which the header announces.
+    assert_eq!(p.fcs_len, 4);
+    assert_eq!(p.records[1].data, crate::wire::fcs::on_the_wire(&[1u8; 60]));
     assert_eq!(
         t.ports()[1]["capture"],
         "stopped",
@@ -651,4 +659,124 @@ fn snappis_string_integers_are_read() {
     let mut c = config(false);
     c["flows"][0]["rate"] = json!({"choice": "pps", "pps": "-1"});
     assert_eq!(t.call("POST", "/config", c).0, 400);
+}
+
+/// set_config plans the config as the start will (the run engine's plan, nothing sent):
+/// what it cannot send is a 400 with the config's path, and nothing is taken.
+#[test]
+fn what_the_engine_cannot_send_is_refused_at_set_config() {
+    let t = server_on(
+        Options {
+            allow: Allow(vec![
+                "lab:*".parse().unwrap(),
+                "netns:lab-*/*".parse().unwrap(),
+            ]),
+            ..opts()
+        },
+        Some(Arc::new(super::streams::StreamsEngine)),
+    );
+    let flow = |name: &str, tx: &str, rx: &str, size: u64| {
+        json!({
+            "name": name,
+            "tx_rx": {"choice": "port", "port": {"tx_name": tx, "rx_names": [rx]}},
+            "packet": [{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}],
+            "size": {"choice": "fixed", "fixed": size},
+            "rate": {"choice": "pps", "pps": 1000},
+            "duration": {"choice": "fixed_packets", "fixed_packets": {"packets": 10}}
+        })
+    };
+    let cfg = |ports: [&str; 2], flows: Vec<Value>| {
+        json!({
+            "ports": [{"name": "p1", "location": ports[0]}, {"name": "p2", "location": ports[1]}],
+            "flows": flows
+        })
+    };
+    let lab = ["lab:tx", "lab:rx"];
+    for (c, want) in [
+        // A flow counted at two ports.
+        (
+            cfg(
+                lab,
+                vec![{
+                    let mut f = flow("f1", "p1", "p2", 128);
+                    f["tx_rx"]["port"]["rx_names"] = json!(["p2", "p1"]);
+                    f
+                }],
+            ),
+            "flows[0].tx_rx.port.rx_names: not supported (a flow is received at one port",
+        ),
+        // An Ethernet destination left to `auto` where upktgen knows no neighbour.
+        (
+            cfg(
+                ["netns:lab-x/va", "netns:lab-x/vb"],
+                vec![flow("f1", "p1", "p2", 128)],
+            ),
+            "flows[0].packet[0].ethernet.dst.auto: not supported",
+        ),
+        // Two senders into one port.
+        (
+            cfg(
+                ["netns:lab-x/va", "netns:lab-x/vb"],
+                vec![flow("f1", "p1", "p2", 128), flow("f2", "p1", "p1", 128)],
+            ),
+            "flows[1].tx_rx.port.rx_names: not supported (the flows from port \"p1\"",
+        ),
+    ] {
+        let (st, e) = t.call("POST", "/config", c);
+        assert_eq!(
+            (st, &e["code"], &e["kind"]),
+            (400, &json!(400), &json!("validation")),
+            "{e}"
+        );
+        let msg = e["errors"][0].as_str().unwrap();
+        assert!(msg.starts_with(want), "{msg}");
+    }
+    // Nothing was taken: the last config stands (none).
+    let got = t.ok("GET", "/config", Value::Null);
+    assert!(got["flows"].as_array().is_none_or(Vec::is_empty), "{got}");
+    // What the engine can send is taken: flows both ways in the lab are planned at its
+    // ends (the lab itself is made at the start).
+    t.ok(
+        "POST",
+        "/config",
+        cfg(lab, vec![flow("f1", "p1", "p2", 128)]),
+    );
+    t.ok(
+        "POST",
+        "/config",
+        cfg(
+            lab,
+            vec![flow("f1", "p1", "p2", 128), flow("f2", "p2", "p1", 128)],
+        ),
+    );
+    assert_eq!(t.engine.launches.load(Ordering::SeqCst), 0);
+}
+
+/// A start that fails for what only the start can see (an interface gone after
+/// set_config) is a 409, the model's Error; nothing runs and a later start may try again.
+#[test]
+fn a_port_gone_by_the_start_is_a_conflict_not_a_server_error() {
+    let t = server();
+    let mut c = without_captures(config(false));
+    c["ports"][0]["location"] = json!("netns:lab-x/gone");
+    t.ok("POST", "/config", c);
+    for _ in 0..2 {
+        let (st, e) = t.transmit("start");
+        assert_eq!(
+            (st, &e["code"], &e["kind"]),
+            (409, &json!(409), &json!("validation")),
+            "{e}"
+        );
+        assert_eq!(
+            e["errors"][0], "starting the flows: --dev gone: no such interface",
+            "{e}"
+        );
+    }
+    assert!(
+        t.flows().iter().all(|f| f["transmit"] == "stopped"),
+        "{:?}",
+        t.flows()
+    );
+    // Another config is taken: nothing is running.
+    t.ok("POST", "/config", without_captures(config(false)));
 }

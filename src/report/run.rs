@@ -106,7 +106,8 @@ pub struct RunReport {
     pub delay_ns: u64,
     /// All senders together (with one sender: that sender).
     pub outcome: SendOutcome,
-    /// With several senders (-t N, scripts): each one.
+    /// With several senders (-t N, scripts): each device, with its own Result (a kpktgend
+    /// thread's devices on one interface share one sender and its timeline).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<ThreadReport>,
     pub system: SystemDelta,
@@ -248,6 +249,10 @@ pub fn clock_text(c: Option<&crate::sys::clock::ClockSync>) -> String {
 pub struct ThreadReport {
     /// pktgen's device name (`dev@tag`).
     pub device: String,
+    /// The sender thread it ran on (a kpktgend thread's devices on one interface share
+    /// one, on one timeline); the text says it, the JSON's shape stays.
+    #[serde(skip)]
+    pub sender: usize,
     pub cpu: Option<usize>,
     pub backend: &'static str,
     /// The backend's own description (its queue, mode, ...).
@@ -277,22 +282,7 @@ impl RunReport {
         }
         let _ = writeln!(s, "Result: {}", r.lines());
         let _ = writeln!(s, "Interrupts: {}", sys.interrupts);
-        if !self.threads.is_empty() {
-            let _ = writeln!(
-                s,
-                "\nSenders:     {} threads; the Result above adds them up (elapsed: the longest; idle: the mean)",
-                self.threads.len()
-            );
-            for t in &self.threads {
-                let cpu = t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
-                let _ = writeln!(
-                    s,
-                    "  {}{cpu}: Result: {}",
-                    t.device,
-                    t.outcome.result.lines().replace('\n', "\n    ")
-                );
-            }
-        }
+        s.push_str(&senders_text(&self.threads));
 
         let _ = writeln!(s);
         let where_ = match &self.target.netns {
@@ -454,9 +444,115 @@ impl RunReport {
     }
 }
 
+/// The report's lines of several senders (nothing for one): each device's Result, which
+/// sender it ran on when a kpktgend thread's devices shared one timeline, and which of a
+/// CPU's devices ran apart (another interface, another socket's settings, paced beside
+/// unpaced).
+fn senders_text(threads: &[ThreadReport]) -> String {
+    let mut s = String::new();
+    if threads.is_empty() {
+        return s;
+    }
+    let sharing = |t: &ThreadReport| threads.iter().filter(|u| u.sender == t.sender).count() > 1;
+    let mut senders: Vec<usize> = threads.iter().map(|t| t.sender).collect();
+    senders.sort_unstable();
+    senders.dedup();
+    let timelines = senders.len() < threads.len();
+    if timelines {
+        let _ = writeln!(
+            s,
+            "\nSenders:     {} devices on {} (a kpktgend thread's devices on one interface: one timeline); the Result above adds them up, each frame at its real length",
+            threads.len(),
+            match senders.len() {
+                1 => "1 sender thread".to_string(),
+                n => format!("{n} sender threads"),
+            }
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "\nSenders:     {} threads; the Result above adds them up (elapsed: the longest; idle: the mean)",
+            threads.len()
+        );
+    }
+    let iface = |t: &ThreadReport| t.device.split('@').next().unwrap_or_default().to_string();
+    for t in threads {
+        let cpu = t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
+        let apart = t.cpu.is_some()
+            && threads.iter().any(|u| {
+                u.cpu == t.cpu && u.sender != t.sender && (timelines || iface(u) != iface(t))
+            });
+        let shared = match (sharing(t), apart) {
+            (true, _) => format!(" (sender {}'s timeline)", t.sender),
+            (false, true) => " (a sender of its own)".to_string(),
+            (false, false) => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "  {}{cpu}{shared}: Result: {}",
+            t.device,
+            t.outcome.result.lines().replace('\n', "\n    ")
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn thread(device: &str, cpu: usize, sender: usize, sent: u64, pkt_size: u32) -> ThreadReport {
+        ThreadReport {
+            device: device.into(),
+            sender,
+            cpu: Some(cpu),
+            backend: "af_packet",
+            detail: String::new(),
+            outcome: SendOutcome {
+                result: crate::sender::PktgenResult {
+                    elapsed_ns: 1_000_000,
+                    sent,
+                    pkt_size,
+                    ..Default::default()
+                },
+                pacing_idle_ns: 0,
+                backend: Default::default(),
+                stop_reason: crate::sender::StopReason::Count,
+                start_realtime_ns: 0,
+                pacing: None,
+            },
+        }
+    }
+
+    #[test]
+    fn devices_that_shared_a_timeline_are_named_with_their_sender() {
+        let t = senders_text(&[
+            thread("eth0@0", 0, 0, 10, 60),
+            thread("eth1@0", 0, 1, 5, 60),
+            thread("eth0@1", 0, 0, 30, 500),
+        ]);
+        assert!(
+            t.starts_with("\nSenders:     3 devices on 2 sender threads (a kpktgend thread's devices on one interface: one timeline)"),
+            "{t}"
+        );
+        assert!(t.contains("  eth0@0 on CPU 0 (sender 0's timeline): Result: OK: 1000(c1000+d0) usec, 10 (60byte,0frags)"), "{t}");
+        assert!(
+            t.contains("  eth1@0 on CPU 0 (a sender of its own): Result: "),
+            "{t}"
+        );
+        assert!(t.contains("  eth0@1 on CPU 0 (sender 0's timeline): Result: OK: 1000(c1000+d0) usec, 30 (500byte,0frags)"), "{t}");
+        // run -t N's threads, and a script's thread per device: as before.
+        let t = senders_text(&[thread("eth0@0", 0, 0, 1, 60), thread("eth0@1", 1, 1, 1, 60)]);
+        assert!(t.starts_with("\nSenders:     2 threads; "), "{t}");
+        assert!(t.contains("  eth0@1 on CPU 1: Result: "), "{t}");
+        // Two interfaces on one thread, each its own sender: said.
+        let t = senders_text(&[thread("eth0@0", 0, 0, 1, 60), thread("eth1@0", 0, 1, 1, 60)]);
+        assert!(
+            t.contains("  eth1@0 on CPU 0 (a sender of its own): "),
+            "{t}"
+        );
+        assert_eq!(senders_text(&[]), "");
+    }
 
     #[test]
     fn frames_missing_from_a_user_named_device_are_named() {

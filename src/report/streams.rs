@@ -22,7 +22,7 @@ pub struct StreamRun {
     pub loss_pct: Option<f64>,
 }
 
-/// The streams of a run.
+/// The streams of a run (one transmitting port's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamsRun {
     /// The config file.
@@ -31,33 +31,42 @@ pub struct StreamsRun {
     pub tx_port: String,
     pub rx_port: String,
     pub streams: Vec<StreamRun>,
+    /// Frames the receiving port counted that none of these streams sent (another flow's
+    /// signature, or an id beyond the config's); None: no receiver counted. In the text
+    /// only (the run document's shape stays version 2's).
+    #[serde(skip)]
+    pub unexpected: Option<u64>,
 }
 
 impl StreamsRun {
-    /// Stream `i` of `names` as `tally` counted it sent and `rx` (the receiving port's
-    /// report, when there is one) received it.
+    /// The streams signed `ids` (of the config's flows `names`, by id), stream `i` as
+    /// `tally` counted it sent (index `i`) and `rx` (the receiving port's report, when
+    /// there is one) received it.
     pub fn new(
         config: String,
         ports: (String, String),
-        names: &[String],
+        (ids, names): (&[u16], &[String]),
         tally: &Tally,
         rx: Option<&StreamsReport>,
     ) -> StreamsRun {
-        let streams = names
+        let streams = ids
             .iter()
             .enumerate()
-            .map(|(i, name)| {
+            .map(|(i, &id)| {
                 let (tx_frames, tx_bytes) = tally.get(i);
                 let rx_frames = rx.map(|r| {
                     r.streams
                         .iter()
-                        .find(|s| usize::from(s.id) == i)
+                        .find(|s| s.id == id)
                         .map_or(0, |s| s.seq.received)
                 });
                 let lost = rx_frames.map(|r| tx_frames.saturating_sub(r));
                 StreamRun {
-                    id: i as u16,
-                    name: name.clone(),
+                    id,
+                    name: names
+                        .get(usize::from(id))
+                        .cloned()
+                        .unwrap_or_else(|| id.to_string()),
                     tx_frames,
                     tx_bytes,
                     rx_frames,
@@ -73,7 +82,23 @@ impl StreamsRun {
             tx_port: ports.0,
             rx_port: ports.1,
             streams,
+            unexpected: None,
         }
+        .expecting(rx, ids)
+    }
+
+    /// The frames `rx` (the receiving port's report) counted of no stream in `expected`
+    /// (ascending: every flow sent to that port, from any port) as unexpected.
+    pub fn expecting(mut self, rx: Option<&StreamsReport>, expected: &[u16]) -> StreamsRun {
+        self.unexpected = rx.map(|r| {
+            r.foreign
+                + r.streams
+                    .iter()
+                    .filter(|s| expected.binary_search(&s.id).is_err())
+                    .map(|s| s.frames)
+                    .sum::<u64>()
+        });
+        self
     }
 
     /// A line, then one row per stream: sent, received, lost.
@@ -103,6 +128,152 @@ impl StreamsRun {
                 opt(r.rx_frames),
                 opt(r.lost),
                 r.loss_pct.map_or("-".to_string(), |p| format!("{p:.3}"))
+            );
+        }
+        if let Some(n) = self.unexpected.filter(|&n| n > 0) {
+            let _ = writeln!(
+                s,
+                "  unexpected at {}: {n} frames of no stream sent to it",
+                crate::text::printable(&self.rx_port)
+            );
+        }
+        s
+    }
+}
+
+/// A run of several transmitting ports: each flow between its ports, and each port's
+/// frames sent and received (frames of its flows; those it received of no flow sent to
+/// it counted apart).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PortsRun {
+    pub flows: Vec<FlowRun>,
+    pub ports: Vec<PortRun>,
+}
+
+/// One flow of a [`PortsRun`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowRun {
+    pub id: u16,
+    pub name: String,
+    pub tx_port: String,
+    pub rx_port: String,
+    pub tx_frames: u64,
+    pub rx_frames: Option<u64>,
+    pub lost: Option<u64>,
+}
+
+/// One port of a [`PortsRun`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PortRun {
+    /// `name (location)`.
+    pub port: String,
+    pub tx_frames: u64,
+    /// Frames of the flows it receives; None: no receiver counted there.
+    pub rx_frames: Option<u64>,
+    /// Frames it received of no flow sent to it.
+    pub unexpected: Option<u64>,
+}
+
+impl PortsRun {
+    /// The flows of every transmitting port's run (`runs`), in id order, and the ports in
+    /// the order they first appear.
+    pub fn new(runs: &[&StreamsRun]) -> PortsRun {
+        let mut flows: Vec<FlowRun> = runs
+            .iter()
+            .flat_map(|r| {
+                r.streams.iter().map(|s| FlowRun {
+                    id: s.id,
+                    name: s.name.clone(),
+                    tx_port: r.tx_port.clone(),
+                    rx_port: r.rx_port.clone(),
+                    tx_frames: s.tx_frames,
+                    rx_frames: s.rx_frames,
+                    lost: s.lost,
+                })
+            })
+            .collect();
+        flows.sort_by_key(|f| f.id);
+        let mut ports: Vec<PortRun> = Vec::new();
+        fn port(ports: &mut Vec<PortRun>, name: &str) -> usize {
+            ports
+                .iter()
+                .position(|p| p.port == name)
+                .unwrap_or_else(|| {
+                    ports.push(PortRun {
+                        port: name.to_string(),
+                        tx_frames: 0,
+                        rx_frames: None,
+                        unexpected: None,
+                    });
+                    ports.len() - 1
+                })
+        }
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        for r in runs {
+            let t = port(&mut ports, &r.tx_port);
+            let x = port(&mut ports, &r.rx_port);
+            let (sent, got) = r.streams.iter().fold((0, None), |(t, g), s| {
+                (t + s.tx_frames, add(g, s.rx_frames))
+            });
+            ports[t].tx_frames += sent;
+            ports[x].rx_frames = add(ports[x].rx_frames, got);
+            ports[x].unexpected = add(ports[x].unexpected, r.unexpected);
+        }
+        PortsRun { flows, ports }
+    }
+
+    /// Every flow (id, ports, sent, received, lost), then every port.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let cut =
+            |t: &str, n: usize| -> String { crate::text::printable(t).chars().take(n).collect() };
+        let _ = writeln!(
+            s,
+            "Flows:       {} from {} ports",
+            self.flows.len(),
+            self.ports.len()
+        );
+        let _ = writeln!(
+            s,
+            "     id flow                           sent     received         lost  ports"
+        );
+        for f in &self.flows {
+            let _ = writeln!(
+                s,
+                "  {:>5} {:<24} {:>10} {:>12} {:>12}  {} -> {}",
+                f.id,
+                cut(&f.name, 24),
+                f.tx_frames,
+                opt(f.rx_frames),
+                opt(f.lost),
+                crate::text::printable(&f.tx_port),
+                crate::text::printable(&f.rx_port)
+            );
+        }
+        let w = self
+            .ports
+            .iter()
+            .map(|p| crate::text::printable(&p.port).chars().count().min(96))
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        let _ = writeln!(
+            s,
+            "Ports:       {:<w$} {:>12} {:>12} {:>12}",
+            "port", "sent", "received", "unexpected"
+        );
+        for p in &self.ports {
+            let _ = writeln!(
+                s,
+                "             {:<w$} {:>12} {:>12} {:>12}",
+                cut(&p.port, w),
+                p.tx_frames,
+                opt(p.rx_frames),
+                opt(p.unexpected)
             );
         }
         s
@@ -135,7 +306,7 @@ mod tests {
         let r = StreamsRun::new(
             "f.yaml".into(),
             ("p1 (lab:tx)".into(), "p2 (lab:rx)".into()),
-            &names,
+            (&[0, 1], &names),
             &t,
             Some(&rx),
         );
@@ -151,10 +322,88 @@ mod tests {
             text.contains("Streams:     2 from p1 (lab:tx) to p2 (lab:rx) (f.yaml)"),
             "{text}"
         );
-        let none = StreamsRun::new("f".into(), ("a".into(), "b".into()), &names[..1], &t, None);
+        assert_eq!(r.unexpected, Some(0));
+        // Stream 1 was sent to this port by another: with only stream 0 expected, its 40
+        // frames are unexpected here.
+        let r0 = r.clone().expecting(Some(&rx), &[0]);
+        assert_eq!(r0.unexpected, Some(40));
+        assert!(
+            r0.text().contains("unexpected at p2 (lab:rx): 40 frames"),
+            "{}",
+            r0.text()
+        );
+        let none = StreamsRun::new(
+            "f".into(),
+            ("a".into(), "b".into()),
+            (&[0], &names),
+            &t,
+            None,
+        );
         assert_eq!(
             (none.streams[0].rx_frames, none.streams[0].lost),
             (None, None)
+        );
+    }
+
+    #[test]
+    fn ports_add_up_their_flows_and_what_no_flow_sent_them() {
+        let run = |tx: &str, rx: &str, rows: &[(u16, u64, Option<u64>)], unexpected| StreamsRun {
+            config: "c".into(),
+            tx_port: tx.into(),
+            rx_port: rx.into(),
+            streams: rows
+                .iter()
+                .map(|&(id, sent, got)| StreamRun {
+                    id,
+                    name: format!("f{id}"),
+                    tx_frames: sent,
+                    tx_bytes: sent * 60,
+                    rx_frames: got,
+                    lost: got.map(|g| sent - g),
+                    loss_pct: None,
+                })
+                .collect(),
+            unexpected,
+        };
+        let a = run(
+            "p1",
+            "p2",
+            &[(0, 100, Some(100)), (2, 50, Some(40))],
+            Some(3),
+        );
+        let b = run("p2", "p1", &[(1, 70, Some(70))], Some(0));
+        let p = PortsRun::new(&[&a, &b]);
+        assert_eq!(p.flows.iter().map(|f| f.id).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(
+            (p.flows[1].tx_port.as_str(), p.flows[1].rx_port.as_str()),
+            ("p2", "p1")
+        );
+        assert_eq!(p.flows[2].lost, Some(10));
+        let row = |name: &str| p.ports.iter().find(|r| r.port == name).unwrap().clone();
+        assert_eq!(
+            (
+                row("p1").tx_frames,
+                row("p1").rx_frames,
+                row("p1").unexpected
+            ),
+            (150, Some(70), Some(0))
+        );
+        assert_eq!(
+            (
+                row("p2").tx_frames,
+                row("p2").rx_frames,
+                row("p2").unexpected
+            ),
+            (70, Some(140), Some(3))
+        );
+        // A port no receiver counted at says so.
+        let c = run("p3", "p4", &[(0, 5, None)], None);
+        let q = PortsRun::new(&[&c]);
+        assert_eq!((q.ports[1].rx_frames, q.ports[1].unexpected), (None, None));
+        assert!(
+            p.text().contains("Flows:       3 from 2 ports"),
+            "{}",
+            p.text()
         );
     }
 }

@@ -10,8 +10,8 @@
 //! the transports and the controller's side stay in [`crate::agent`].
 
 use crate::agent::proto::{
-    self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxId,
-    RxStart, RxStarted, RxStats, RxStop, code,
+    self, ClockReply, CountersParams, Hello, HelloReply, LineError, Request, Response, RxStart,
+    RxStarted, RxStats, RxStatsParams, RxStop, RxStreamsParams, StreamsChunk, code,
 };
 use crate::cli::rx::RxArgs;
 use crate::rx::background::{RxThread, Settle};
@@ -29,7 +29,14 @@ use std::time::{Duration, Instant};
 
 /// The methods, in the order docs/agent.md gives them.
 pub const METHODS: &[&str] = &[
-    "hello", "clock", "counters", "rx.start", "rx.stats", "rx.stop", "shutdown",
+    "hello",
+    "clock",
+    "counters",
+    "rx.start",
+    "rx.stats",
+    "rx.stop",
+    "rx.streams",
+    "shutdown",
 ];
 
 /// `upktgen rx`'s options, parsed as that command parses them.
@@ -76,6 +83,10 @@ fn read_small(path: &str) -> String {
 pub(crate) struct Agent<'a> {
     introduced: bool,
     receivers: BTreeMap<u32, RxThread>,
+    /// Stopped receivers' stream summaries beyond the report's first
+    /// [`proto::REPORT_CHUNK`], until `rx.streams` has read the last of them: (the index
+    /// of the first, the summaries).
+    held: BTreeMap<u32, (usize, Vec<crate::rx::streams::StreamSummary>)>,
     next_id: u32,
     pub(crate) shutdown: bool,
     metrics: Option<&'a crate::metrics::Endpoint>,
@@ -135,6 +146,7 @@ impl<'a> Agent<'a> {
             "rx.start" => self.rx_start(req.params),
             "rx.stats" => self.rx_stats(req.params),
             "rx.stop" => self.rx_stop(req.params),
+            "rx.streams" => self.rx_streams(req.params),
             "shutdown" => {
                 self.shutdown = true;
                 Ok(Value::Null)
@@ -227,15 +239,19 @@ impl<'a> Agent<'a> {
     }
 
     fn rx_stats(&mut self, p: Value) -> Result<Value, Failure> {
-        let RxId { id } = params(p)?;
+        let RxStatsParams { id, streams_from } = params(p)?;
         let rx = self.receiver(id)?;
         let pr = rx.progress();
+        let streams = streams_from
+            .zip(pr.streams.get())
+            .map(|(from, t)| StreamsChunk::of(t, from));
         reply(RxStats {
             frames: pr.frames.load(Ordering::Relaxed),
             bytes: pr.bytes.load(Ordering::Relaxed),
             lost: pr.lost.load(Ordering::Relaxed),
             drops: pr.drops.load(Ordering::Relaxed),
             running: rx.running(),
+            streams,
         })
     }
 
@@ -253,13 +269,50 @@ impl<'a> Agent<'a> {
         // A signal ends the wait at once: the receiver reports what it has, and the
         // session ends after this answer.
         let never = AtomicBool::new(false);
-        let report = rx
+        let mut report = rx
             .finish_unless(settle, self.stop.unwrap_or(&never))
             .map_err(|e| failed(format!("{e:#}")))?;
         if let Some(m) = self.metrics {
             m.finish_rx(&report);
         }
+        // A report of many streams in several answers: the first REPORT_CHUNK here, the
+        // others through rx.streams (the report's `expected` says how many there are).
+        if let Some(st) = &mut report.streams
+            && st.streams.len() > proto::REPORT_CHUNK
+        {
+            let rest = st.streams.split_off(proto::REPORT_CHUNK);
+            self.held.insert(s.id, (proto::REPORT_CHUNK, rest));
+        }
         reply(report)
+    }
+
+    /// The stream summaries of a stopped receiver's report from index `from`, at most
+    /// [`proto::REPORT_CHUNK`]; once the last is read, nothing is held for it any more.
+    fn rx_streams(&mut self, p: Value) -> Result<Value, Failure> {
+        let RxStreamsParams { id, from } = params(p)?;
+        let Some((first, rest)) = self.held.get(&id) else {
+            return Err(Failure(
+                code::INVALID_PARAMS,
+                format!("no stream summaries held for receiver {id} (rx.stop gave them all)"),
+            ));
+        };
+        let (first, total) = (*first, first + rest.len());
+        let from = from as usize;
+        if from < first || from >= total {
+            return Err(Failure(
+                code::INVALID_PARAMS,
+                format!(
+                    "receiver {id}: streams {first} to {} are held, not {from}",
+                    total - 1
+                ),
+            ));
+        }
+        let end = (from + proto::REPORT_CHUNK).min(total);
+        let chunk = reply(&rest[from - first..end - first])?;
+        if end == total {
+            self.held.remove(&id);
+        }
+        Ok(chunk)
     }
 }
 
@@ -454,18 +507,18 @@ mod tests {
     #[test]
     fn a_request_of_another_schema_is_refused_naming_it() {
         let out = session(&[
-            r#"{"schema":"upktgen.agent/2","jsonrpc":"2.0","id":1,"method":"clock"}"#,
-            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":2,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/3","jsonrpc":"2.0","id":1,"method":"clock"}"#,
+            r#"{"schema":"upktgen.agent/4","jsonrpc":"2.0","id":2,"method":"clock"}"#,
             r#"{"schema":"upktgen.run/1","jsonrpc":"2.0","id":3,"method":"clock"}"#,
             r#"{"schema":"upktgen.agent/1","jsonrpc":"2.0","id":4,"method":"clock"}"#,
         ]);
-        // Version 2 is read (here: refused only for want of hello).
+        // Version 3 is read (here: refused only for want of hello).
         assert_eq!(out[0]["error"]["code"], code::NOT_INTRODUCED);
         assert_eq!(out[0]["schema"], crate::schema::AGENT);
         for (r, want) in [
             (
                 &out[1],
-                "the request: an agent document of schema version 3 (\"upktgen.agent/3\")",
+                "the request: an agent document of schema version 4 (\"upktgen.agent/4\")",
             ),
             (&out[2], "the request: a run document, not an agent request"),
             (
@@ -518,6 +571,100 @@ mod tests {
                 .unwrap()
                 .contains("nosuchdev0")
         );
+    }
+
+    /// A summary with every figure at its widest.
+    fn wide_summary(id: u16) -> crate::rx::streams::StreamSummary {
+        use crate::rx::sink::{LatencyCounters, LatencySummary, SeqCounters};
+        let m = u64::MAX;
+        crate::rx::streams::StreamSummary {
+            id,
+            name: format!("flow-{id:05}-abcdefghij"),
+            frames: m,
+            bytes: m,
+            first_seq: Some(u32::MAX),
+            last_seq: Some(u32::MAX),
+            seq: SeqCounters {
+                received: m,
+                lost: m,
+                duplicates: m,
+                reordered: m,
+                late_beyond_window: m,
+                restarts: m,
+                wraps: m,
+                jumps: m,
+                tx_clock_backwards: m,
+            },
+            latency: Some(LatencySummary {
+                count: m,
+                min_ns: m,
+                mean_ns: 1.234_567_890_123_456_7e19,
+                p50_ns: m,
+                p90_ns: m,
+                p99_ns: m,
+                p999_ns: m,
+                max_ns: m,
+            }),
+            latency_not_recorded: LatencyCounters {
+                no_timestamp: m,
+                bad_timestamp: m,
+                clock_backwards: m,
+                out_of_range: m,
+            },
+            jitter_ns: Some(1.234_567_890_123_456_7e19),
+            first_rx_ns: Some(m),
+            last_rx_ns: Some(m),
+        }
+    }
+
+    /// A stopped receiver's report of 100,000 streams (more than one line holds at ~1 KB a
+    /// summary): rx.stop kept the first 4,096, rx.streams gives the others 4,096 an answer,
+    /// each answer within a line, then nothing more is held.
+    #[test]
+    fn a_report_of_100000_streams_comes_in_answers_that_fit_a_line() {
+        let n = 100_000usize;
+        let one = serde_json::to_string(&wide_summary(0)).unwrap().len();
+        assert!(
+            one * n > proto::MAX_RESPONSE,
+            "one line would not hold them"
+        );
+        let rest: Vec<_> = (proto::REPORT_CHUNK..n)
+            .map(|i| wide_summary(i as u16))
+            .collect();
+        let stop = AtomicBool::new(false);
+        let mut a = Agent::new(&stop);
+        a.introduced = true;
+        a.held.insert(7, (proto::REPORT_CHUNK, rest));
+        let call = |a: &mut Agent, from: usize| {
+            let r = a.handle(Request {
+                schema: Some(crate::schema::AGENT.into()),
+                jsonrpc: "2.0".into(),
+                id: json!(from),
+                method: "rx.streams".into(),
+                params: json!({"id": 7, "from": from}),
+            });
+            serde_json::to_string(&r).unwrap()
+        };
+        // Below what is held: refused, naming what is.
+        assert!(call(&mut a, 0).contains("streams 4096 to 99999 are held, not 0"));
+        let (mut from, mut answers) = (proto::REPORT_CHUNK, 0);
+        while from < n {
+            let line = call(&mut a, from);
+            assert!(line.len() < proto::MAX_RESPONSE, "{} bytes", line.len());
+            let got = line.matches("\"name\":").count();
+            assert_eq!(got, proto::REPORT_CHUNK.min(n - from));
+            let first = format!("\"name\":\"{}\"", wide_summary(from as u16).name);
+            assert_eq!(
+                line.find("\"name\":"),
+                line.find(&first),
+                "starts at {from}"
+            );
+            from += got;
+            answers += 1;
+        }
+        assert_eq!(answers, 24, "25 answers with rx.stop's");
+        assert!(a.held.is_empty(), "nothing held once all were read");
+        assert!(call(&mut a, from).contains("no stream summaries held for receiver 7"));
     }
 
     #[test]

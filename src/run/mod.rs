@@ -60,7 +60,19 @@ pub struct RunResult {
 
 /// Runs `upktgen run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let plan = RunPlan::from_args(a)?;
+    if let Some(path) = &a.config {
+        let cfg = plan::streams::read(path)?;
+        if plan::streams::both_ways_in_lab(&cfg) {
+            // The lab outlives the runs on its ends.
+            let (plans, _lab) = streams::plan_in_lab(a, &cfg, path)?;
+            return run_ports(plans, stop);
+        }
+    }
+    let mut plans = RunPlan::each_from_args(a)?;
+    if plans.len() > 1 {
+        return run_ports(plans, stop);
+    }
+    let plan = plans.remove(0);
     if let Some(p) = &plan.pcap {
         return pcap::write(&plan, p, stop);
     }
@@ -91,6 +103,38 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     })
 }
 
+/// A config whose flows leave from several ports: one run per transmitting port, side by
+/// side, each report printed, then every flow and port.
+fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
+    let results = streams::start(plans, stop)?
+        .into_iter()
+        .map(streams::Leg::wait)
+        .collect::<Vec<_>>();
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    for r in results {
+        let Some(r) = r? else {
+            interrupted = true;
+            continue;
+        };
+        crate::out::print(r.report.text(false))?;
+        crate::out::print("\n")?;
+        interrupted |= r.interrupted;
+        if let Some((what, why)) = r.report.missing.first() {
+            bail!("the {what} failed after the send: {why} (the report above lacks its part)");
+        }
+        runs.extend(r.report.streams);
+    }
+    crate::out::print(
+        crate::report::streams::PortsRun::new(&runs.iter().collect::<Vec<_>>()).text(),
+    )?;
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Done
+    })
+}
+
 /// Where the senders run: the lab made for the run (removed when this is dropped), or the
 /// current namespace.
 struct Site {
@@ -105,10 +149,18 @@ impl Site {
         match &plan.target {
             plan::Target::Device(d) => {
                 caps::require(&[Cap::NetRaw], &format!("sending on {d}"))?;
-                Ok(Site {
-                    lab: None,
-                    ns: None,
-                })
+                // A config's port in a namespace is sent on from inside it.
+                let ns = plan
+                    .streams
+                    .as_ref()
+                    .and_then(plan::streams::StreamsPlan::tx_netns);
+                if ns.is_some() {
+                    caps::require(
+                        &[Cap::SysAdmin],
+                        &format!("sending on {d} in its namespace"),
+                    )?;
+                }
+                Ok(Site { lab: None, ns })
             }
             plan::Target::Lab(l) => {
                 caps::require(
@@ -257,12 +309,17 @@ fn execute_with(
         .system
         .take()
         .ok_or_else(|| anyhow!("the system's CPU and interrupts were not sampled"))?;
-    let senders: Vec<SenderDone> = plan
+    // One per device, in the run's order (a thread's devices shared one sender).
+    let mut senders: Vec<(usize, usize, SenderDone)> = plan
         .senders
         .into_iter()
         .zip(ran.senders)
-        .map(|(p, r)| done(p.spec, r))
+        .enumerate()
+        .flat_map(|(i, (p, r))| done(p, r).into_iter().map(move |(at, d)| (at, i, d)))
         .collect();
+    senders.sort_by_key(|(at, _, _)| *at);
+    let sender_of: Vec<usize> = senders.iter().map(|(_, i, _)| *i).collect();
+    let senders: Vec<SenderDone> = senders.into_iter().map(|(_, _, d)| d).collect();
     let interrupted = outcome.stop_reason == StopReason::Interrupted;
     let first = &senders[0].spec.cfg;
     let tx_if = parts.tx_iface.unwrap_or_default();
@@ -274,19 +331,25 @@ fn execute_with(
     }
     let start = start_at.map(|at| start_report(at, ran.late_ns, &senders));
     let streams = match (&plan.streams, &tally) {
-        (Some(s), Some(t)) => Some(crate::report::streams::StreamsRun::new(
-            s.config.display().to_string(),
-            (
-                format!("{} ({})", s.tx_port.0, s.tx_port.1),
-                format!("{} ({})", s.rx_port.0, s.rx_port.1),
-            ),
-            &s.names,
-            t,
-            parts
+        (Some(s), Some(t)) => {
+            let rx = parts
                 .rx_analysis
                 .as_ref()
-                .and_then(|a| a.receiver.streams.as_ref()),
-        )),
+                .and_then(|a| a.receiver.streams.as_ref());
+            Some(
+                crate::report::streams::StreamsRun::new(
+                    s.config.display().to_string(),
+                    (
+                        format!("{} ({})", s.tx_port.0, s.tx_port.1),
+                        format!("{} ({})", s.rx_port.0, s.rx_port.1),
+                    ),
+                    (&s.ids, &s.names),
+                    t,
+                    rx,
+                )
+                .expecting(rx, &s.expected),
+            )
+        }
         _ => None,
     };
     let report = RunReport {
@@ -306,7 +369,7 @@ fn execute_with(
         tx_iface: tx_if,
         rx_iface: parts.rx_iface,
         outcome,
-        threads: thread_reports(&senders),
+        threads: thread_reports(&senders, &sender_of),
         system,
         rx_analysis: parts.rx_analysis,
         xdp_sink_packets: lab.and_then(Lab::rx_sink_count),
@@ -383,6 +446,7 @@ fn observers<'a>(
                 keepalive
             },
             devices[0].name.clone(),
+            plan.streams.as_ref().map(|s| s.names.clone()),
         )?),
         None => None,
     };
@@ -425,10 +489,21 @@ fn observers<'a>(
     if let Some(m) = metrics {
         crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver.clone())?;
     }
-    let count = plan.senders[0].spec.cfg.count;
+    // Every device's count (0: one sends until stopped).
+    let counts = || {
+        plan.senders
+            .iter()
+            .flat_map(|s| std::iter::once(&s.spec).chain(&s.joined))
+            .map(|d| d.cfg.count)
+    };
+    let count = if counts().any(|c| c == 0) {
+        0
+    } else {
+        counts().fold(0u64, u64::saturating_add)
+    };
     if let Some(m) = crate::live::start_for_run(
         &plan.live,
-        count.saturating_mul(plan.senders.len() as u64),
+        count,
         tx_watch,
         rx_watch,
         receiver,
@@ -487,15 +562,29 @@ fn report_target(devices: &[Device], lab: Option<&Lab>, inject: bool) -> Target 
     }
 }
 
-fn done(spec: SenderSpec, r: SenderRun) -> SenderDone {
-    SenderDone {
+/// A finished sender's devices, each with its place in the run: one, or a thread's devices
+/// that shared its timeline, each with its own figures ([`SendOutcome::of_part`]).
+fn done(p: SenderPlan, r: SenderRun) -> Vec<(usize, SenderDone)> {
+    let one = |spec, outcome, walk| SenderDone {
         spec,
-        info: r.info,
-        outcome: r.outcome,
-        walk: r.walk,
+        info: r.info.clone(),
+        outcome,
+        walk,
         started_ns: r.started_ns,
         stopped_ns: r.stopped_ns,
+    };
+    if p.joined.is_empty() {
+        return vec![(p.places[0], one(p.spec, r.outcome.clone(), r.walk.clone()))];
     }
+    std::iter::once(p.spec)
+        .chain(p.joined)
+        .zip(p.places)
+        .zip(&r.parts)
+        .map(|((spec, at), part)| {
+            let outcome = r.outcome.of_part(part);
+            (at, one(spec, outcome, part.walk.clone()))
+        })
+        .collect()
 }
 
 /// --start-at in the report: each sender's first send against the instant, and the clock.
@@ -520,14 +609,17 @@ fn start_report(at: u64, late_ns: u64, senders: &[SenderDone]) -> StartReport {
     }
 }
 
-/// One line per sender in the report, when there are several.
-fn thread_reports(senders: &[SenderDone]) -> Vec<ThreadReport> {
+/// One line per device in the report, when there are several (`sender_of`: the sender
+/// thread each device ran on).
+fn thread_reports(senders: &[SenderDone], sender_of: &[usize]) -> Vec<ThreadReport> {
     if senders.len() < 2 {
         return Vec::new();
     }
     senders
         .iter()
-        .map(|s| ThreadReport {
+        .zip(sender_of)
+        .map(|(s, &sender)| ThreadReport {
+            sender,
             device: s.spec.cfg.ifname.clone(),
             cpu: s.spec.cpu,
             backend: s.info.name,
@@ -547,6 +639,7 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
         let cfg = &s.spec.cfg;
         let dev = device_of(devices, cfg.device())?;
         let frames = match (&plan.replay, &plan.streams) {
+            (None, None) if !s.joined.is_empty() => device_timeline(plan, s, dev)?,
             (Some(r), _) => {
                 r.check_fits(dev.mtu, &dev.name)?;
                 Frames::Replay(Box::new(r.clone()))
@@ -555,23 +648,24 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Checked by the plan: the same streams build again.
                 Frames::Multi(Box::new(
-                    stream::multi::MultiStream::new(&s.specs, None)
-                        .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
+                    stream::multi::MultiStream::signed(
+                        &s.specs,
+                        &s.ids,
+                        s.line_bps.map(|b| b as f64),
+                    )
+                    .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
                 ))
             }
             (None, None) => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
                 // Each sender draws its own random sequence; the seed reproduces all of them.
-                stream::for_config(
-                    cfg,
-                    &dev.info,
-                    plan.seed.wrapping_add(i as u64),
-                    s.spec.cpu.unwrap_or(0) as u16,
-                )
-                .map_err(|e| anyhow!("{}: {e}", cfg.ifname))?
+                pg_frames(plan.seed, &s.spec, s.places[0], dev)?
             }
         };
-        uses_random |= frames.generator().is_some_and(Generator::uses_random);
+        uses_random |= match &frames {
+            Frames::Devices(d) => d.uses_random(),
+            f => f.generator().is_some_and(Generator::uses_random),
+        };
         if i == 0 {
             print_notes(s);
         }
@@ -583,18 +677,69 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
             ifindex: dev.ifindex,
             tx_queues: dev.info.tx_queues,
             frames,
-            limits: Limits {
-                count: cfg.count,
-                duration: plan.duration,
-                delay_ns: cfg.delay,
-                burst: cfg.burst,
-                timestamps: !cfg.has(Flag::NoTimestamp),
-                progress: None,
-            },
+            limits: limits(plan, s),
             cpu: s.spec.cpu,
         });
     }
     Ok((jobs, uses_random))
+}
+
+/// A device's frames as its own sender makes them: its walk seeded by its place among the
+/// run's devices (each draws its own random sequence; the seed reproduces all of them).
+fn pg_frames(seed: u64, spec: &SenderSpec, place: usize, dev: &Device) -> Result<Frames> {
+    let cfg = &spec.cfg;
+    stream::for_config(
+        cfg,
+        &dev.info,
+        seed.wrapping_add(place as u64),
+        spec.cpu.unwrap_or(0) as u16,
+    )
+    .map_err(|e| anyhow!("{}: {e}", cfg.ifname))
+}
+
+/// A thread's devices on one interface as one timeline, each with its own frames and pace.
+fn device_timeline(plan: &RunPlan, s: &SenderPlan, dev: &Device) -> Result<Frames> {
+    let mut parts = Vec::with_capacity(s.places.len());
+    for (spec, &place) in std::iter::once(&s.spec).chain(&s.joined).zip(&s.places) {
+        let c = &spec.cfg;
+        check_frame_fits(c, dev.mtu, &dev.name)?;
+        let timing = stream::devices::Timing {
+            count: c.count,
+            delay_ns: c.delay,
+            burst: c.burst,
+            timestamps: !c.has(Flag::NoTimestamp),
+        };
+        parts.push((pg_frames(plan.seed, spec, place, dev)?, timing));
+    }
+    let t = stream::devices::DeviceTimeline::new(parts)
+        .map_err(|e| anyhow!("{}: {e}", s.spec.cfg.ifname))?;
+    Ok(Frames::Devices(Box::new(t)))
+}
+
+/// What bounds and paces a sender: its device's count, delay and burst; a timeline of
+/// devices paces itself and ends when each has sent its count (the run's count: their sum,
+/// or none when any sends until stopped).
+fn limits(plan: &RunPlan, s: &SenderPlan) -> Limits {
+    let cfg = &s.spec.cfg;
+    let mut l = Limits {
+        count: cfg.count,
+        duration: plan.duration,
+        delay_ns: cfg.delay,
+        burst: cfg.burst,
+        timestamps: !cfg.has(Flag::NoTimestamp),
+        progress: None,
+    };
+    if !s.joined.is_empty() {
+        let all = || std::iter::once(&s.spec).chain(&s.joined).map(|d| &d.cfg);
+        l.count = if all().any(|c| c.count == 0) {
+            0
+        } else {
+            all().map(|c| c.count).sum()
+        };
+        (l.delay_ns, l.burst) = (0, 1);
+        l.timestamps = all().any(|c| !c.has(Flag::NoTimestamp));
+    }
+    l
 }
 
 /// The lab receiver's configuration: with streams, each counted by its signature, on every

@@ -104,10 +104,16 @@ pub(crate) struct Far {
 }
 
 impl Far {
-    /// Reads the far receiver's totals every `interval` while the senders run.
-    pub fn new(r: RemoteReceiver, interval: std::time::Duration, tx_name: String) -> Result<Far> {
+    /// Reads the far receiver's totals every `interval` while the senders run (and the
+    /// live figures of its `streams`, named by id, when it counts a config's).
+    pub fn new(
+        r: RemoteReceiver,
+        interval: std::time::Duration,
+        tx_name: String,
+        streams: Option<Vec<String>>,
+    ) -> Result<Far> {
         Ok(Far {
-            watch: r.watch(interval)?,
+            watch: r.watch(interval, streams)?,
             tx_name,
         })
     }

@@ -89,6 +89,12 @@ pub struct SenderSpec {
 #[derive(Debug, Clone)]
 pub struct SenderPlan {
     pub spec: SenderSpec,
+    /// The devices after `spec` that share its sender, one timeline of them all (a
+    /// script's devices of one thread on one interface, [`timeline`]); empty for most.
+    pub joined: Vec<SenderSpec>,
+    /// Where `spec` and each of `joined` stand among the run's devices (the report lists
+    /// the devices in that order).
+    pub places: Vec<usize>,
     pub backends: Vec<BackendPlan>,
     /// Candidates `auto` ruled out, and why (empty otherwise).
     pub ruled_out: Vec<String>,
@@ -168,26 +174,49 @@ impl RunPlan {
         RunPlan::from_args_on(a, &crate::sys::allowed_cpus())
     }
 
-    /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests).
+    /// [`RunPlan::from_args`] with the CPUs of the affinity mask given (for tests). A
+    /// config whose flows leave from several ports is refused (see [`RunPlan::each_from_args_on`]).
     pub fn from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<RunPlan> {
+        let mut plans = RunPlan::each_from_args_on(a, cpus)?;
+        if plans.len() > 1 {
+            return Err(Refusal::ConfigPorts.into());
+        }
+        Ok(plans.remove(0))
+    }
+
+    /// `upktgen run`'s plans: one, or with a config one per transmitting port (each its own
+    /// sender and receiving port, run side by side).
+    pub fn each_from_args(a: &RunArgs) -> Result<Vec<RunPlan>> {
+        RunPlan::each_from_args_on(a, &crate::sys::allowed_cpus())
+    }
+
+    /// [`RunPlan::each_from_args`] with the CPUs of the affinity mask given (for tests).
+    pub fn each_from_args_on(a: &RunArgs, cpus: &[usize]) -> Result<Vec<RunPlan>> {
         // A config's ports stand for the options that say where: planned as those.
         let seed = a.seed.unwrap_or_else(fresh_seed);
         match streams::apply(a, seed)? {
-            Some((e, s)) => RunPlan::prepared(&e, cpus, Some(s), seed),
-            None => RunPlan::prepared(a, cpus, None, seed),
+            Some(legs) => legs
+                .into_iter()
+                .map(|(e, s)| RunPlan::prepared(&e, cpus, Some(s), seed))
+                .collect(),
+            None => Ok(vec![RunPlan::prepared(a, cpus, None, seed)?]),
         }
     }
 
-    /// The plan of the config `cfg` (named `name` in messages; an OTG server's set_config),
-    /// with `run`'s options `a` (which must not say where: the config's ports do).
+    /// The plans of the config `cfg` (named `name` in messages; an OTG server's
+    /// set_config), one per transmitting port, with `run`'s options `a` (which must not say
+    /// where: the config's ports do).
     pub fn from_config(
         a: &RunArgs,
         cfg: &crate::otg::Config,
         name: &std::path::Path,
-    ) -> Result<RunPlan> {
+        lab: Option<streams::LabEnds>,
+    ) -> Result<Vec<RunPlan>> {
         let seed = a.seed.unwrap_or_else(fresh_seed);
-        let (e, s) = streams::apply_config(a, cfg, name, seed)?;
-        RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed)
+        streams::apply_config_in(a, cfg, name, seed, lab)?
+            .into_iter()
+            .map(|(e, s)| RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed))
+            .collect()
     }
 
     /// The plan of options `a` (a config's ports already planned into them, its streams
@@ -247,7 +276,7 @@ impl RunPlan {
                 streams: streams.as_ref().map(|s| s.names.clone()),
             }),
         };
-        let (target, senders) = knobs.plan(specs, replay.is_some())?;
+        let (target, senders) = knobs.plan(timeline::alone(specs), replay.is_some())?;
         let target = match (target, dut) {
             (Target::Lab(l), Some(_)) if l.inject => return Err(Refusal::InjectInDutLab.into()),
             (Target::Lab(l), Some(mut d)) => {
@@ -306,7 +335,8 @@ impl RunPlan {
             lab_rx: a.lab_rx,
             rx: None,
         };
-        let (target, senders) = knobs.plan(specs, false)?;
+        // A thread's devices on one interface: one sender, one timeline.
+        let (target, senders) = knobs.plan(timeline::groups(specs, a.tx.backend), false)?;
         Ok(RunPlan {
             target,
             senders,
@@ -352,8 +382,12 @@ struct Knobs<'a> {
 }
 
 impl Knobs<'_> {
-    fn plan(&self, specs: Vec<SenderSpec>, replay: bool) -> Result<(Target, Vec<SenderPlan>)> {
-        if specs.is_empty() {
+    fn plan(
+        &self,
+        groups: Vec<timeline::Group>,
+        replay: bool,
+    ) -> Result<(Target, Vec<SenderPlan>)> {
+        if groups.is_empty() {
             return Err(Refusal::NoSender.into());
         }
         let o = TxOptions {
@@ -369,15 +403,23 @@ impl Knobs<'_> {
             replay,
             streams: self.streams,
         };
-        let n = specs.len();
-        let inject = specs.iter().filter(|s| injects(&s.cfg)).count();
-        if inject > 0 && inject < n {
-            return Err(Refusal::MixedXmitModes { inject, n }.into());
+        let n = groups.len();
+        let devices = groups.iter().map(|g| g.specs.len()).sum();
+        let inject = groups
+            .iter()
+            .flat_map(|g| &g.specs)
+            .filter(|s| injects(&s.cfg))
+            .count();
+        if inject > 0 && inject < devices {
+            return Err(Refusal::MixedXmitModes { inject, n: devices }.into());
         }
-        let mut senders = specs
+        let mut senders = groups
             .into_iter()
             .enumerate()
-            .map(|(index, spec)| {
+            .map(|(index, g)| {
+                let mut specs = g.specs.into_iter();
+                let spec = specs.next().ok_or(Refusal::NoSender)?;
+                let joined: Vec<SenderSpec> = specs.collect();
                 let slot = SenderSlot {
                     index,
                     senders: n,
@@ -387,10 +429,15 @@ impl Knobs<'_> {
                     .tx
                     .backend
                     .unwrap_or_else(|| BackendKind::default_for(&spec.cfg));
-                let (backends, ruled_out) =
+                let (mut backends, mut ruled_out) =
                     backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
+                if !joined.is_empty() {
+                    timeline::rule_out_one_frame_backends(&mut backends, &mut ruled_out)?;
+                }
                 Ok(SenderPlan {
                     spec,
+                    joined,
+                    places: g.places,
                     backends,
                     ruled_out,
                 })
@@ -825,3 +872,4 @@ mod refusal;
 pub mod streams;
 #[cfg(test)]
 mod tests;
+pub mod timeline;

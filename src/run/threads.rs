@@ -41,6 +41,8 @@ pub struct SenderRun {
     /// CLOCK_MONOTONIC at the start and end of its send loop, ns.
     pub started_ns: u64,
     pub stopped_ns: u64,
+    /// A thread's devices on one timeline: each one's figures, in the sender's order.
+    pub parts: Vec<crate::stream::devices::PartFigures>,
 }
 
 /// The finished senders.
@@ -376,6 +378,10 @@ impl WithBackend for Measure<'_> {
             walk: frames.generator().cloned(),
             started_ns: t0,
             stopped_ns: t1,
+            parts: match frames {
+                Frames::Devices(d) => d.parts(),
+                _ => Vec::new(),
+            },
         })
     }
 }

@@ -11,7 +11,7 @@ use upktgen::lab::{self, Lab, RxMode};
 /// The endpoint's port, on the receiving namespace's own loopback (nothing on the host's).
 const PORT: &str = "19464";
 
-fn tools_or_skip() -> bool {
+pub(crate) fn tools_or_skip() -> bool {
     use crate::harness::tool_or_skip;
     tool_or_skip("curl", "apt-get install curl")
         && tool_or_skip("promtool", "apt-get install prometheus")
@@ -51,7 +51,7 @@ fn scrape_ok(ns: &str, prom_text: bool) -> Option<(String, String)> {
 }
 
 /// The value of the sample `name` (with labels, as printed).
-fn value(body: &str, name: &str) -> Option<f64> {
+pub(crate) fn value(body: &str, name: &str) -> Option<f64> {
     body.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
@@ -62,7 +62,7 @@ fn state(body: &str) -> Option<&'static str> {
         .find(|s| value(body, &format!("upktgen_state{{state=\"{s}\"}}")) == Some(1.0))
 }
 
-fn promtool_ok(text: &str) {
+pub(crate) fn promtool_ok(text: &str) {
     let mut p = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

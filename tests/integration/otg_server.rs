@@ -141,6 +141,7 @@ fn snappi(server: &Server, envs: &[(&str, &str)]) -> serde_json::Value {
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     snappi_runs_a_test_through_its_own_client,
     snappi_runs_real_traffic_in_the_engines_own_lab,
+    snappi_runs_real_traffic_both_ways_between_two_ports,
     snappi_reads_a_capture_of_a_port_in_a_namespace,
     schemathesis_finds_no_server_error_and_every_answer_fits_the_document,
     hostile_clients_leave_a_running_test_alone,
@@ -194,13 +195,13 @@ fn snappi_runs_real_traffic_in_the_engines_own_lab() {
         return;
     }
     let server = Server::start_with(&["lab:*"], false);
-    let out = snappi(
-        &server,
-        &[
-            ("OTG_P1", "lab:tx"),
-            ("OTG_P2", "lab:rx"),
-            ("OTG_ONE_WAY", "1"),
-        ],
+    // Both ways: the lab's two ends each send and receive.
+    let out = snappi(&server, &[("OTG_P1", "lab:tx"), ("OTG_P2", "lab:rx")]);
+    let back = &out["flows"][1];
+    assert_eq!(
+        (back["frames_tx"].as_u64(), back["frames_rx"].as_u64()),
+        (Some(500), Some(500)),
+        "{back}"
     );
     let f = &out["flows"][0];
     assert_eq!(
@@ -218,20 +219,57 @@ fn snappi_runs_real_traffic_in_the_engines_own_lab() {
         (p[0]["frames_tx"].as_u64(), p[1]["frames_rx"].as_u64()),
         (Some(1000), Some(1000))
     );
+    assert_eq!(
+        (p[1]["frames_tx"].as_u64(), p[0]["frames_rx"].as_u64()),
+        (Some(500), Some(500))
+    );
 }
 
-/// A network namespace holding a veth pair `va`/`vb`, removed on drop.
-struct Ns(String);
-
-impl Drop for Ns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+/// Both flows of the script, p1 -> p2 and p2 -> p1, as real frames over a veth pair in a
+/// namespace the test made: each port a sender and a receiver, every frame counted.
+fn snappi_runs_real_traffic_both_ways_between_two_ports() {
+    if !root_or_skip()
+        || !tool_or_skip("ip", "apt-get install iproute2")
+        || !python_module_or_skip("snappi")
+    {
+        return;
     }
-}
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().unwrap();
-    assert!(o.status.success(), "ip {args:?}: {}", common::stderr(&o));
+    let ns = common::VethNs::new("otg2w");
+    let server = Server::start_with(&["netns:upk-otg2w-*/*"], false);
+    let (p1, p2) = (ns.port("va"), ns.port("vb"));
+    let out = snappi(&server, &[("OTG_P1", &p1), ("OTG_P2", &p2)]);
+    let f = &out["flows"];
+    for (i, (tx, rx, frames, size)) in [("p1", "p2", 1000, 128), ("p2", "p1", 500, 256)]
+        .into_iter()
+        .enumerate()
+    {
+        let f = &f[i];
+        assert_eq!(
+            (f["port_tx"].as_str(), f["port_rx"].as_str()),
+            (Some(tx), Some(rx)),
+            "{f}"
+        );
+        assert_eq!(
+            (f["frames_tx"].as_u64(), f["frames_rx"].as_u64()),
+            (Some(frames), Some(frames)),
+            "{f}"
+        );
+        assert_eq!(f["bytes_rx"].as_u64(), Some(frames * size), "{f}");
+        assert_eq!(f["loss"].as_f64(), Some(0.0), "{f}");
+        assert!(f["latency_ns"].as_f64() > Some(0.0), "{f}");
+    }
+    // Each port sent its flow and received the other's.
+    let p = &out["ports"];
+    assert_eq!(
+        (p[0]["frames_tx"].as_u64(), p[0]["frames_rx"].as_u64()),
+        (Some(1000), Some(500)),
+        "{p}"
+    );
+    assert_eq!(
+        (p[1]["frames_tx"].as_u64(), p[1]["frames_rx"].as_u64()),
+        (Some(500), Some(1000)),
+        "{p}"
+    );
 }
 
 fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
@@ -241,15 +279,9 @@ fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
     {
         return;
     }
-    let ns = Ns(format!("upk-otg-{}", std::process::id()));
-    ip(&["netns", "add", &ns.0]);
+    let ns = common::VethNs::new("otg");
     let n = ns.0.as_str();
-    ip(&[
-        "-n", n, "link", "add", "va", "type", "veth", "peer", "name", "vb",
-    ]);
-    ip(&["-n", n, "link", "set", "va", "up"]);
-    ip(&["-n", n, "link", "set", "vb", "up"]);
-    ip(&["-n", n, "addr", "add", "198.51.100.1/24", "dev", "va"]);
+    ns.ip(&["-n", n, "addr", "add", "198.51.100.1/24", "dev", "va"]);
     let server = Server::start(&["netns:upk-otg-*/*"]);
     let tmp = common::tmp_dir("otg_server", "capture");
     let pcap = tmp.join("p2.pcap");
@@ -257,8 +289,7 @@ fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
     let inject = format!(
         "ip netns exec {n} python3 -c \"import socket; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(('va', 0)); [s.send(bytes.fromhex('ffffffffffff020000000001') + b'\\x88\\xb5' + b'upktgen-otg-capture'.ljust(46, b'.')) for _ in range(3)]\""
     );
-    let p1 = format!("netns:{n}/va");
-    let p2 = format!("netns:{n}/vb");
+    let (p1, p2) = (ns.port("va"), ns.port("vb"));
     let pcap_s = pcap.to_string_lossy().into_owned();
     let out = snappi(
         &server,
@@ -271,13 +302,20 @@ fn snappi_reads_a_capture_of_a_port_in_a_namespace() {
     );
     assert_eq!(out["flows"][0]["frames_rx"], 1000);
     let cap = upktgen::pcap::read_file(&pcap).unwrap();
+    // Each 60-byte frame as the wire carries it, in the model's size: with its FCS, which
+    // the file's header announces.
+    assert_eq!(cap.fcs_len, 4);
     let ours: Vec<_> = cap
         .records
         .iter()
-        .filter(|r| r.data.len() == 60 && r.data[12..14] == [0x88, 0xb5])
+        .filter(|r| r.data.len() == 64 && r.data[12..14] == [0x88, 0xb5])
         .collect();
     assert_eq!(ours.len(), 3, "{} frames captured", cap.records.len());
     assert_eq!(&ours[0].data[14..33], b"upktgen-otg-capture");
+    assert_eq!(
+        ours[0].data[60..],
+        upktgen::wire::fcs::crc32(&ours[0].data[..60]).to_le_bytes()
+    );
 }
 
 fn schemathesis_finds_no_server_error_and_every_answer_fits_the_document() {

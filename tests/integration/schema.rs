@@ -277,7 +277,7 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     }
     // The agent answers a request of another version with an error naming it.
     let o = h.in_b(&["sh", "-c", &format!(
-        "printf '%s\\n' '{{\"schema\":\"upktgen.agent/3\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"version\":\"0\",\"protocol\":1}}}}' | '{BIN}' agent"
+        "printf '%s\\n' '{{\"schema\":\"upktgen.agent/4\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{\"version\":\"0\",\"protocol\":1}}}}' | '{BIN}' agent"
     )]);
     assert!(o.status.success(), "{}", stderr(&o));
     let n = check::check_lines(
@@ -290,7 +290,7 @@ fn a_receiver_and_a_two_ended_run_with_every_agent_message_match_the_schema() {
     assert_eq!(v["error"]["code"], -32600, "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("schema version 3 (\"upktgen.agent/3\")"),
+        msg.contains("schema version 4 (\"upktgen.agent/4\")"),
         "{msg}"
     );
 }

@@ -575,7 +575,7 @@ fn streams_made_in_process() -> (Value, Value) {
     let run = upktgen::report::streams::StreamsRun::new(
         "f.json".into(),
         ("p1 (lab:tx)".into(), "p2 (lab:rx)".into()),
-        &names,
+        (&[0, 1], &names),
         &upktgen::stream::multi::Tally::of(&[(100, 6000), (50, 3000)]),
         Some(&rx),
     );

@@ -1082,6 +1082,142 @@ fn functions_sh_uses_the_named_device_or_the_lab_through_upktgen_args() {
     assert_eq!(std::fs::read_dir(t.0.join("tmp")).unwrap().count(), 0);
 }
 
+// ---- A kpktgend thread's devices on one interface: one sender, one timeline ----
+
+/// Captures what `veth-b` receives (dumpcap, pcap format) while `f` runs; returns `f`'s
+/// value and the frames in the order they arrived.
+fn captured_at_b<T>(v: &VethPair, t: &TempDir, f: impl FnOnce() -> T) -> (T, Vec<Vec<u8>>) {
+    let cap = t.0.join("b.pcap");
+    let out = capture_while(&v.b, "veth-b", &cap, &["-P"], f);
+    let p = upktgen::pcap::read_file(&cap).unwrap();
+    (out, p.records.into_iter().map(|r| r.data).collect())
+}
+
+/// Issue 23's two-device script: veth-a@0 (60-byte frames to UDP port 1001 at 2,000 pps)
+/// and veth-a@1 (300-byte frames to port 2001 at 6,000 pps) on kpktgend_0 are one sender:
+/// the report says one sender thread, each device's file and Result its own frames, the
+/// combined Result each frame's real bytes, and the capture at the far end interleaves them
+/// as their rates say (never two of veth-a@0's in a row, never more than four of
+/// veth-a@1's: three a tick of veth-a@0, one more where its 166,666 ns delay rounds).
+fn a_threads_devices_share_one_timeline() {
+    use crate::harness::tool_or_skip;
+    if !root_or_skip() || !tool_or_skip("dumpcap", "apt-get install tshark") {
+        return;
+    }
+    let v = VethPair::new("tl");
+    let t = TempDir::new("timeline");
+    let mac = v.mac_b();
+    let dev = |d: &str, count: u32, ratep: u32, size: u32, port: u32| {
+        format!(
+            "kpktgend_0 add_device {d}\n\
+             {d} count {count}\n\
+             {d} ratep {ratep}\n\
+             {d} pkt_size {size}\n\
+             {d} src_min 10.77.0.1\n\
+             {d} dst 10.77.0.2\n\
+             {d} dst_mac {mac}\n\
+             {d} udp_dst_min {port}\n\
+             {d} udp_dst_max {port}\n"
+        )
+    };
+    let script = t.write(
+        "two.pg",
+        &format!(
+            "pgctrl reset\n{}{}pgctrl start\nshow veth-a@0\nshow veth-a@1\n",
+            dev("veth-a@0", 200, 2000, 60, 1001),
+            dev("veth-a@1", 600, 6000, 300, 2001)
+        ),
+    );
+    let s = script.to_str().unwrap();
+    let before = v.rx_b();
+    let (o, frames) = captured_at_b(&v, &t, || in_ns(&v.a, &["script", "--no-live", s]));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(v.rx_b() - before, 800, "{out}");
+    assert!(
+        out.contains("Senders:     2 devices on 1 sender thread (a kpktgend thread's devices on one interface: one timeline)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  veth-a@0 on CPU 0 (sender 0's timeline): Result: OK: "),
+        "{out}"
+    );
+    // Each device's file: its own frames and Result.
+    let d0 = device_text(&out, "veth-a@0");
+    assert!(d0.contains("pkts-sofar: 200  errors: 0"), "{d0}");
+    assert!(d0.contains("seq_num: 201  "), "{d0}");
+    assert!(d0.contains(", 200 (60byte,0frags)"), "{d0}");
+    let d1 = device_text(&out, "veth-a@1");
+    assert!(d1.contains("pkts-sofar: 600  errors: 0"), "{d1}");
+    assert!(d1.contains(", 600 (300byte,0frags)"), "{d1}");
+    // The combined Result: 800 frames of 60..300 bytes, bps from their real bytes
+    // (200 x 60 + 600 x 300 = 192,000), not 800 x one size.
+    let res = out
+        .lines()
+        .position(|l| l.starts_with("Result: OK: "))
+        .map(|i| out.lines().skip(i).take(2).collect::<Vec<_>>())
+        .unwrap();
+    assert!(
+        res[0].ends_with(" usec, 800 (60..300byte,0frags)"),
+        "{res:?}"
+    );
+    let elapsed_us: f64 = res[0]["Result: OK: ".len()..]
+        .split('(')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bps: f64 = res[1]
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split("bps")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = bps * elapsed_us / 8e6;
+    assert!((bytes - 192_000.0).abs() < 192.0, "{bytes} bytes: {res:?}");
+    // The capture: each device's frames, the two interleaved as their rates say.
+    let ours: Vec<(usize, u16)> = frames
+        .iter()
+        .filter(|f| f.len() >= 38 && f[12..14] == [0x08, 0x00] && f[23] == 17)
+        .map(|f| (f.len(), u16::from_be_bytes([f[36], f[37]])))
+        .collect();
+    assert_eq!(ours.iter().filter(|&&f| f == (60, 1001)).count(), 200);
+    assert_eq!(ours.iter().filter(|&&f| f == (300, 2001)).count(), 600);
+    assert_eq!(ours.len(), 800, "only the two devices' frames");
+    let mut longest = [0usize; 2];
+    let mut run = (0usize, 0usize);
+    for &(len, _) in &ours {
+        let d = usize::from(len == 300);
+        run = if run.0 == d { (d, run.1 + 1) } else { (d, 1) };
+        longest[d] = longest[d].max(run.1);
+    }
+    assert_eq!(longest[0], 1, "veth-a@0 twice in a row");
+    assert!(longest[1] <= 4, "{} of veth-a@1's in a row", longest[1]);
+    // The JSON: each device's frames; the combined Result's real bytes.
+    let o = in_ns(&v.a, &["script", "--json", "--no-live", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = first_json(&o);
+    let r = &j["outcome"]["result"];
+    assert_eq!(
+        (r["sent"].as_u64(), r["imix_bytes"].as_u64()),
+        (Some(800), Some(192_000)),
+        "{r}"
+    );
+    let th = j["threads"].as_array().unwrap();
+    assert_eq!(th.len(), 2, "{j}");
+    for (t, (dev, sent, size)) in th
+        .iter()
+        .zip([("veth-a@0", 200, 60), ("veth-a@1", 600, 300)])
+    {
+        assert_eq!(t["device"], dev, "{t}");
+        assert_eq!(t["outcome"]["result"]["sent"], sent, "{t}");
+        assert_eq!(t["outcome"]["result"]["pkt_size"], size, "{t}");
+    }
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     a_script_runs_every_device_at_once_and_shows_the_kernels_files,
     strict_stops_at_the_first_failure_and_check_does_not_send,
@@ -1098,4 +1234,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     lab_names_the_labs_interface,
     a_device_that_does_not_exist_gets_the_kernels_error,
     functions_sh_uses_the_named_device_or_the_lab_through_upktgen_args,
+    a_threads_devices_share_one_timeline,
 ];

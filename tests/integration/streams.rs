@@ -225,12 +225,11 @@ fn the_same_flows_cross_a_device_under_test() {
     assert_eq!(j["dut"]["dropped_in_dut"], 0, "{}", j["dut"]);
 }
 
-fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
-    if !root_or_skip() || !nft::nft_or_skip() {
-        return;
-    }
-    // 1,024 flows, one UDP port each, 100 pps each for 2 s; the DUT drops flow 700's port.
-    let flows: Vec<Value> = (0..1024u32)
+/// `n` flows through the DUT lab, `f0` to `fN`, each of 128-byte UDP frames to its own port
+/// (20,000 + i) at `pps` for `seconds`; and the DUT's set-up: an nftables forward chain
+/// whose one rule matches `udp dport RULE`.
+fn dut_flows(n: u32, pps: u64, seconds: f64, rule: &str) -> (ConfigFile, String) {
+    let flows: Vec<Value> = (0..n)
         .map(|i| {
             flow(
                 &format!("f{i}"),
@@ -240,15 +239,25 @@ fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
                     {"choice": "udp", "udp": {"src_port": value(7), "dst_port": value(20_000 + i)}}
                 ]),
                 json!({"choice": "fixed", "fixed": 128}),
-                100,
-                2.0,
+                pps,
+                seconds,
             )
         })
         .collect();
-    let f = ConfigFile::new(&config(flows));
-    let setup = "nft add table inet t && nft add chain inet t f '{ type filter hook forward priority 0; }' && \
-                 nft add rule inet t f udp dport 20700 counter drop";
-    let j = run_json(&["--config", f.arg(), "--lab", "dut", "--dut-setup", setup]);
+    let setup = format!(
+        "nft add table inet t && nft add chain inet t f '{{ type filter hook forward priority 0; }}' && \
+         nft add rule inet t f udp dport {rule}"
+    );
+    (ConfigFile::new(&config(flows)), setup)
+}
+
+fn one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted() {
+    if !root_or_skip() || !nft::nft_or_skip() {
+        return;
+    }
+    // 1,024 flows, one UDP port each, 100 pps each for 2 s; the DUT drops flow 700's port.
+    let (f, setup) = dut_flows(1024, 100, 2.0, "20700 counter drop");
+    let j = run_json(&["--config", f.arg(), "--lab", "dut", "--dut-setup", &setup]);
     let st = j["streams"]["streams"].as_array().unwrap();
     assert_eq!(st.len(), 1024);
     let dropped = &st[700];
@@ -286,6 +295,15 @@ fn a_config_is_refused_before_anything_is_sent() {
     assert_eq!(e.lines().count(), 1, "one line: {e}");
 }
 
+/// `doc`'s ports from host a's data interface to host b's, b a `netns:` far end.
+fn to_far_end(doc: &mut Value, h: &crate::common::hosts::TwoHosts) {
+    use crate::common::hosts;
+    doc["ports"] = json!([
+        {"name": "p1", "location": hosts::A_DATA},
+        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
+    ]);
+}
+
 /// The three flows from host a to a far end in host b (`netns:`), at a tenth of the rates,
 /// captured at b by dumpcap: every frame decodes (tshark) with exactly its flow's headers,
 /// and the far receiver counted each flow as sent.
@@ -300,10 +318,7 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     }
     let h = TwoHosts::new();
     let mut doc = three_flows(2.0, &h.b_ip, "fd00:98::2", true);
-    doc["ports"] = json!([
-        {"name": "p1", "location": hosts::A_DATA},
-        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
-    ]);
+    to_far_end(&mut doc, &h);
     for f in doc["flows"].as_array_mut().unwrap() {
         f["packet"][0]["ethernet"]["dst"] = value(hosts::B_MAC);
         let pps = f["rate"]["pps"].as_u64().unwrap();
@@ -311,50 +326,15 @@ fn three_flows_to_a_netns_peer_decode_with_their_headers() {
     }
     let f = ConfigFile::new(&doc);
     let cap = h.file("streams.pcap");
-    let mut dumpcap = std::process::Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.b,
-            "dumpcap",
-            "-q",
-            "-i",
-            hosts::B_DATA,
-            "-w",
+    let o = crate::common::capture_while(&h.b, hosts::B_DATA, &cap, &[], || {
+        h.in_a(&[
+            env!("CARGO_BIN_EXE_upktgen"),
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
         ])
-        .arg(&cap)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // dumpcap writes the file's header once it captures.
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&cap).map_or(0, |m| m.len()) == 0 {
-        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = h.in_a(&[
-        env!("CARGO_BIN_EXE_upktgen"),
-        "run",
-        "--json",
-        "--config",
-        f.arg(),
-    ]);
-    // dumpcap may still be reading the last frames from its socket: SIGINT once the file
-    // has stopped growing (a signal before that lost the last 14 ms of each flow on a
-    // loaded machine), then dumpcap finishes the file and exits.
-    let (mut len, mut still) = (0, std::time::Instant::now());
-    let t0 = std::time::Instant::now();
-    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        let now = std::fs::metadata(&cap).map_or(0, |m| m.len());
-        if now != len {
-            (len, still) = (now, std::time::Instant::now());
-        }
-    }
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &dumpcap.id().to_string()])
-        .status();
-    let _ = dumpcap.wait();
+    });
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let st = &j["streams"]["streams"];
@@ -447,12 +427,221 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
         ("a", 2_000, 2_000)
     );
     assert_eq!((p.tx_bytes, p.rx_bytes), (2_000 * 124, 2_000 * 124));
+    // Per port: p1 sent them, p2 received them.
+    let ports = l.ports();
+    assert_eq!(
+        ports
+            .iter()
+            .map(|p| (p.name.as_str(), p.tx_frames, p.rx_frames))
+            .collect::<Vec<_>>(),
+        [("p1", 2_000, 0), ("p2", 0, 2_000)]
+    );
     let out = l.wait().unwrap();
+    assert_eq!(
+        (out.ports[0].tx_frames, out.ports[1].rx_frames),
+        (2_000, 2_000)
+    );
     let f = &out.flows[0];
     assert_eq!((f.tx_frames, f.rx_frames, f.lost), (2_000, 2_000, 0));
     let lat = f.latency_ns.as_ref().unwrap();
     assert!(lat.min <= lat.p50 && lat.p50 <= lat.max, "{lat:?}");
     assert!(out.text.contains("Streams:"), "{}", out.text);
+}
+
+/// `upktgen run --config` of `doc`, which must succeed: its text report.
+fn run_text(doc: &Value) -> String {
+    let f = ConfigFile::new(doc);
+    let o = upktgen(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    crate::common::stdout(&o)
+}
+
+/// The columns of the row of `run --config`'s flows table (its rows end with their ports)
+/// that starts with `start` (`"0 ab "`: id and name), or with a port table's row when
+/// `start` is a port (`"p1 (netns:...)"`).
+fn table_row(text: &str, start: &str) -> Vec<String> {
+    let port = start.starts_with('p');
+    text.lines()
+        .find(|l| l.trim_start().starts_with(start) && (port || l.contains(" -> ")))
+        .unwrap_or_else(|| panic!("no row {start:?} in {text}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Flows both ways over a veth pair in a namespace the test made (`netns:` ports): each
+/// port sends its flows from inside the namespace and a far end there counts the other's:
+/// every flow received as sent, each port's frames sent and received. (The OTG server's
+/// way in, `run::streams::launch`, is driven by snappi in otg_server.rs: in this process
+/// the far end's agent would be the test binary.)
+fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("both");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let mut flows = vec![
+        flow(
+            "ab",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            udp("02:00:00:00:00:01"),
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "ab2",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 64}),
+            500,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    // Each port's report, then every flow and port.
+    let text = run_text(&doc);
+    let row = |start: &str| table_row(&text, start);
+    // The flows table's rows (they end with their ports): id, name, sent, received, lost.
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    assert_eq!(row("2 ab2 ")[..5], ["2", "ab2", "500", "500", "0"]);
+    // Port, sent, received (of its flows), unexpected.
+    let p1 = row(&format!("p1 ({})", ns.port("va")));
+    assert_eq!(p1[2..], ["2500", "1000", "0"]);
+    let p2 = row(&format!("p2 ({})", ns.port("vb")));
+    assert_eq!(p2[2..], ["1000", "2500", "0"]);
+}
+
+/// Flows both ways between the private lab's ends: the run makes the lab once, each end
+/// sends and receives, every flow arrives as sent, and the lab is gone afterwards.
+fn flows_both_ways_in_the_lab_each_arrive_as_sent() {
+    use crate::common::namespaces_with_prefix;
+    if !root_or_skip() {
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let mut flows = vec![
+        flow(
+            "ab",
+            eth.clone(),
+            json!({"choice": "fixed", "fixed": 128}),
+            2_000,
+            1.0,
+        ),
+        flow(
+            "ba",
+            eth,
+            json!({"choice": "fixed", "fixed": 256}),
+            1_000,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let f = ConfigFile::new(&config(flows));
+    let (pid, o) = crate::common::upktgen_with_pid(&["run", "--config", f.arg()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let row = |start: &str| table_row(&text, start);
+    assert_eq!(row("0 ab ")[..5], ["0", "ab", "2000", "2000", "0"]);
+    assert_eq!(row("1 ba ")[..5], ["1", "ba", "1000", "1000", "0"]);
+    // The lab (its maker's pid in its names) is removed.
+    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
+    assert!(!text.contains("unexpected at"), "{text}");
+}
+
+/// Two ports into one, and one back, through a bridge in a namespace the test made (three
+/// veth pairs on it): each flow received as sent, the port that hears two counts both,
+/// and the frames the bridge floods to a port no flow sends them to are unexpected there.
+fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::empty("m2o");
+    let n = ns.0.as_str();
+    ns.ip(&["-n", n, "link", "add", "br0", "type", "bridge"]);
+    for x in ["a", "b", "c"] {
+        ns.veth(&format!("{x}1"), &format!("{x}2"));
+        ns.ip(&["-n", n, "link", "set", &format!("{x}2"), "master", "br0"]);
+    }
+    ns.ip(&["-n", n, "link", "set", "br0", "up"]);
+    // The destinations are MACs no port has: the bridge floods every frame to every other
+    // port (a zero source it would drop).
+    let udp = |src: &str, dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(src), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let fixed = json!({"choice": "fixed", "fixed": 128});
+    let mut flows = vec![
+        flow(
+            "f13",
+            udp("02:00:00:00:00:01", "02:00:00:00:00:33"),
+            fixed.clone(),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "f23",
+            udp("02:00:00:00:00:02", "02:00:00:00:00:33"),
+            fixed.clone(),
+            500,
+            1.0,
+        ),
+        flow(
+            "f31",
+            udp("02:00:00:00:00:03", "02:00:00:00:00:11"),
+            fixed,
+            200,
+            1.0,
+        ),
+    ];
+    for (f, (tx, rx)) in flows
+        .iter_mut()
+        .zip([("p1", "p3"), ("p2", "p3"), ("p3", "p1")])
+    {
+        f["tx_rx"]["port"] = json!({"tx_name": tx, "rx_names": [rx]});
+    }
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let text = run_text(&doc);
+    let flow_row = |start: &str| table_row(&text, start);
+    assert_eq!(flow_row("0 f13")[..5], ["0", "f13", "1000", "1000", "0"]);
+    assert_eq!(flow_row("1 f23")[..5], ["1", "f23", "500", "500", "0"]);
+    assert_eq!(flow_row("2 f31")[..5], ["2", "f31", "200", "200", "0"]);
+    let port_row = |p: &str, iface: &str| table_row(&text, &format!("{p} ({})", ns.port(iface)));
+    // Port, sent, received of its flows, unexpected.
+    assert_eq!(port_row("p3", "c1")[2..], ["200", "1500", "0"]);
+    let p1 = port_row("p1", "a1");
+    assert_eq!(p1[2..4], ["1000", "200"]);
+    // f23's frames flooded to p1 while its receiver ran.
+    let unexpected: u64 = p1[4].parse().unwrap();
+    assert!(unexpected > 0 && unexpected <= 500, "{text}");
+    assert_eq!(port_row("p2", "b1")[2..], ["500", "-", "-"]);
 }
 
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
@@ -483,10 +672,7 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
         })
         .collect();
     let mut doc = config(flows);
-    doc["ports"] = json!([
-        {"name": "p1", "location": hosts::A_DATA},
-        {"name": "p2", "location": format!("netns:{}/{}", h.b, hosts::B_DATA)}
-    ]);
+    to_far_end(&mut doc, &h);
     let f = ConfigFile::new(&doc);
     let before = rx_packets_in(&h.b, hosts::B_DATA).unwrap();
     let o = h.in_a(&[env!("CARGO_BIN_EXE_upktgen"), "run", "--config", f.arg()]);
@@ -505,7 +691,255 @@ fn stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent() {
     );
 }
 
+/// 16 flows through a DUT whose nftables rule drops every fourth frame of flow f5 (its UDP
+/// port): the live lines (`--json-lines`) show f5 first among the bounded few, with its
+/// holes, while it runs and at the end, every other flow with none; the metrics endpoint
+/// (promtool-checked) labels each flow, f5's holes equal to the rule's drops, the receiver's
+/// report the same.
+fn live_lines_and_metrics_show_the_stream_that_loses() {
+    use crate::common::live_lines;
+    use crate::metrics::{promtool_ok, tools_or_skip, value as sample};
+    if !root_or_skip() || !nft::nft_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let (f, setup) = dut_flows(16, 500, 3.0, "20005 numgen inc mod 4 0 counter drop");
+    // On the host's loopback: a port of this test's own (the run's lab is its own).
+    let listen = format!("127.0.0.1:{}", 20_000 + std::process::id() % 10_000);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args([
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
+            "--lab",
+            "dut",
+            "--dut-setup",
+            &setup,
+        ])
+        .args([
+            "--json-lines",
+            "--interval",
+            "500ms",
+            "--metrics-listen",
+            &listen,
+        ])
+        .args(["--metrics-linger", "5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = format!("http://{listen}/metrics");
+    let scrape_as = |accept: &str| {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "5", "-H", accept, &url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let scrape = || scrape_as("Accept: application/openmetrics-text; version=1.0.0");
+    let t0 = std::time::Instant::now();
+    let body = loop {
+        let b = scrape();
+        if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
+            break b;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "never finished");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // promtool reads the Prometheus text format (the same series).
+    promtool_ok(&scrape_as("Accept: text/plain; version=0.0.4"));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let lost5 = rx_stream(&j, 5)["lost"].as_u64().unwrap();
+    // The rule drops frames 0, 4, 8, ... of f5's 1,500: 375 holes, the last frame received.
+    assert_eq!(lost5, 375, "{}", rx_stream(&j, 5));
+    assert_eq!(j["streams"]["streams"][5]["lost"], 375);
+    let series =
+        |fam: &str, i: usize| sample(&body, &format!("{fam}{{stream=\"f{i}\",id=\"{i}\"}}"));
+    assert_eq!(
+        series("upktgen_stream_lost_packets", 5),
+        Some(375.0),
+        "{body}"
+    );
+    for i in 0..16 {
+        let rx = rx_stream(&j, i)["frames"].as_f64();
+        assert_eq!(series("upktgen_stream_rx_frames_total", i), rx, "f{i}");
+        if i != 5 {
+            assert_eq!(series("upktgen_stream_lost_packets", i), Some(0.0), "f{i}");
+        }
+    }
+    let count = sample(
+        &body,
+        "upktgen_stream_latency_seconds_count{stream=\"f0\",id=\"0\"}",
+    );
+    assert_eq!(count, Some(1500.0), "every frame of f0 timed");
+    // The live lines: 8 of the 16 shown, f5 first once it lost; the final line's f5 is the
+    // report's.
+    let (last, lines) = live_lines(&o);
+    let during: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["streams"]["all"]["rx_frames"].as_u64() > Some(100))
+        .collect();
+    assert!(
+        !during.is_empty(),
+        "no live line while the flows ran:\n{}",
+        stderr(&o)
+    );
+    for l in during.iter().copied().chain([&last]) {
+        let st = &l["streams"];
+        assert_eq!(
+            (st["count"].as_u64(), st["shown"].as_array().map(Vec::len)),
+            (Some(16), Some(8)),
+            "{l}"
+        );
+        assert_eq!(st["shown"][0]["name"], "f5", "{l}");
+        assert!(st["shown"][0]["lost"].as_u64() > Some(0), "{l}");
+        for s in &st["shown"].as_array().unwrap()[1..] {
+            assert_eq!(s["lost"], 0, "{l}");
+        }
+    }
+    assert_eq!(last["streams"]["shown"][0]["lost"], 375, "{last}");
+    assert_eq!(
+        last["streams"]["all"]["rx_frames"],
+        16 * 1500 - 375,
+        "{last}"
+    );
+    assert!(
+        last["streams"]["all"]["latency_p99_ns"].as_u64() > Some(0),
+        "{last}"
+    );
+}
+
+/// 5,000 flows to a `netns:` far end, which counts them: the live lines show the far
+/// receiver's streams while they run, read over the agent session in chunks (4,096 streams
+/// an answer: two a reading). Every flow sends 8 frames in 2 s but f0, which sends 2 a
+/// second for 5 s: once the others have ended, a line's streams have summed what the far
+/// receiver read but for a few frames, the streams beyond the first chunk included (without
+/// them 7,232 frames would be missing; while all flows run, a reading's first chunk may be
+/// a whole round of frames behind its last: the flows send in step). The last line's
+/// counts are the far end's report.
+fn a_far_ends_streams_are_live_in_chunks() {
+    use crate::common::hosts::{self, TwoHosts};
+    use crate::common::live_lines;
+    if !root_or_skip() {
+        return;
+    }
+    let h = TwoHosts::new();
+    let n = 5_000u32;
+    let flows: Vec<Value> = (0..n)
+        .map(|i| {
+            flow(
+                &format!("f{i}"),
+                json!([
+                    {"choice": "ethernet", "ethernet": {"dst": value(hosts::B_MAC)}},
+                    {"choice": "ipv4", "ipv4": {"dst": value(&h.b_ip)}},
+                    {"choice": "udp", "udp": {"dst_port": value(9)}}
+                ]),
+                json!({"choice": "fixed", "fixed": 64}),
+                if i == 0 { 2 } else { 4 },
+                if i == 0 { 5.0 } else { 2.0 },
+            )
+        })
+        .collect();
+    let mut doc = config(flows);
+    to_far_end(&mut doc, &h);
+    let f = ConfigFile::new(&doc);
+    let o = h.in_a(&[
+        env!("CARGO_BIN_EXE_upktgen"),
+        "run",
+        "--json",
+        "--config",
+        f.arg(),
+        "--json-lines",
+        "--interval",
+        "500ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    // The far end's report came in two answers (rx.stop's 4,096 streams, rx.streams' 904).
+    let summaries = j["rx_analysis"]["receiver"]["streams"]["streams"]
+        .as_array()
+        .unwrap();
+    let ids: Vec<u64> = summaries
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, (0..u64::from(n)).collect::<Vec<_>>());
+    assert_eq!(
+        j["streams"]["streams"][4999]["rx_frames"], 8,
+        "{}",
+        j["streams"]["streams"][4999]
+    );
+    let agg = &j["rx_analysis"]["receiver"]["streams"]["aggregate"];
+    assert!(agg["frames"].as_u64() > Some(0), "{agg}");
+    let (last, lines) = live_lines(&o);
+    let (mut streams_rx, mut far_rx) = (0u64, 0u64);
+    for l in &lines {
+        if let Some(st) = l["streams"].as_object() {
+            assert_eq!(st["count"], n, "{l}");
+            assert_eq!(st["shown"].as_array().map(Vec::len), Some(8), "{l}");
+            streams_rx += st["all"]["rx_frames"].as_u64().unwrap();
+            far_rx += l["rx_packets"].as_u64().unwrap();
+        }
+    }
+    assert!(
+        far_rx > 0,
+        "no far figures while the flows ran:\n{}",
+        stderr(&o)
+    );
+    // The same readings, from the first line to the last but one (f0 alone then): equal
+    // but for f0's frames between a reading's chunks and frames of no stream (none here).
+    assert!(
+        streams_rx.abs_diff(far_rx) <= 20,
+        "the streams summed {streams_rx} of the {far_rx} frames the far end read"
+    );
+    let st = &last["streams"];
+    assert_eq!(st["all"]["rx_frames"], agg["frames"], "{last}");
+    assert_eq!(st["all"]["lost"], agg["lost"], "{last}");
+    assert_eq!(st["count"], n);
+}
+
+/// The conformance suite's way: a `layer1` speed, and a flow's rate in percent of it.
+fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut f = flow(
+        "pct",
+        json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]),
+        json!({"choice": "fixed", "fixed": 64}),
+        0,
+        3.0,
+    );
+    f["rate"] = json!({"choice": "percentage", "percentage": 0.2});
+    let mut c = config(vec![f]);
+    c["layer1"] = json!([{"name": "ly", "port_names": ["p1", "p2"], "speed": "speed_1_gbps", "mtu": 1500, "promiscuous": true}]);
+    let file = ConfigFile::new(&c);
+    let j = run_json(&["--config", file.arg()]);
+    // 0.2 % of 10^9 bit/s in 64-byte frames, 84 bytes each on the wire with preamble and
+    // gap: 2,976.19 frames a second, for 3 s.
+    let pps: f64 = 2e6 / (84.0 * 8.0);
+    let s = &j["streams"]["streams"][0];
+    let tx = s["tx_frames"].as_u64().unwrap();
+    assert_eq!(tx, (3.0 * pps).ceil() as u64, "{s}");
+    assert_eq!(s["rx_frames"], tx, "{s}");
+    let r = rx_stream(&j, 0);
+    let span_s =
+        (r["last_rx_ns"].as_u64().unwrap() - r["first_rx_ns"].as_u64().unwrap()) as f64 / 1e9;
+    let rate = (r["frames"].as_u64().unwrap() - 1) as f64 / span_s;
+    assert!(
+        (rate / pps - 1.0).abs() < 0.01,
+        "{rate:.1} pps received, {pps:.1} asked"
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
+    a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
@@ -513,5 +947,10 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
+    flows_both_ways_between_two_ports_each_arrive_as_sent,
+    flows_both_ways_in_the_lab_each_arrive_as_sent,
+    two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
+    live_lines_and_metrics_show_the_stream_that_loses,
+    a_far_ends_streams_are_live_in_chunks,
 ];

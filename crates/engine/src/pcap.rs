@@ -56,6 +56,8 @@ pub struct Pcap {
     pub big_endian: bool,
     pub snaplen: u32,
     pub link_type: u32,
+    /// Bytes of FCS at the end of every frame (0: none).
+    pub fcs_len: u32,
     pub records: Vec<Record>,
 }
 
@@ -135,6 +137,9 @@ pub struct Reader<R> {
     pub big_endian: bool,
     pub snaplen: u32,
     pub link_type: u32,
+    /// Bytes of FCS at the end of every frame, when the header says so (its link-type
+    /// field's FCS-length bits); 0 otherwise.
+    pub fcs_len: u32,
     /// Records read so far.
     n: usize,
 }
@@ -164,7 +169,9 @@ impl<R: Read> Reader<R> {
         };
         let snaplen = u32_at(&b, 16, big_endian).unwrap_or(0);
         // The upper bits of the link-type field carry FCS information, not the type.
-        let link_type = u32_at(&b, 20, big_endian).unwrap_or(0) & 0x03ff_ffff;
+        let field = u32_at(&b, 20, big_endian).unwrap_or(0);
+        let link_type = field & 0x03ff_ffff;
+        let fcs_len = fcs_bytes(field);
         if link_type != LINKTYPE_ETHERNET {
             return Err(PcapError::NotEthernet(link_type));
         }
@@ -174,6 +181,7 @@ impl<R: Read> Reader<R> {
             big_endian,
             snaplen,
             link_type,
+            fcs_len,
             n: 0,
         })
     }
@@ -216,6 +224,7 @@ impl<R: Read> Reader<R> {
             big_endian: self.big_endian,
             snaplen: self.snaplen,
             link_type: self.link_type,
+            fcs_len: self.fcs_len,
             records,
         })
     }
@@ -267,9 +276,41 @@ pub struct PcapWriter<W: Write> {
     records: u64,
 }
 
+/// The link-type field's flag that its top bits give the FCS length (libpcap's
+/// `LT_FCS_LENGTH_PRESENT`), and where that length is (in units of 16 bits).
+const FCS_PRESENT: u32 = 0x0400_0000;
+const FCS_SHIFT: u32 = 28;
+
+/// The FCS bytes a link-type field announces.
+fn fcs_bytes(field: u32) -> u32 {
+    if field & FCS_PRESENT != 0 {
+        (field >> FCS_SHIFT) * 2
+    } else {
+        0
+    }
+}
+
 impl<W: Write> PcapWriter<W> {
     /// Writes the file header.
-    pub fn new(mut out: W) -> io::Result<Self> {
+    pub fn new(out: W) -> io::Result<Self> {
+        Self::with_fcs(out, 0)
+    }
+
+    /// Writes the header of a file whose every frame ends in `fcs_len` bytes of FCS (0, 2
+    /// or 4), which the header says, so a reader knows them from the payload.
+    pub fn with_fcs(mut out: W, fcs_len: u32) -> io::Result<Self> {
+        let units = fcs_len / 2;
+        if !fcs_len.is_multiple_of(2) || units > 0xf {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("an FCS of {fcs_len} bytes cannot be said in a pcap header"),
+            ));
+        }
+        let link = if units == 0 {
+            LINKTYPE_ETHERNET
+        } else {
+            LINKTYPE_ETHERNET | FCS_PRESENT | (units << FCS_SHIFT)
+        };
         let mut h = Vec::with_capacity(FILE_HEADER);
         h.extend_from_slice(&MAGIC_NS.to_le_bytes());
         h.extend_from_slice(&2u16.to_le_bytes());
@@ -277,7 +318,7 @@ impl<W: Write> PcapWriter<W> {
         h.extend_from_slice(&0i32.to_le_bytes()); // thiszone: UTC
         h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
         h.extend_from_slice(&SNAPLEN.to_le_bytes());
-        h.extend_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+        h.extend_from_slice(&link.to_le_bytes());
         out.write_all(&h)?;
         Ok(PcapWriter { out, records: 0 })
     }
@@ -355,6 +396,23 @@ mod tests {
             b.extend_from_slice(data);
         }
         b
+    }
+
+    #[test]
+    fn a_file_whose_frames_end_in_an_fcs_says_so_in_its_header() {
+        let mut w = PcapWriter::with_fcs(Vec::new(), 4).unwrap();
+        w.write(1, &[7; 64]).unwrap();
+        let b = w.finish().unwrap();
+        // libpcap's layout: type 1, the FCS-length flag, 2 units of 16 bits.
+        assert_eq!(
+            u32::from_le_bytes(b[20..24].try_into().unwrap()),
+            0x2400_0001
+        );
+        let p = parse(&b).unwrap();
+        assert_eq!((p.link_type, p.fcs_len), (1, 4));
+        assert_eq!(p.records[0].data.len(), 64);
+        assert_eq!(parse(&write(&[(1, vec![0; 60])])).unwrap().fcs_len, 0);
+        assert!(PcapWriter::with_fcs(Vec::new(), 3).is_err());
     }
 
     #[test]

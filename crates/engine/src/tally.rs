@@ -40,6 +40,14 @@ impl Tally {
         }
     }
 
+    /// Sets stream `i`'s frames and bytes (figures read elsewhere); nothing beyond the tally.
+    pub fn set(&self, i: usize, frames: u64, bytes: u64) {
+        if let Some(c) = self.0.get(i) {
+            c.frames.store(frames, Relaxed);
+            c.bytes.store(bytes, Relaxed);
+        }
+    }
+
     /// Stream `i`'s frames and bytes so far.
     pub fn get(&self, i: usize) -> (u64, u64) {
         let c = &self.0[i];

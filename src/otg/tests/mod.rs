@@ -1,6 +1,7 @@
 //! The OTG config: the three-flow example in JSON and YAML, defaults, round trips.
 
 mod bounds;
+mod layer1;
 mod refusals;
 
 use std::net::{Ipv4Addr, Ipv6Addr};

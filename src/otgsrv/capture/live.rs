@@ -4,7 +4,6 @@
 //! `netns:NAME/IFACE` port the thread joins the namespace before it opens the socket. Needs
 //! CAP_NET_RAW (and CAP_SYS_ADMIN to join a namespace).
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -49,7 +48,7 @@ impl Capturer for RingCapturer {
     fn start(&self, loc: &Location, buf: Arc<Mutex<Buffer>>) -> anyhow::Result<Box<dyn Tap>> {
         let netns = match loc {
             Location::Local { .. } => None,
-            Location::Netns { netns, .. } => Some(PathBuf::from("/run/netns").join(netns)),
+            Location::Netns { .. } => loc.netns_path(),
             Location::Ssh { .. } => {
                 bail!("{loc}: capturing on a port reached over ssh is not supported")
             }

@@ -130,9 +130,12 @@ impl Buffer {
         }
     }
 
-    /// Keeps `data` (cut to the snap length) if there is room, or makes room.
+    /// Keeps frame `data` as the wire carries it (padded to 60 bytes and with its FCS,
+    /// as the model counts a frame's size), cut to the snap length, if there is room, or
+    /// makes room.
     pub fn push(&mut self, ts_ns: u64, data: &[u8]) {
-        let data = &data[..data.len().min(self.snaplen)];
+        let mut data = crate::wire::fcs::on_the_wire(data);
+        data.truncate(self.snaplen);
         let cost = data.len() + RECORD_COST;
         if cost > self.cap {
             self.dropped += 1;
@@ -150,10 +153,7 @@ impl Buffer {
             self.dropped += 1;
         }
         self.bytes += cost;
-        self.frames.push_back(Frame {
-            ts_ns,
-            data: data.to_vec(),
-        });
+        self.frames.push_back(Frame { ts_ns, data });
     }
 
     pub fn len(&self) -> usize {
@@ -164,9 +164,10 @@ impl Buffer {
         self.frames.is_empty()
     }
 
-    /// A pcap file of `count` frames from the `start`-th (0-based), all by default.
+    /// A pcap file of `count` frames from the `start`-th (0-based), all by default; its
+    /// header says every frame ends in a 4-byte FCS.
     pub fn pcap(&self, start: usize, count: usize) -> std::io::Result<Vec<u8>> {
-        let mut w = PcapWriter::new(Vec::new())?;
+        let mut w = PcapWriter::with_fcs(Vec::new(), crate::wire::fcs::LEN as u32)?;
         for f in self.frames.iter().skip(start).take(count) {
             w.write(f.ts_ns, &f.data)?;
         }
@@ -179,17 +180,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn frames_are_kept_as_the_wire_carries_them() {
+        let mut b = Buffer::new(1 << 20, true, usize::MAX);
+        b.push(1, &[5; 100]);
+        b.push(2, &[6; 42]);
+        let p = crate::pcap::parse(&b.pcap(0, usize::MAX).unwrap()).unwrap();
+        assert_eq!(p.fcs_len, 4);
+        // The model's sizes: 100 bytes and their FCS; a short frame padded to 60 first.
+        assert_eq!(p.records[0].data.len(), 104);
+        assert_eq!(p.records[1].data.len(), 64);
+        for r in &p.records {
+            let n = r.data.len() - 4;
+            let fcs = u32::from_le_bytes(r.data[n..].try_into().unwrap());
+            assert_eq!(fcs, crate::wire::fcs::crc32(&r.data[..n]));
+        }
+    }
+
+    #[test]
     fn a_full_buffer_drops_the_oldest_or_the_newest() {
-        let mut b = Buffer::new(3 * (10 + RECORD_COST), true, usize::MAX);
+        let mut b = Buffer::new(3 * (64 + RECORD_COST), true, usize::MAX);
         for i in 0..5u8 {
-            b.push(u64::from(i), &[i; 10]);
+            b.push(u64::from(i), &[i; 60]);
         }
         assert_eq!(b.len(), 3);
         assert_eq!(b.dropped, 2);
         assert_eq!(b.frames[0].data[0], 2);
-        let mut k = Buffer::new(3 * (10 + RECORD_COST), false, usize::MAX);
+        let mut k = Buffer::new(3 * (64 + RECORD_COST), false, usize::MAX);
         for i in 0..5u8 {
-            k.push(u64::from(i), &[i; 10]);
+            k.push(u64::from(i), &[i; 60]);
         }
         assert_eq!(k.len(), 3);
         assert_eq!(k.frames[2].data[0], 2);

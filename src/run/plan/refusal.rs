@@ -32,9 +32,21 @@ pub enum Refusal {
     )]
     ConfigWithThreads,
     #[error(
-        "--config: port {port:?} sends from {location}: upktgen sends from lab:tx or an interface of its own namespace (to send from another one, run it there: `ip netns exec NAME upktgen run --config ...`)"
+        "--config: port {port:?} sends from {location}: upktgen sends from lab:tx, an interface or netns:NAME/IFACE (to send from another host, run it there)"
     )]
     ConfigTxPort { port: String, location: String },
+    #[error(
+        "--config: the flows leave from several ports: `upktgen run` and `upktgen otg` send them, one sender per port; this command takes one transmitting port"
+    )]
+    ConfigPorts,
+    #[error(
+        "--lab dut: flows both ways between lab:tx and lab:rx run in the pair lab only (the device under test routes one way)"
+    )]
+    ConfigBothWaysDut,
+    #[error(
+        "{option}: not yet with a config whose flows leave from several ports (each port's run prints its report, then the flows and ports table)"
+    )]
+    ConfigPortsWith { option: &'static str },
     #[error(
         "--config: port {port:?} receives at {location}: with a lab:tx sender, the receiving port is lab:rx; else an interface, netns:NAME/IFACE or ssh://host/IFACE"
     )]

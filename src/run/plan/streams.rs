@@ -18,18 +18,26 @@ use crate::stream::spec::{Burst, Length, StreamSpec};
 use anyhow::{Result, anyhow};
 use std::path::PathBuf;
 
-/// The streams of a run, as the plan resolved them.
+/// The streams of a run (one transmitting port's flows), as the plan resolved them.
 #[derive(Debug, Clone)]
 pub struct StreamsPlan {
     /// The file they came from.
     pub config: PathBuf,
-    /// Stream `i` is the config's flow `i`, signed with id `i`.
+    /// The flows this port sends.
     pub specs: Vec<StreamSpec>,
-    /// The flows' names, by stream id.
+    /// Each spec's flow index in the config: its signature id (unique across the ports).
+    pub ids: Vec<u16>,
+    /// Every flow's name in the config, by stream id (the receiving port's table).
     pub names: Vec<String>,
+    /// The ids of every flow the receiving port receives, from any sending port (ascending):
+    /// a frame of another stream arriving there is unexpected.
+    pub expected: Vec<u16>,
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
     pub rx_port: Port,
+    /// The transmitting port's line rate in bits per second, when its `layer1` names a
+    /// speed (a percentage and a gap in bytes are reckoned against it).
+    pub line_bps: Option<u64>,
 }
 
 /// A port's name and location.
@@ -44,30 +52,106 @@ impl StreamsPlan {
                 .any(|h| matches!(h, crate::stream::spec::Header::Ipv6(_)))
         })
     }
+
+    /// The network namespace the transmitting port is in, when not the current one.
+    pub fn tx_netns(&self) -> Option<PathBuf> {
+        self.tx_port.1.netns_path()
+    }
 }
 
-/// Options a config's ports stand for; with none, the plan of `a` is `run`'s own.
-pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<(RunArgs, StreamsPlan)>> {
+/// The config file `path`, read; a refusal of the document as a whole names the file
+/// itself, any other its path too.
+pub fn read(path: &std::path::Path) -> Result<Config> {
+    crate::otg::read_file(path).map_err(|e| match e.why {
+        crate::otg::Why::Document(_) => anyhow!("{e}"),
+        _ => anyhow!("{}: {e}", path.display()),
+    })
+}
+
+/// A config's runs, one per transmitting port: the options its ports stand for and its
+/// streams; with no config, none (the plan of `a` is `run`'s own).
+pub fn apply(a: &RunArgs, seed: u64) -> Result<Option<Vec<(RunArgs, StreamsPlan)>>> {
     let Some(path) = &a.config else {
         return Ok(None);
     };
-    // A refusal of the document as a whole names the file itself.
-    let cfg = crate::otg::read_file(path).map_err(|e| match e.why {
-        crate::otg::Why::Document(_) => anyhow!("{e}"),
-        _ => anyhow!("{}: {e}", path.display()),
-    })?;
-    apply_config(a, &cfg, path, seed).map(Some)
+    apply_config(a, &read(path)?, path, seed).map(Some)
 }
 
-/// The options `a` with the config `cfg` (named `path` in messages) planned into them.
+/// The options `a` with the config `cfg` (named `path` in messages) planned into them: one
+/// run per transmitting port, in the order the flows name them.
 pub fn apply_config(
     a: &RunArgs,
     cfg: &Config,
     path: &std::path::Path,
     seed: u64,
-) -> Result<(RunArgs, StreamsPlan)> {
+) -> Result<Vec<(RunArgs, StreamsPlan)>> {
+    apply_config_in(a, cfg, path, seed, None)
+}
+
+/// The namespaces of a private lab made for a config whose flows go both ways between
+/// lab:tx and lab:rx: each end is then a port in its namespace (veth-tx in `tx_ns`, veth-rx
+/// in `rx_ns`) that sends and receives as a `netns:` port does.
+#[derive(Debug, Clone, Copy)]
+pub struct LabEnds<'a> {
+    pub tx_ns: &'a str,
+    pub rx_ns: &'a str,
+}
+
+/// Whether `cfg`'s flows leave from both ends of the private lab (the run then makes the
+/// lab first and plans its ends as [`LabEnds`]).
+pub fn both_ways_in_lab(cfg: &Config) -> bool {
+    let from_lab = |want: bool| {
+        cfg.flows.iter().any(|f| {
+            cfg.port(&f.tx_port)
+                .is_some_and(|p| p.location == Location::Lab { tx: want })
+        })
+    };
+    from_lab(true) && from_lab(false)
+}
+
+/// [`apply_config`], the lab's ends at `lab` when given.
+pub fn apply_config_in(
+    a: &RunArgs,
+    cfg: &Config,
+    path: &std::path::Path,
+    seed: u64,
+    lab: Option<LabEnds>,
+) -> Result<Vec<(RunArgs, StreamsPlan)>> {
     refuse_options(a)?;
-    let (tx_port, rx_port) = ports(cfg).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if lab.is_some() && a.far.lab == crate::cli::run::LabKind::Dut {
+        return Err(Refusal::ConfigBothWaysDut.into());
+    }
+    let legs = legs(cfg, lab).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if legs.len() > 1 {
+        // Several runs side by side print their text reports and one table.
+        for (given, option) in [
+            (a.json, "--json"),
+            (a.metrics.metrics_listen.is_some(), "--metrics-listen"),
+        ] {
+            if given {
+                return Err(Refusal::ConfigPortsWith { option }.into());
+            }
+        }
+    }
+    legs.into_iter()
+        .map(|l| apply_leg(a, cfg, path, seed, l))
+        .collect()
+}
+
+/// One transmitting port's run: `leg`'s flows of `cfg`.
+fn apply_leg(
+    a: &RunArgs,
+    cfg: &Config,
+    path: &std::path::Path,
+    seed: u64,
+    leg: Leg,
+) -> Result<(RunArgs, StreamsPlan)> {
+    let Leg {
+        tx: tx_port,
+        rx: rx_port,
+        flows,
+        neighbour: lab_neighbour,
+    } = leg;
     if tx_port.1 == rx_port.1 {
         return Err(Refusal::ConfigSamePort {
             tx: tx_port.0.clone(),
@@ -80,7 +164,8 @@ pub fn apply_config(
     e.seed = Some(seed);
     let in_lab = match &tx_port.1 {
         Location::Lab { tx: true } => true,
-        Location::Local { iface } => {
+        // A namespace's interface is sent on from inside it (the plan's tx_netns).
+        Location::Local { iface } | Location::Netns { iface, .. } => {
             e.dev = Some(iface.clone());
             false
         }
@@ -112,32 +197,52 @@ pub fn apply_config(
     let dut = a.far.lab == crate::cli::run::LabKind::Dut;
     // The next hop an Ethernet destination `auto` goes to: the lab's receiver, or the
     // device under test's ingress.
-    let neighbour = in_lab.then_some(if dut {
-        dut::DUT_IN_MAC
-    } else {
-        crate::lab::RX_MAC
-    });
+    let neighbour = match lab_neighbour {
+        Some(mac) => Some(mac),
+        None => in_lab.then_some(if dut {
+            dut::DUT_IN_MAC
+        } else {
+            crate::lab::RX_MAC
+        }),
+    };
+    let line_bps = cfg.line_bps(&tx_port.0);
     let cx = Context {
         neighbour,
-        line_bps: None,
+        line_bps,
         seed,
     };
-    let specs =
-        crate::otg::streams::streams(cfg, &cx).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    // The leg's flows, in the config's order (`flows` is ascending).
+    let specs: Vec<StreamSpec> = crate::otg::streams::streams(cfg, &cx)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| flows.binary_search(i).is_ok())
+        .map(|(_, s)| s)
+        .collect();
+    // Flow indices are below the signature's 65,536 ids: the config's reader bounds them.
+    let ids: Vec<u16> = flows.iter().map(|&i| i as u16).collect();
     // Built once here, so a stream the engine cannot send is refused before anything is.
-    let frames = MultiStream::new(&specs, None).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let frames = MultiStream::signed(&specs, &ids, line_bps.map(|b| b as f64))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
+    let expected = (0..cfg.flows.len())
+        .filter(|&i| cfg.flows[i].rx_ports.first() == Some(&rx_port.0))
+        .map(|i| i as u16)
+        .collect();
     Ok((
         e,
         StreamsPlan {
             config: path.to_path_buf(),
             specs,
+            ids,
             names,
+            expected,
             tx_port,
             rx_port,
+            line_bps,
         },
     ))
 }
@@ -167,57 +272,126 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// The one transmitting and the one receiving port every flow uses.
-fn ports(cfg: &Config) -> Result<(Port, Port), crate::otg::Refusal> {
-    let at = |i: usize| {
-        crate::otg::Path::root()
-            .key("flows")
-            .index(i)
-            .key("tx_rx")
-            .key("port")
-    };
-    let first = cfg.flows.first().ok_or_else(|| {
-        crate::otg::Refusal::bad(crate::otg::Path::root().key("flows"), "no flow to send")
-    })?;
-    for (i, f) in cfg.flows.iter().enumerate() {
-        if f.rx_ports.is_empty() {
-            return Err(crate::otg::Refusal::bad(
-                at(i).key("rx_names"),
-                "no receiving port (upktgen counts every flow at the port that receives it: name one)",
-            ));
-        }
-        if f.tx_port != first.tx_port {
-            return Err(crate::otg::Refusal::unsupported_because(
-                at(i).key("tx_name"),
-                format!(
-                    "every flow of a run sends from one port ({:?}, flows[0]'s)",
-                    first.tx_port
-                ),
-            ));
-        }
-        if f.rx_ports.len() != 1 || f.rx_ports != first.rx_ports {
-            return Err(crate::otg::Refusal::unsupported_because(
-                at(i).key("rx_names"),
-                format!(
-                    "every flow of a run is received at one port ({:?}, flows[0]'s)",
-                    first.rx_ports.first().map_or("", String::as_str)
-                ),
-            ));
-        }
+/// Why a lab's end and another port are not in one config of several sending ports.
+const BESIDE_LAB: &str = "the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE";
+
+/// One transmitting port of a config: the flows it sends (their indices in the config)
+/// and the one port that receives them.
+#[derive(Debug)]
+struct Leg {
+    tx: Port,
+    rx: Port,
+    flows: Vec<usize>,
+    /// Where an Ethernet destination `auto` goes when the sending port is an end of a lab
+    /// made for flows both ways: the other end.
+    neighbour: Option<crate::wire::MacAddr>,
+}
+
+/// The config's flows grouped by their transmitting port, in the order the flows first
+/// name them. Each port sends to one receiving port (which may hear several sending
+/// ports); the private lab has one sending end. What does not fit is refused at
+/// the flow's path.
+fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refusal> {
+    use crate::otg::{Path, Refusal as R};
+    let at = |i: usize| Path::root().key("flows").index(i).key("tx_rx").key("port");
+    if cfg.flows.is_empty() {
+        return Err(R::bad(Path::root().key("flows"), "no flow to send"));
     }
+    // An end of a lab made for flows both ways is a port in its namespace.
+    let place = |l: &Location| match (l, lab) {
+        (Location::Lab { tx }, Some(ends)) => Location::Netns {
+            netns: (if *tx { ends.tx_ns } else { ends.rx_ns }).to_string(),
+            iface: (if *tx {
+                crate::lab::TX_IF
+            } else {
+                crate::lab::RX_IF
+            })
+            .to_string(),
+        },
+        (l, _) => l.clone(),
+    };
     // The config's reader refuses a flow naming no port; a config made otherwise is refused
     // here the same way.
-    let port = |name: &str, key: &str| {
+    let port = |i: usize, name: &str, key: &str| {
         cfg.port(name)
-            .map(|p| (p.name.clone(), p.location.clone()))
-            .ok_or_else(|| {
-                crate::otg::Refusal::bad(at(0).key(key), format!("no port named {name:?}"))
-            })
+            .map(|p| (p.name.clone(), place(&p.location)))
+            .ok_or_else(|| R::bad(at(i).key(key), format!("no port named {name:?}")))
     };
-    Ok((
-        port(&first.tx_port, "tx_name")?,
-        port(&first.rx_ports[0], "rx_names")?,
-    ))
+    if lab.is_some() {
+        // The lab's ends are joined to each other only.
+        for (i, f) in cfg.flows.iter().enumerate() {
+            for (key, name) in [("tx_name", &f.tx_port)]
+                .into_iter()
+                .chain(f.rx_ports.iter().map(|r| ("rx_names", r)))
+            {
+                if cfg
+                    .port(name)
+                    .is_some_and(|p| !matches!(p.location, Location::Lab { .. }))
+                {
+                    return Err(R::unsupported_because(at(i).key(key), BESIDE_LAB));
+                }
+            }
+        }
+    }
+    let neighbour = |name: &str| match (cfg.port(name).map(|p| &p.location), lab) {
+        (Some(Location::Lab { tx: true }), Some(_)) => Some(crate::lab::RX_MAC),
+        (Some(Location::Lab { tx: false }), Some(_)) => Some(crate::lab::TX_MAC),
+        _ => None,
+    };
+    let mut legs: Vec<Leg> = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let rx_name = match f.rx_ports.as_slice() {
+            [] => {
+                return Err(R::bad(
+                    at(i).key("rx_names"),
+                    "no receiving port (upktgen counts every flow at the port that receives it: name one)",
+                ));
+            }
+            [one] => one,
+            _ => {
+                return Err(R::unsupported_because(
+                    at(i).key("rx_names"),
+                    "a flow is received at one port (several are not yet)",
+                ));
+            }
+        };
+        if let Some(l) = legs.iter_mut().find(|l| l.tx.0 == f.tx_port) {
+            if l.rx.0 != *rx_name {
+                return Err(R::unsupported_because(
+                    at(i).key("rx_names"),
+                    format!(
+                        "the flows from port {:?} are received at one port ({:?}, flows[{}]'s): one port sending to several is not yet",
+                        l.tx.0, l.rx.0, l.flows[0]
+                    ),
+                ));
+            }
+            l.flows.push(i);
+            continue;
+        }
+        legs.push(Leg {
+            tx: port(i, &f.tx_port, "tx_name")?,
+            rx: port(i, rx_name, "rx_names")?,
+            flows: vec![i],
+            neighbour: neighbour(&f.tx_port),
+        });
+    }
+    if lab.is_none() && both_ways_in_lab(cfg) {
+        return Err(R::unsupported_because(
+            at(legs[1].flows[0]).key("tx_name"),
+            "flows both ways in the private lab are sent by `upktgen run` and `upktgen otg`, which make the lab for them; this command takes one transmitting port",
+        ));
+    }
+    if legs.len() > 1
+        && let Some(l) = legs.iter().find(|l| {
+            matches!(l.tx.1, Location::Lab { .. }) || matches!(l.rx.1, Location::Lab { .. })
+        })
+    {
+        return Err(R::unsupported_because(
+            at(l.flows[0]).key("tx_name"),
+            BESIDE_LAB,
+        ));
+    }
+    Ok(legs)
 }
 
 /// The run's count when every stream ends by a count (their sum, as pktgen's `count`);

@@ -748,7 +748,7 @@ fn live_and_output_options() {
     assert_eq!(p.irq.as_deref(), Some("eth0"));
 }
 
-fn script_args(extra: &[&str]) -> ScriptArgs {
+pub(super) fn script_args(extra: &[&str]) -> ScriptArgs {
     let c = Cli::try_parse_from(
         ["upktgen", "script"]
             .into_iter()

@@ -230,6 +230,50 @@ pub fn slow_tx_link(lab: &upktgen::lab::Lab, rate: &str) {
     assert!(st.success(), "tc qdisc add tbf failed");
 }
 
+/// A network namespace named `upk-TAG-PID`, removed on drop (every path out of a test).
+pub struct VethNs(pub String);
+
+impl VethNs {
+    /// The namespace, empty.
+    pub fn empty(tag: &str) -> VethNs {
+        let ns = VethNs(format!("upk-{tag}-{}", std::process::id()));
+        ns.ip(&["netns", "add", &ns.0]);
+        ns
+    }
+
+    /// The namespace holding a veth pair `va`/`vb`, both up.
+    pub fn new(tag: &str) -> VethNs {
+        let ns = VethNs::empty(tag);
+        ns.veth("va", "vb");
+        ns
+    }
+
+    /// `ip ARGS`, which must succeed.
+    pub fn ip(&self, args: &[&str]) {
+        let o = Command::new("ip").args(args).output().unwrap();
+        assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
+    }
+
+    /// A veth pair `a`/`b` in the namespace, both up.
+    pub fn veth(&self, a: &str, b: &str) {
+        let n = self.0.as_str();
+        self.ip(&["-n", n, "link", "add", a, "type", "veth", "peer", "name", b]);
+        self.ip(&["-n", n, "link", "set", a, "up"]);
+        self.ip(&["-n", n, "link", "set", b, "up"]);
+    }
+
+    /// `netns:NAME/IFACE`, a config port's location.
+    pub fn port(&self, iface: &str) -> String {
+        format!("netns:{}/{iface}", self.0)
+    }
+}
+
+impl Drop for VethNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
 /// `upktgen ARGS` inside network namespace `ns`.
 pub fn in_ns(ns: &str, args: &[&str]) -> std::process::Output {
     Command::new("ip")
@@ -388,4 +432,47 @@ pub fn ssh_or_skip() -> bool {
     tool_or_skip("sshd", "apt-get install openssh-server")
         && tool_or_skip("ssh", "apt-get install openssh-client")
         && tool_or_skip("ssh-keygen", "apt-get install openssh-client")
+}
+
+/// Runs `f` while dumpcap captures what `iface` in namespace `ns` receives into `file`
+/// (`extra`: dumpcap's further options, `-P` for pcap rather than pcapng): started and its
+/// file's header written before `f`; stopped (SIGINT) once the file has stopped growing
+/// after it, since dumpcap may still be reading the last frames from its socket (a signal
+/// before that lost the last ~14 ms of each flow on a loaded machine).
+pub fn capture_while<T>(
+    ns: &str,
+    iface: &str,
+    file: &Path,
+    extra: &[&str],
+    f: impl FnOnce() -> T,
+) -> T {
+    let mut dumpcap = Command::new("ip")
+        .args(["netns", "exec", ns, "dumpcap", "-q"])
+        .args(extra)
+        .args(["-i", iface, "-w"])
+        .arg(file)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // dumpcap writes the file's header once it captures.
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(file).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed().as_secs() < 20, "dumpcap did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = f();
+    let (mut len, mut still) = (0, std::time::Instant::now());
+    let t0 = std::time::Instant::now();
+    while still.elapsed().as_millis() < 500 && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let now = std::fs::metadata(file).map_or(0, |m| m.len());
+        if now != len {
+            (len, still) = (now, std::time::Instant::now());
+        }
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &dumpcap.id().to_string()])
+        .status();
+    let _ = dumpcap.wait();
+    out
 }

@@ -5,7 +5,6 @@ snappi's own). Arguments come in the environment:
   OTG_P1/P2   the two ports' locations
   OTG_PCAP    where to write port p2's capture (unset: no capture)
   OTG_INJECT  a shell command run while the capture runs (frames for it to see)
-  OTG_ONE_WAY set: only the flow p1 -> p2 (the run engine sends from one port)
 
 It sets a config of two flows (p1 -> p2, 1,000 UDP frames of 128 bytes at 2,000 pps; p2 ->
 p1, 500 frames of 256 bytes), starts them, polls flow metrics at 10 Hz until both stopped,
@@ -30,9 +29,10 @@ def main():
     pcap_path = os.environ.get("OTG_PCAP")
     if pcap_path:
         cfg.captures.capture(name="c2", port_names=[p2.name])
-    flows = [(cfg.flows.flow(name="f1")[-1], p1, p2, 128, 1000)]
-    if not os.environ.get("OTG_ONE_WAY"):
-        flows.append((cfg.flows.flow(name="f2")[-1], p2, p1, 256, 500))
+    flows = [
+        (cfg.flows.flow(name="f1")[-1], p1, p2, 128, 1000),
+        (cfg.flows.flow(name="f2")[-1], p2, p1, 256, 500),
+    ]
     names = [f[0].name for f in flows]
     for f, tx, rx, size, packets in flows:
         f.tx_rx.port.tx_name, f.tx_rx.port.rx_names = tx.name, [rx.name]

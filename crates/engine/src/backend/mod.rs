@@ -72,6 +72,13 @@ impl BackendKind {
         }
     }
 
+    /// Whether it sends the frames the user side writes, each as its source made it (a
+    /// kpktgend thread's devices on one timeline need that): all but xdp_live, whose
+    /// program rewrites one frame in the kernel. `auto`: some of its candidates do.
+    pub fn writes_each_frame(self) -> bool {
+        self != BackendKind::XdpLive
+    }
+
     /// The backends `auto` tries, fastest first: in the lab xdp_live, then af_xdp, tx_ring,
     /// af_packet; on a named device the same without xdp_live (live frames vanish unless
     /// the receiving end has NAPI, which only the lab guarantees). One kind: itself.
@@ -149,6 +156,10 @@ pub enum OpenError {
     XdpLive(io::Error),
     #[error("xdp_live cannot --replay: its program rewrites one frame")]
     XdpLiveReplay,
+    #[error(
+        "xdp_live cannot send several devices of one thread on one timeline: its program rewrites one device's frame (use af_packet, tx_ring or af_xdp)"
+    )]
+    XdpLiveDevices,
 }
 
 /// The run's options that concern the transmit path, as given (None: not given, the

@@ -272,6 +272,7 @@ impl super::Backend for XdpLive {
             crate::stream::Frames::Multi(m) => {
                 XdpLive::for_streams(m, cfg).map_err(super::OpenError::XdpLive)
             }
+            crate::stream::Frames::Devices(_) => Err(super::OpenError::XdpLiveDevices),
         }
     }
 }
@@ -519,6 +520,23 @@ struct Slots {
     lens: Vec<u32>,
 }
 
+/// The patch map's value for streams of these (signature id, checksum over the
+/// signature): an entry for every id up to the largest.
+pub fn patch_entries(csums: &[(u16, Option<(usize, bool)>)]) -> Vec<u8> {
+    use prog::slots::patch;
+    let ids = csums
+        .iter()
+        .map(|&(id, _)| usize::from(id) + 1)
+        .max()
+        .unwrap_or(1);
+    let mut v = vec![0u8; ids * patch::ENTRY];
+    for &(id, c) in csums {
+        let at = usize::from(id) * patch::ENTRY;
+        v[at..at + patch::ENTRY].copy_from_slice(&patch::entry(c));
+    }
+    v
+}
+
 /// Slots of the streams program: a syscall runs at most this many frames. Measured here
 /// (1 and 1,024 streams of 60-byte frames, flat out into the lab): 256 sent more than 64,
 /// 512, 1,024 or 4,096 (the slots stay in the cache between the sender's writes and the
@@ -686,19 +704,16 @@ impl XdpLive {
         probe_live_frames()?;
         let state = bpf::ValueMap::create("upktgen_state", prog::slots::state::SIZE)
             .map_err(|e| explain_bpf("creating the state map", e))?;
-        // Each stream's checksum over its signature, for the program's send times.
-        let csums = m.signature_checksums();
-        let mut entries = Vec::with_capacity(csums.len() * prog::slots::patch::ENTRY);
-        for c in &csums {
-            entries.extend_from_slice(&prog::slots::patch::entry(*c));
-        }
-        let patch = bpf::ValueMap::create("upktgen_patch", entries.len().max(1))
+        // Each stream's checksum over its signature, by signature id, for the program's
+        // send times.
+        let entries = patch_entries(&m.signature_checksums());
+        let patch = bpf::ValueMap::create("upktgen_patch", entries.len())
             .map_err(|e| explain_bpf("creating the patch map", e))?;
         patch.write(&entries)?;
         let spec = SlotSpec {
             stamp: cfg.timestamps.then_some(prog::slots::Stamp {
                 patch_fd: patch.raw_fd(),
-                streams: csums.len() as u32,
+                streams: (entries.len() / prog::slots::patch::ENTRY) as u32,
                 every: cfg.batch,
             }),
             ifindex: cfg.ifindex,

@@ -90,8 +90,9 @@ pub struct RxProgress {
     pub drops: AtomicU64,
     /// Every flow's sequence counters, published by the receive loop.
     pub flows: FlowBoard,
-    /// With streams: each stream's frames and bytes as they arrive.
-    pub streams: std::sync::OnceLock<Arc<crate::tally::Tally>>,
+    /// With streams: each stream's figures as they arrive (frames, bytes, open holes,
+    /// latency buckets), and the streams' names.
+    pub streams: std::sync::OnceLock<Arc<super::streams::LiveTable>>,
 }
 
 /// How often, at most, the receive loop publishes its flows' counters ([`RxProgress::flows`]).
@@ -168,7 +169,7 @@ impl Intake {
     fn new(cfg: &RxConfig) -> io::Result<Intake> {
         let streams = match &cfg.streams {
             Some(s) => Some((
-                StreamTable::new(s.names.len(), s.from_start)
+                StreamTable::named(s.names.clone(), s.from_start)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
                 s.clone(),
             )),

@@ -202,6 +202,27 @@ impl SendOutcome {
     }
 }
 
+impl SendOutcome {
+    /// One device's outcome of a sender whose timeline it shared (`stream::devices`): its
+    /// frames, with its own size figures (as its own Result would count them), over the
+    /// sender's run; the socket's counters and the stop are the sender's. The kernel's
+    /// refusals (errors) stay the sender's: a device counts the frames handed over for it.
+    pub fn of_part(&self, part: &crate::stream::devices::PartFigures) -> SendOutcome {
+        SendOutcome {
+            result: PktgenResult {
+                sent: part.frames,
+                pkt_size: part.pkt_size,
+                errors: 0,
+                imix_bytes: part.imix_bytes,
+                size_range: part.size_range,
+                ..self.result
+            },
+            pacing: None,
+            ..self.clone()
+        }
+    }
+}
+
 /// Bytes of the frames made so far when their sizes vary (None: every frame has the frame
 /// source's size): the backend's own count where it makes the frames (xdp_live's program),
 /// else the frame source's.
@@ -372,4 +393,46 @@ pub fn run_on<B: TxBackend, F: FrameSource + ?Sized, C: Clock>(
         start_realtime_ns,
         pacing: pacing.and_then(|p| p.finish(limits.delay_ns)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::devices::PartFigures;
+
+    #[test]
+    fn a_devices_part_keeps_the_senders_time_and_counts_its_own_frames() {
+        let thread = SendOutcome {
+            result: PktgenResult {
+                elapsed_ns: 2_000_000_000,
+                idle_ns: 500_000_000,
+                sent: 8_000,
+                pkt_size: 65,
+                frags: 0,
+                errors: 3,
+                imix_bytes: Some(3_120_000),
+                size_range: Some((60, 500)),
+            },
+            pacing_idle_ns: 400_000_000,
+            backend: BackendStats::default(),
+            stop_reason: StopReason::Count,
+            start_realtime_ns: 7,
+            pacing: None,
+        };
+        let part = PartFigures {
+            frames: 6_000,
+            bytes: 3_000_000,
+            pkt_size: 500,
+            imix_bytes: None,
+            size_range: None,
+            walk: None,
+        };
+        let d = thread.of_part(&part);
+        assert_eq!(
+            d.result.lines(),
+            "OK: 2000000(c1500000+d500000) usec, 6000 (500byte,0frags)\n  3000pps 12Mb/sec (12000000bps) errors: 0"
+        );
+        assert_eq!((d.pacing_idle_ns, d.start_realtime_ns), (400_000_000, 7));
+        assert_eq!(d.stop_reason, StopReason::Count);
+    }
 }

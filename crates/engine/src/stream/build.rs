@@ -491,11 +491,25 @@ impl super::spec::Ipv4Spec {
 /// The frames of a run's streams, stream `i` with signature id `i`; checks the set first
 /// (at most `MAX_STREAMS`, distinct names).
 pub fn build_all(streams: &[StreamSpec]) -> Result<Vec<StreamFrames>, StreamError> {
+    let ids: Vec<u16> = (0..streams.len()).map(|i| i as u16).collect();
+    build_signed(streams, &ids)
+}
+
+/// The frames of a run's streams, stream `i` with signature id `ids[i]` (a port's share of
+/// a config's flows keeps each flow's index in the config, so ids stay unique across
+/// ports); checks the set first, as [`build_all`], and that there is one id per stream.
+pub fn build_signed(streams: &[StreamSpec], ids: &[u16]) -> Result<Vec<StreamFrames>, StreamError> {
     check_set(streams)?;
+    if ids.len() != streams.len() {
+        return Err(StreamError {
+            stream: streams.first().map_or(String::new(), |s| s.name.clone()),
+            what: format!("{} signature ids for {} streams", ids.len(), streams.len()),
+        });
+    }
     streams
         .iter()
-        .enumerate()
-        .map(|(i, s)| StreamFrames::new(i as u16, s))
+        .zip(ids)
+        .map(|(s, &id)| StreamFrames::new(id, s))
         .collect()
 }
 

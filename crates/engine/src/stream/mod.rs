@@ -13,7 +13,9 @@
 //! stream's frames (a template, then per packet the varying bytes, the signature and the
 //! checksums), and [`timeline`] the schedule of one transmit queue's streams by deadline.
 
+pub mod ahead;
 pub mod build;
+pub mod devices;
 pub mod fast;
 pub mod multi;
 pub mod replay;
@@ -98,6 +100,8 @@ pub enum Frames {
     Replay(Box<ReplayFrames>),
     /// Many streams on one queue, by their deadlines (`run --config`).
     Multi(Box<multi::MultiStream>),
+    /// A kpktgend thread's devices on one timeline (a script's `eth0@0`, `eth0@1`).
+    Devices(Box<devices::DeviceTimeline>),
 }
 
 macro_rules! each {
@@ -107,6 +111,7 @@ macro_rules! each {
             Frames::Pg($f) => $e,
             Frames::Replay($f) => $e,
             Frames::Multi($f) => $e,
+            Frames::Devices($f) => $e,
         }
     };
 }

@@ -4,28 +4,20 @@
 //! run goes on).
 //!
 //! The send loop paces by [`FrameSource::due_ns`]: frame `k` of the run (counting every
-//! stream's frames together) is due at the deadline the timeline gave it. The source keeps
-//! the frames the loop has looked at but not yet taken in a short queue (at most one batch),
-//! so looking ahead costs nothing twice.
+//! stream's frames together) is due at the deadline the timeline gave it ([`Ahead`]).
 
-use super::build::{StreamFrames, build_all};
+use super::ahead::Ahead;
+use super::build::{StreamFrames, build_signed};
 use super::spec::{StreamError, StreamSpec};
 use super::timeline::{Due, Timeline};
 use super::{FrameSource, Stamp};
 pub use crate::tally::Tally;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A queue's streams, sent in the order of their deadlines.
 pub struct MultiStream {
     frames: Vec<StreamFrames>,
-    timeline: Timeline,
-    /// Frames taken from the timeline the loop has not advanced to yet, in order.
-    ahead: VecDeque<Due>,
-    /// Frames advanced to so far (the run's index of `ahead`'s first).
-    taken: u64,
-    /// The deadline of the last frame advanced to.
-    last_due: u64,
+    timeline: Ahead,
     cur: Due,
     tally: Arc<Tally>,
     /// Bytes of every frame advanced to (the Result line's bytes).
@@ -38,7 +30,18 @@ impl MultiStream {
     /// The streams `specs` (stream `i` signed with id `i`), on a port of `line_bps` when
     /// known; their deadlines count from the start of the send.
     pub fn new(specs: &[StreamSpec], line_bps: Option<f64>) -> Result<MultiStream, StreamError> {
-        let frames = build_all(specs)?;
+        let ids: Vec<u16> = (0..specs.len()).map(|i| i as u16).collect();
+        MultiStream::signed(specs, &ids, line_bps)
+    }
+
+    /// [`MultiStream::new`] with stream `i` signed with id `ids[i]` (one id per stream);
+    /// the tally still counts stream `i` (the index in `specs`).
+    pub fn signed(
+        specs: &[StreamSpec],
+        ids: &[u16],
+        line_bps: Option<f64>,
+    ) -> Result<MultiStream, StreamError> {
+        let frames = build_signed(specs, ids)?;
         let schedules = specs
             .iter()
             .map(|s| s.schedule(line_bps))
@@ -48,10 +51,7 @@ impl MultiStream {
         Ok(MultiStream {
             tally: Arc::new(Tally::new(frames.len())),
             frames,
-            timeline: Timeline::new(schedules, 0),
-            ahead: VecDeque::new(),
-            taken: 0,
-            last_due: 0,
+            timeline: Ahead::new(Timeline::new(schedules, 0)),
             cur: Due::default(),
             bytes: 0,
             min_len,
@@ -69,23 +69,18 @@ impl MultiStream {
         self.max_len
     }
 
-    /// Each stream's checksum that covers its signature, by stream id
+    /// Each stream's signature id and the checksum that covers its signature
     /// ([`StreamFrames::signature_checksum`]).
-    pub fn signature_checksums(&self) -> Vec<Option<(usize, bool)>> {
+    pub fn signature_checksums(&self) -> Vec<(u16, Option<(usize, bool)>)> {
         self.frames
             .iter()
-            .map(StreamFrames::signature_checksum)
+            .map(|f| (f.id(), f.signature_checksum()))
             .collect()
     }
 
     /// The smallest frame of any stream.
     pub fn min_len(&self) -> usize {
         self.min_len as usize
-    }
-
-    /// The next frame from the timeline, whenever it is due.
-    fn pull(&mut self) -> Option<Due> {
-        self.timeline.next(u64::MAX)
     }
 }
 
@@ -97,18 +92,12 @@ impl FrameSource for MultiStream {
 
     #[inline]
     fn advance(&mut self) -> usize {
-        let d = match self.ahead.pop_front() {
-            Some(d) => Some(d),
-            None => self.pull(),
-        };
         // The loop asks only for frames it was told are due (due_ns, or the run's count
         // when every stream ends by a count): none left is a frame it will not send.
-        let d = d.unwrap_or(Due {
+        let d = self.timeline.take().unwrap_or(Due {
             len: self.min_len,
             ..self.cur
         });
-        self.taken += 1;
-        self.last_due = d.deadline_ns;
         self.cur = d;
         d.len as usize
     }
@@ -143,18 +132,7 @@ impl FrameSource for MultiStream {
     /// Frame `k` of the run is due at its stream's deadline; after the last frame of every
     /// stream, never (the run ends by its count or duration).
     fn due_ns(&mut self, k: u64) -> Option<u64> {
-        if k < self.taken {
-            // Already taken (a batch the backend sent only part of): due, as it was.
-            return Some(self.last_due);
-        }
-        let i = (k - self.taken) as usize;
-        while self.ahead.len() <= i {
-            match self.pull() {
-                Some(d) => self.ahead.push_back(d),
-                None => return Some(u64::MAX),
-            }
-        }
-        Some(self.ahead[i].deadline_ns)
+        Some(self.timeline.due_ns(k))
     }
 }
 

@@ -119,7 +119,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn push(&mut self, r: &Record) -> Result<(), ReplayError> {
+    /// Takes record `r`, whose last `fcs` bytes are its FCS (which the NIC appends again,
+    /// so it is not sent).
+    fn push(&mut self, r: &Record, fcs: usize) -> Result<(), ReplayError> {
         let n = self.spans.len() + 1;
         if r.is_cut() {
             return Err(ReplayError::Cut {
@@ -128,14 +130,12 @@ impl Builder {
                 len: r.orig_len,
             });
         }
-        if r.data.len() < crate::wire::ETH_HLEN {
-            return Err(ReplayError::Short {
-                n,
-                len: r.data.len(),
-            });
+        let data = &r.data[..r.data.len().saturating_sub(fcs)];
+        if data.len() < crate::wire::ETH_HLEN {
+            return Err(ReplayError::Short { n, len: data.len() });
         }
-        self.spans.push((self.data.len(), r.data.len()));
-        self.data.extend_from_slice(&r.data);
+        self.spans.push((self.data.len(), data.len()));
+        self.data.extend_from_slice(data);
         let t0 = *self.t0.get_or_insert(r.ts_ns);
         self.last = self.last.max(r.ts_ns.saturating_sub(t0));
         self.times.push(self.last);
@@ -168,7 +168,7 @@ impl ReplayFrames {
     pub fn new(records: &[Record]) -> Result<Self, ReplayError> {
         let mut b = Builder::default();
         for r in records {
-            b.push(r)?;
+            b.push(r, 0)?;
         }
         b.finish()
     }
@@ -206,7 +206,7 @@ impl ReplayFrames {
             path: path.to_path_buf(),
             error,
         })? {
-            b.push(&rec).map_err(frames)?;
+            b.push(&rec, r.fcs_len as usize).map_err(frames)?;
         }
         b.finish().map_err(frames)
     }
@@ -324,6 +324,20 @@ mod tests {
                 buf[..len].to_vec()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_files_fcs_is_not_sent() {
+        let path =
+            std::env::temp_dir().join(format!("upktgen-replay-fcs-{}.pcap", std::process::id()));
+        let mut w = pcap::PcapWriter::with_fcs(Vec::new(), 4).unwrap();
+        let frame = crate::wire::fcs::on_the_wire(&[9u8; 70]);
+        w.write(1, &frame).unwrap();
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let r = ReplayFrames::load(&path);
+        let _ = std::fs::remove_file(&path);
+        let mut r = r.unwrap();
+        assert_eq!(sent(&mut r, 1), [vec![9u8; 70]]);
     }
 
     #[test]

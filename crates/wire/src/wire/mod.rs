@@ -73,6 +73,7 @@ macro_rules! packet_view {
 
 pub mod checksum;
 pub mod ethernet;
+pub mod fcs;
 pub mod ipv4;
 pub mod ipv6;
 pub mod mac;

@@ -158,13 +158,13 @@ fn options_that_would_say_it_again_are_refused() {
         assert_eq!(plan(&v).unwrap_err().to_string(), want);
     }
     let f = config(
-        "netns:x/veth0",
-        "lab:rx",
+        "ssh://h.example/veth0",
+        "netns:x/veth1",
         &flow("a", "{fixed_packets: {packets: 10}}"),
     );
     let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
     assert!(
-        e.starts_with("--config: port \"p1\" sends from netns:x/veth0:"),
+        e.starts_with("--config: port \"p1\" sends from ssh://h.example/veth0:"),
         "{e}"
     );
 }
@@ -225,6 +225,237 @@ fn the_sending_and_the_receiving_port_are_two() {
         e,
         "--config: the flows are sent from port \"p1\" and received at port \"p2\", both at veth-a: the receiving port must be another one"
     );
+}
+
+/// Flows between ports p1 and p2 (and p3 when `p3` is given), each `(name, tx, rx)`.
+fn ports_config(
+    p1: &str,
+    p2: &str,
+    p3: Option<&str>,
+    flows: &[(&str, &str, &str)],
+) -> tempfile_like::File {
+    let mut text = format!(
+        "ports:\n  - {{name: p1, location: \"{p1}\"}}\n  - {{name: p2, location: \"{p2}\"}}\n"
+    );
+    if let Some(p3) = p3 {
+        text += &format!("  - {{name: p3, location: \"{p3}\"}}\n");
+    }
+    text += "flows:\n";
+    for (name, tx, rx) in flows {
+        text += &flow(name, "{fixed_packets: {packets: 10}}")
+            .replace(
+                "tx_name: p1, rx_names: [p2]",
+                &format!("tx_name: {tx}, rx_names: [{rx}]"),
+            )
+            .replace(
+                "{ethernet: {}}",
+                "{ethernet: {dst: {value: \"02:00:00:00:00:02\"}}}",
+            );
+    }
+    tempfile_like::File::new(&text)
+}
+
+fn plans(extra: &[&str]) -> anyhow::Result<Vec<RunPlan>> {
+    RunPlan::each_from_args_on(&args(extra), &[0, 1])
+}
+
+#[test]
+fn flows_both_ways_are_a_run_per_sending_port_each_signing_the_configs_ids() {
+    let f = ports_config(
+        "netns:upk-ab/va",
+        "netns:upk-ab/vb",
+        None,
+        &[("ab1", "p1", "p2"), ("ba", "p2", "p1"), ("ab2", "p1", "p2")],
+    );
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    assert_eq!(ps.len(), 2);
+    let (a, b) = (
+        ps[0].streams.as_ref().unwrap(),
+        ps[1].streams.as_ref().unwrap(),
+    );
+    // Each sends its own flows, signed with their index in the config.
+    assert_eq!(
+        (a.ids.as_slice(), b.ids.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
+    assert_eq!(
+        a.specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        ["ab1", "ab2"]
+    );
+    // Each receiver's table holds every flow, by id.
+    assert_eq!(a.names, ["ab1", "ba", "ab2"]);
+    assert_eq!(b.names, a.names);
+    // Sent from inside the namespace; received by a far end in it at the other port.
+    assert_eq!(ps[0].senders[0].spec.cfg.device(), "va");
+    assert_eq!(
+        a.tx_netns(),
+        Some(std::path::PathBuf::from("/run/netns/upk-ab"))
+    );
+    assert_eq!(ps[0].far.as_ref().unwrap().dev, "vb");
+    assert_eq!(ps[1].senders[0].spec.cfg.device(), "vb");
+    assert_eq!(ps[1].far.as_ref().unwrap().dev, "va");
+    assert_eq!(ps[0].senders[0].spec.cfg.count, 20);
+    assert_eq!(ps[1].senders[0].spec.cfg.count, 10);
+    // Where one plan is all a command takes, several are refused.
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--config: the flows leave from several ports"),
+        "{e}"
+    );
+    for option in ["--json", "--metrics-listen"] {
+        let mut v = vec!["--config", f.arg(), option];
+        if option == "--metrics-listen" {
+            v.push("127.0.0.1:9");
+        }
+        let e = plans(&v).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{option}: not yet with a config whose flows leave from several ports"
+            )),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn two_ports_into_one_each_expect_every_flow_sent_there() {
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p3"), ("f1", "p2", "p3"), ("f2", "p3", "p1")],
+    );
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    let s: Vec<_> = ps.iter().map(|p| p.streams.as_ref().unwrap()).collect();
+    assert_eq!(s.len(), 3);
+    // p3 hears f0 and f1: neither is unexpected there, whichever port sent it.
+    assert_eq!(
+        (s[0].expected.as_slice(), s[1].expected.as_slice()),
+        (&[0, 1][..], &[0, 1][..])
+    );
+    assert_eq!(s[2].expected, [2]);
+    assert_eq!(ps[0].far.as_ref().unwrap().dev, "vc");
+    assert_eq!(ps[1].far.as_ref().unwrap().dev, "vc");
+}
+
+#[test]
+fn one_port_sending_to_two_is_refused_at_the_flows_path() {
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[1].tx_rx.port.rx_names: not supported (the flows from port \"p1\" are received at one port (\"p2\", flows[0]'s): one port sending to several is not yet)"),
+        "{e}"
+    );
+    // A flow counted at two ports.
+    let text = std::fs::read_to_string(&f.0)
+        .unwrap()
+        .replace("rx_names: [p3]", "rx_names: [p2, p3]");
+    let f = tempfile_like::File::new(&text);
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[1].tx_rx.port.rx_names: not supported (a flow is received at one port (several are not yet))"),
+        "{e}"
+    );
+}
+
+#[test]
+fn flows_both_ways_in_the_lab_are_planned_at_its_ends_each_sending_to_the_other() {
+    use super::{LabEnds, both_ways_in_lab};
+    let f = ports_config(
+        "lab:tx",
+        "lab:rx",
+        None,
+        &[("ab", "p1", "p2"), ("ba", "p2", "p1")],
+    );
+    // The destinations left to `auto`.
+    let text = std::fs::read_to_string(&f.0).unwrap().replace(
+        "{ethernet: {dst: {value: \"02:00:00:00:00:02\"}}}",
+        "{ethernet: {}}",
+    );
+    let f = tempfile_like::File::new(&text);
+    let cfg = crate::otg::read_file(&f.0).unwrap();
+    assert!(both_ways_in_lab(&cfg));
+    // Without the lab's ends (a command of one transmitting port), refused at the path.
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[1].tx_rx.port.tx_name: not supported (flows both ways in the private lab are sent by `upktgen run` and `upktgen otg`, which make the lab for them; this command takes one transmitting port)"),
+        "{e}"
+    );
+    let ends = LabEnds {
+        tx_ns: "upktgen-t-tx",
+        rx_ns: "upktgen-t-rx",
+    };
+    let ps = RunPlan::from_config(&args(&[]), &cfg, &f.0, Some(ends)).unwrap();
+    assert_eq!(ps.len(), 2);
+    for (p, (tx_ns, dev, rx_dev, dst)) in ps.iter().zip([
+        ("upktgen-t-tx", "veth-tx", "veth-rx", crate::lab::RX_MAC),
+        ("upktgen-t-rx", "veth-rx", "veth-tx", crate::lab::TX_MAC),
+    ]) {
+        let s = p.streams.as_ref().unwrap();
+        assert_eq!(
+            s.tx_netns(),
+            Some(std::path::Path::new("/run/netns").join(tx_ns))
+        );
+        assert_eq!(p.senders[0].spec.cfg.device(), dev);
+        assert_eq!(p.far.as_ref().unwrap().dev, rx_dev);
+        assert!(p.in_lab().is_none(), "the lab is made once, for both");
+        // `auto` is the other end.
+        let frames = crate::stream::build::StreamFrames::new(s.ids[0], &s.specs[0]).unwrap();
+        assert_eq!(frames.template()[..6], dst.0);
+    }
+    // A device under test routes one way; a port beside the lab's ends is refused.
+    let mut dut = args(&["--lab", "dut"]);
+    dut.config = None;
+    let e = RunPlan::from_config(&dut, &cfg, &f.0, Some(ends)).unwrap_err();
+    assert!(
+        e.to_string().starts_with("--lab dut: flows both ways"),
+        "{e}"
+    );
+    let f = ports_config(
+        "lab:tx",
+        "lab:rx",
+        Some("veth9"),
+        &[("ab", "p1", "p2"), ("ba", "p2", "p1"), ("c", "p3", "p1")],
+    );
+    let cfg = crate::otg::read_file(&f.0).unwrap();
+    let e = RunPlan::from_config(&args(&[]), &cfg, &f.0, Some(ends)).unwrap_err();
+    assert!(
+        e.to_string().ends_with("flows[2].tx_rx.port.tx_name: not supported (the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_layer1_speed_is_the_line_a_percentage_is_of() {
+    let percent = "  - name: a\n    tx_rx: {port: {tx_name: p1, rx_names: [p2]}}\n    packet: [{ethernet: {}}, {ipv4: {}}, {udp: {}}]\n    size: {fixed: 64}\n    rate: {percentage: 1}\n    duration: {fixed_packets: {packets: 100}}\n";
+    let f = config("lab:tx", "lab:rx", percent);
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "flows[0].rate.percentage: not supported (a rate in percent needs the port's line rate"
+        ),
+        "{e}"
+    );
+    let f = tempfile_like::File::new(&format!(
+        "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nlayer1:\n  - {{name: ly, port_names: [p1, p2], speed: speed_1_gbps}}\nflows:\n{percent}"
+    ));
+    let p = plan(&["--config", f.arg()]).unwrap();
+    let s = p.streams.as_ref().unwrap();
+    assert_eq!(s.line_bps, Some(1_000_000_000));
+    // 1 % of 1 Gbit/s in 64-byte frames (84 bytes on the wire with the FCS, preamble and
+    // gap): 14,880.95 pps.
+    let want = 1e7 / (84.0 * 8.0);
+    let got = match s.specs[0].rate {
+        crate::stream::spec::Rate::Pps(p) => p,
+        crate::stream::spec::Rate::Bps(b) => b / ((60.0 + 24.0) * 8.0),
+        crate::stream::spec::Rate::Percent(p) => 1e9 * p / 100.0 / (84.0 * 8.0),
+    };
+    assert!((got - want).abs() / want < 1e-6, "{got} pps");
 }
 
 #[test]

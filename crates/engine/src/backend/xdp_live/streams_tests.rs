@@ -5,7 +5,7 @@
 //! stream's own writer makes of the same stream, sequence, length and send time.
 
 use crate::bpf::prog::xdp_live::slots::{
-    SlotSpec, Stamp as ProgStamp, layout, patch, slots_program, state,
+    SlotSpec, Stamp as ProgStamp, layout, slots_program, state,
 };
 use crate::bpf::prog::xdp_live::vm::{PATCH_FD, REDIRECT_TARGET, SLOTS_FD, STATE_FD, Vm, World};
 use crate::bpf::prog::xdp_live::{Verdict, XDP_REDIRECT};
@@ -131,9 +131,11 @@ struct Sent {
 
 /// Runs the send loop's part and the program's for `batches` syscalls of up to `slots`
 /// frames each, on one recycled page.
-fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
-    let mut m = MultiStream::new(specs, None).unwrap();
+fn send(specs: &[StreamSpec], ids: &[u16], batches: usize) -> (Vec<Sent>, MultiStream) {
+    let mut m = MultiStream::signed(specs, ids, None).unwrap();
     let (min_len, max_len) = (m.min_len(), m.max_len());
+    // Every signature id up to the largest has an entry, as the backend makes it.
+    let patch = super::patch_entries(&m.signature_checksums());
     let spec = SlotSpec {
         ifindex: REDIRECT_TARGET,
         verdict: Verdict::Redirect,
@@ -142,7 +144,7 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
         max_len,
         stamp: Some(ProgStamp {
             patch_fd: PATCH_FD,
-            streams: specs.len() as u32,
+            streams: (patch.len() / crate::bpf::prog::xdp_live::slots::patch::ENTRY) as u32,
             every: EVERY,
         }),
     };
@@ -151,11 +153,7 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
     let mut world = World {
         slots: vec![0; stride * spec.slots as usize],
         slot_stride: stride,
-        patch: m
-            .signature_checksums()
-            .into_iter()
-            .flat_map(patch::entry)
-            .collect(),
+        patch,
         ..World::default()
     };
     let mut st = vec![0u8; state::SIZE];
@@ -211,16 +209,30 @@ fn send(specs: &[StreamSpec], batches: usize) -> (Vec<Sent>, MultiStream) {
 
 #[test]
 fn every_frame_is_its_streams_own_for_its_seq_and_length() {
+    every_frame_is_its_own(&[0, 1, 2, 3]);
+}
+
+/// Streams signed with ids of their own (a port's flows among a config's): the patch map
+/// holds every id up to the largest.
+#[test]
+fn streams_signed_with_sparse_ids_are_stamped_by_their_ids() {
+    every_frame_is_its_own(&[7, 2, 40, 5]);
+}
+
+fn every_frame_is_its_own(ids: &[u16]) {
     let specs = three();
-    let (sent, m) = send(&specs, 25);
+    let (sent, m) = send(&specs, ids, 25);
     let writers: Vec<StreamFrames> = specs
         .iter()
-        .enumerate()
-        .map(|(i, s)| StreamFrames::new(i as u16, s).unwrap())
+        .zip(ids)
+        .map(|(s, &id)| StreamFrames::new(id, s).unwrap())
         .collect();
     let mut next = [0u32; 4];
     for (i, s) in sent.iter().enumerate() {
-        let id = s.stream as usize;
+        let id = ids
+            .iter()
+            .position(|&x| x == s.stream)
+            .expect("a stream's id");
         assert_eq!(
             s.seq, next[id],
             "frame {i}: stream {id}'s sequence in order"

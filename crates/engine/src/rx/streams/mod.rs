@@ -41,21 +41,23 @@
 //!
 //! The table is allocated once, at its size (1 to [`MAX_STREAMS`] streams); nothing is
 //! allocated per frame. Per stream: the sequence window ([`STREAM_WINDOW`] bits, 512 bytes),
-//! the latency histogram's counts (u32 each) and the fixed fields. Up to [`FINE_STREAMS`]
+//! the latency histogram's counts (u32 each), the fixed fields and the live figures other
+//! threads read ([`live`], 672 bytes). Up to [`FINE_STREAMS`]
 //! streams the histograms keep 2 significant digits (under 1 % error on a percentile), and a
-//! stream takes at most [`FINE_STREAM_BYTES`] (about 17 KB: 4,096 streams stay within
-//! 68 MiB); a larger table keeps 1 significant digit (under 10 %), at most
-//! [`COARSE_STREAM_BYTES`] (3 KiB) a stream (65,536 streams within 192 MiB).
+//! stream takes at most [`FINE_STREAM_BYTES`] (18 KiB: 4,096 streams stay within
+//! 72 MiB); a larger table keeps 1 significant digit (under 10 %), at most
+//! [`COARSE_STREAM_BYTES`] (4 KiB) a stream (65,536 streams within 256 MiB).
 //! [`StreamTable::memory_bytes`] is the table's actual footprint.
 
+pub mod live;
 mod report;
 #[cfg(test)]
 mod tests;
 
+pub use live::{LatBuckets, LiveRow, LiveTable};
 pub use report::{StreamAggregate, StreamSummary, StreamsReport};
 
 use super::sink::{LatencyCounters, LatencySummary, MAX_LATENCY_NS, SeqEvent, SeqTracker};
-use crate::tally::Tally;
 use crate::wire::signature::{self, Signature};
 use hdrhistogram::Histogram;
 use std::sync::Arc;
@@ -68,12 +70,12 @@ pub const STREAM_WINDOW: u32 = 4096;
 /// Tables up to this many streams keep 2 significant digits of latency; larger ones 1.
 pub const FINE_STREAMS: usize = 4096;
 /// The bound on one stream's memory in a table of at most [`FINE_STREAMS`] streams.
-pub const FINE_STREAM_BYTES: usize = 17 * 1024;
+pub const FINE_STREAM_BYTES: usize = 18 * 1024;
 /// The bound on one stream's memory in a larger table.
-pub const COARSE_STREAM_BYTES: usize = 3072;
+pub const COARSE_STREAM_BYTES: usize = 4096;
 // The budgets the module documentation states.
-const _: () = assert!(FINE_STREAMS * FINE_STREAM_BYTES <= 68 << 20);
-const _: () = assert!(MAX_STREAMS * COARSE_STREAM_BYTES <= 192 << 20);
+const _: () = assert!(FINE_STREAMS * FINE_STREAM_BYTES <= 72 << 20);
+const _: () = assert!(MAX_STREAMS * COARSE_STREAM_BYTES <= 256 << 20);
 
 /// What the receiver is told about the streams it counts (`RxConfig::streams`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,14 +198,20 @@ pub struct StreamTable {
     foreign: u64,
     /// Frames without a signature at their end.
     unsigned: u64,
-    /// Each stream's frames and bytes as they arrive, for other threads (live counts).
-    live: Arc<Tally>,
+    /// Each stream's figures as they arrive, for other threads (live counts).
+    live: Arc<LiveTable>,
 }
 
 impl StreamTable {
     /// A table of `n` streams (ids 0 to n − 1). With `from_start`, numbers missing before a
     /// stream's first frame received count as lost (its sequence starts at 0).
     pub fn new(n: usize, from_start: bool) -> Result<StreamTable, StreamsError> {
+        Self::named((0..n).map(|i| i.to_string()).collect(), from_start)
+    }
+
+    /// A table of the streams `names` (by id), whose live figures carry those names.
+    pub fn named(names: Vec<String>, from_start: bool) -> Result<StreamTable, StreamsError> {
+        let n = names.len();
         if n == 0 {
             return Err(StreamsError::Empty);
         }
@@ -217,13 +225,14 @@ impl StreamTable {
             digits,
             foreign: 0,
             unsigned: 0,
-            live: Arc::new(Tally::new(n)),
+            live: Arc::new(LiveTable::new(names)),
         })
     }
 
-    /// Each stream's frames and bytes so far, readable from any thread while frames arrive
-    /// (duplicates included, as [`StreamSummary::frames`](report::StreamSummary) counts).
-    pub fn live(&self) -> Arc<Tally> {
+    /// Each stream's frames, bytes, open holes and latency buckets so far, readable from
+    /// any thread while frames arrive (frames with duplicates included, as
+    /// [`StreamSummary::frames`](report::StreamSummary) counts).
+    pub fn live(&self) -> Arc<LiveTable> {
         Arc::clone(&self.live)
     }
 
@@ -242,10 +251,12 @@ impl StreamTable {
         self.digits
     }
 
-    /// The table's memory in bytes: the structs and what each stream holds on the heap.
+    /// The table's memory in bytes: the structs, what each stream holds on the heap and
+    /// its live figures ([`live::ROW_BYTES`] a stream).
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + std::mem::size_of_val(&*self.streams)
+            + self.streams.len() * live::ROW_BYTES
             + self.streams.iter().map(Stream::heap_bytes).sum::<usize>()
     }
 
@@ -294,7 +305,8 @@ impl StreamTable {
         rx_ns: u64,
         offset_ns: i64,
     ) -> Option<SeqEvent> {
-        let Some(s) = self.streams.get_mut(usize::from(sig.stream)) else {
+        let id = usize::from(sig.stream);
+        let Some(s) = self.streams.get_mut(id) else {
             self.foreign += 1;
             return None;
         };
@@ -303,9 +315,12 @@ impl StreamTable {
         }
         s.frames += 1;
         s.bytes += u64::from(len);
-        self.live.add(usize::from(sig.stream), u64::from(len));
+        self.live.add(id, u64::from(len));
         s.last_rx_ns = rx_ns;
         let ev = s.seq.observe(sig.seq, sig.tx_ns);
+        if ev != (SeqEvent::New { skipped: 0 }) {
+            self.live.set_lost(id, s.seq.c.lost);
+        }
         if ev == SeqEvent::Duplicate {
             return Some(ev);
         }
@@ -332,6 +347,7 @@ impl StreamTable {
             s.lat_min = s.lat_min.min(v);
             s.lat_max = s.lat_max.max(v);
             s.lat_sum += u128::from(v);
+            self.live.add_latency(id, v);
         }
         Some(ev)
     }

@@ -623,3 +623,21 @@ fn build_all_numbers_the_streams() {
     let e = build_all(&[a.clone(), a]).unwrap_err();
     assert_eq!(e.to_string(), "stream \"s1\": a second stream of this name");
 }
+
+#[test]
+fn build_signed_keeps_the_ids_it_is_given() {
+    let a = spec(udp4(), Size::Fixed(64));
+    let mut b = a.clone();
+    b.name = "s2".into();
+    let fs = build_signed(&[a.clone(), b.clone()], &[3, 9]).unwrap();
+    assert_eq!((fs[0].id(), fs[1].id()), (3, 9));
+    // A frame carries its stream's given id, not its index.
+    let mut buf = vec![0; fs[1].max_len()];
+    fs[1].write(0, 64, 5, &mut buf);
+    assert_eq!(Signature::parse(&buf).unwrap().stream, 9);
+    let e = build_signed(&[a, b], &[1]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "stream \"s1\": 1 signature ids for 2 streams"
+    );
+}
