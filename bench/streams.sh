@@ -2,7 +2,7 @@
 # streams.sh - 1 stream against 1,024 on one port, per backend, in one run (issue 23's
 # speed figure: 1,024 streams should send at least 95 % of one stream's rate).
 #
-#   bench/streams.sh                                # af_packet tx_ring af_xdp, 3 reps
+#   bench/streams.sh                                # af_packet tx_ring af_xdp xdp_live, 3 reps
 #   BACKENDS="af_xdp" REPS=5 SECONDS_PER_RUN=5 bench/streams.sh
 #
 # Each run is `upktgen run --config` in the private lab (lab:tx -> lab:rx, the lab's
@@ -14,11 +14,12 @@
 # backend, the medians and the ratio 1024/1 of each.
 #
 # Environment: UPKTGEN_BIN (default: this tree's release build), BACKENDS, REPS (3),
-# SECONDS_PER_RUN (3). Needs root. xdp_live does not send streams yet.
+# SECONDS_PER_RUN (3). Needs root. xdp_live's program copies each frame from the slot the
+# sender wrote it in (docs/streams.md): its 1-stream run is a config's too, not the walk's.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-BACKENDS=${BACKENDS:-af_packet tx_ring af_xdp}
+BACKENDS=${BACKENDS:-af_packet tx_ring af_xdp xdp_live}
 REPS=${REPS:-3}
 SECS=${SECONDS_PER_RUN:-3}
 [[ $(id -u) -eq 0 ]] || { echo "streams.sh: must run as root" >&2; exit 1; }

@@ -268,6 +268,7 @@ impl RunPlan {
             dev: a.dev.clone(),
             tx: &a.tx,
             xdp_live_plain: a.xdp_live_plain,
+            streams: streams.is_some(),
             lab_rx: a.lab_rx,
             rx: a.rx_analyze.then_some(RxPlan {
                 backend: a.rx_backend,
@@ -330,6 +331,7 @@ impl RunPlan {
             dev,
             tx: &a.tx,
             xdp_live_plain: false,
+            streams: false,
             lab_rx: a.lab_rx,
             rx: None,
         };
@@ -373,6 +375,8 @@ struct Knobs<'a> {
     dev: Option<String>,
     tx: &'a TxArgs,
     xdp_live_plain: bool,
+    /// The frames are a config's streams.
+    streams: bool,
     lab_rx: Option<RxMode>,
     rx: Option<RxPlan>,
 }
@@ -397,6 +401,7 @@ impl Knobs<'_> {
             qdisc_bypass: self.tx.qdisc_bypass,
             xdp_live_plain: self.xdp_live_plain,
             replay,
+            streams: self.streams,
         };
         let n = groups.len();
         let devices = groups.iter().map(|g| g.specs.len()).sum();

@@ -1,7 +1,7 @@
 //! `run --config`: an Open Traffic Generator config's flows as streams, real frames in the
 //! lab, each counted and timed at the receiving port by its signature.
 
-use crate::common::{json, nft, root_or_skip, stderr, upktgen};
+use crate::common::{json, live_frames_or_skip, nft, root_or_skip, stderr, upktgen};
 use serde_json::{Value, json};
 
 /// A config file, removed when dropped (outside the test's directory, which must stay
@@ -123,6 +123,21 @@ fn three_flows_in_the_lab_arrive_as_sent_each_at_its_rate() {
     }
     let f = ConfigFile::new(&three_flows(10.0, "198.18.1.1", "2001:db8::2", true));
     let j = run_json(&["--config", f.arg()]);
+    each_flow_as_sent_at_its_rate(&j, 10);
+    // The IMIX stream's sizes are the model's (FCS included) less 4.
+    let st = &j["streams"]["streams"];
+    let bytes = st[1]["tx_bytes"].as_u64().unwrap() as f64 / 200_000.0;
+    let want = (86.0 * 58.67 + 88.0 * 2.0 + 590.0 * 23.66 + 1514.0 * 15.67) / 100.0;
+    assert!(
+        (bytes / want - 1.0).abs() < 0.01,
+        "{bytes} bytes on average, {want} asked"
+    );
+}
+
+/// The three flows of [`three_flows`], sent for `seconds`: each received as sent (exactly
+/// rate x duration frames), none duplicated or reordered, each at its rate within 1 % at
+/// the receiver, each with a latency histogram.
+fn each_flow_as_sent_at_its_rate(j: &Value, seconds: u64) {
     let st = &j["streams"]["streams"];
     for (i, (name, pps)) in [
         ("udp64", 10_000u64),
@@ -135,10 +150,10 @@ fn three_flows_in_the_lab_arrive_as_sent_each_at_its_rate() {
         let s = &st[i];
         assert_eq!(s["name"], name, "{s}");
         // The timeline sends exactly rate x duration frames of each stream.
-        assert_eq!(s["tx_frames"], pps * 10, "{s}");
+        assert_eq!(s["tx_frames"], pps * seconds, "{s}");
         assert_eq!(s["rx_frames"], s["tx_frames"], "{s}");
         assert_eq!(s["lost"], 0, "{s}");
-        let r = rx_stream(&j, i);
+        let r = rx_stream(j, i);
         assert_eq!(r["name"], name, "{r}");
         assert_eq!(r["duplicates"], 0, "{r}");
         assert_eq!(r["reordered"], 0, "{r}");
@@ -164,12 +179,31 @@ fn three_flows_in_the_lab_arrive_as_sent_each_at_its_rate() {
         );
         assert!(at("count") > 0, "{l}");
     }
-    // The IMIX stream's sizes are the model's (FCS included) less 4.
-    let bytes = st[1]["tx_bytes"].as_u64().unwrap() as f64 / 200_000.0;
-    let want = (86.0 * 58.67 + 88.0 * 2.0 + 590.0 * 23.66 + 1514.0 * 15.67) / 100.0;
+}
+
+/// The same flows from xdp_live's program, which copies each frame from the slot the
+/// sender wrote it in: the same frames, the same timeline, the same counts; and `auto`
+/// takes xdp_live for a config in the lab, as it does for one stream.
+fn three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    let f = ConfigFile::new(&three_flows(4.0, "198.18.1.1", "2001:db8::2", true));
+    let j = run_json(&["--config", f.arg(), "--backend", "xdp_live"]);
+    assert_eq!(j["backend"]["name"], "xdp_live", "{}", j["backend"]);
+    each_flow_as_sent_at_its_rate(&j, 4);
+    // sent is what the driver accepted: every frame (60,000 pps for 4 s), none refused.
+    let own = &j["outcome"]["backend"]["xdp_live"];
+    assert_eq!(own["driver_sent"], 240_000, "{own}");
+    assert_eq!(j["outcome"]["result"]["errors"], 0, "{}", j["outcome"]);
+
+    let short = ConfigFile::new(&three_flows(0.5, "198.18.1.1", "2001:db8::2", true));
+    let o = upktgen(&["run", "--config", short.arg(), "--backend", "auto"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        (bytes / want - 1.0).abs() < 0.01,
-        "{bytes} bytes on average, {want} asked"
+        stderr(&o).contains("--backend auto chose xdp_live"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -907,6 +941,7 @@ fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
+    three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,
     one_flow_of_1024_dropped_by_a_rule_loses_what_the_rule_counted,
     a_config_is_refused_before_anything_is_sent,

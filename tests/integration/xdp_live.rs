@@ -96,6 +96,137 @@ fn kernel_runs_the_program_to_the_same_frames_as_userspace() {
     }
 }
 
+/// The streams program, verified by this kernel for slots of frames from 60 to 3,000
+/// bytes (the largest xdp_live sends) and run by it one frame at a time, stamps each
+/// slot's frame with the kernel's clock and copies it whole, at its length, over a page
+/// that held another: every frame equals what its stream's writer makes of it with that
+/// send time.
+fn kernel_copies_each_streams_frame_from_its_slot() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    use upktgen::stream::build::StreamFrames;
+    use upktgen::stream::spec::{
+        EthernetSpec, Header, Ipv4Spec, Length, Pattern, Rate, Size, StreamSpec, TcpSpec, UdpSpec,
+    };
+    let stream = |name: &str, l4: Header, size: Size| StreamSpec {
+        name: name.into(),
+        headers: vec![
+            Header::Ethernet(EthernetSpec::default()),
+            Header::Ipv4(Ipv4Spec::default()),
+            l4,
+        ],
+        size,
+        rate: Rate::Pps(1000.0),
+        length: Length::Continuous,
+        start_delay_ns: 0,
+        fill: Default::default(),
+    };
+    let specs = [
+        stream(
+            "udp",
+            Header::Udp(UdpSpec {
+                dst_port: Pattern::Increment {
+                    start: 1000,
+                    step: 1,
+                    count: 10,
+                },
+                checksum: true,
+                ..Default::default()
+            }),
+            Size::Fixed(60),
+        ),
+        stream(
+            "tcp",
+            Header::Tcp(TcpSpec::default()),
+            Size::Increment {
+                start: 70,
+                end: 3000,
+                step: 293,
+            },
+        ),
+    ];
+    let writers: Vec<StreamFrames> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StreamFrames::new(i as u16, s).unwrap())
+        .collect();
+    let state = bpf::ValueMap::create("t_sstate", prog::slots::state::SIZE).unwrap();
+    let patch: Vec<u8> = writers
+        .iter()
+        .flat_map(|w| prog::slots::patch::entry(w.signature_checksum()))
+        .collect();
+    let patch_map = bpf::ValueMap::create("t_patch", patch.len()).unwrap();
+    patch_map.write(&patch).unwrap();
+    let (min_len, max_len) = (60, xdp_live::MAX_FRAME);
+    let spec = prog::SlotSpec {
+        ifindex: 1,
+        verdict: prog::Verdict::Redirect,
+        slots: 24,
+        min_len,
+        max_len,
+        stamp: Some(prog::slots::Stamp {
+            patch_fd: patch_map.raw_fd(),
+            streams: 2,
+            every: 1,
+        }),
+    };
+    let mut map = bpf::SlotMap::create(
+        "t_slots",
+        prog::slots::layout::value_size(max_len),
+        spec.slots,
+    )
+    .unwrap();
+    let insns = prog::slots_program(&spec, state.raw_fd(), map.raw_fd()).unwrap();
+    let p = bpf::load_prog(bpf::ProgType::Xdp, "t_slots", &insns).unwrap();
+    // Slot i: stream i % 2's frame i / 2, at the stream's size for it.
+    let want: Vec<(usize, u64, usize)> = (0..spec.slots)
+        .map(|i| {
+            let (id, seq) = ((i % 2) as usize, u64::from(i / 2));
+            let len = specs[id].size.seq().at(seq) as usize;
+            let f = prog::slots::layout::frame_mut(map.value_mut(i), len);
+            writers[id].write(seq, len, 1_000 + seq, f);
+            (id, seq, len)
+        })
+        .collect();
+    let lens: std::collections::BTreeSet<usize> = want.iter().map(|w| w.2).collect();
+    assert!(lens.contains(&60) && lens.contains(&3000), "{lens:?}");
+    let page = vec![0x5au8; max_len];
+    let mut out = vec![0u8; max_len + 64];
+    let at = |next: u64| {
+        use prog::slots::state;
+        let offset = sys::realtime_ns().wrapping_sub(sys::monotonic_ns());
+        let mut v = vec![0u8; state::SIZE];
+        v[state::NEXT as usize..][..8].copy_from_slice(&next.to_ne_bytes());
+        v[state::RT_OFFSET as usize..][..8].copy_from_slice(&offset.to_ne_bytes());
+        v
+    };
+    for (i, &(id, seq, len)) in want.iter().enumerate() {
+        state.write(&at(i as u64)).unwrap();
+        let before = sys::realtime_ns();
+        let (rc, got_len) = bpf::prog_run_xdp_once(&p, &page, &mut out).unwrap();
+        let after = sys::realtime_ns();
+        assert_eq!(rc, prog::XDP_REDIRECT as u32, "slot {i}");
+        assert_eq!(got_len, len, "slot {i}");
+        let got = &out[..len];
+        let tx = upktgen::wire::signature::Signature::parse(got)
+            .unwrap()
+            .tx_ns;
+        // The clocks' offset moves by the adjtime slew at most: a microsecond's margin.
+        assert!(
+            tx + 1_000 >= before && tx <= after + 1_000,
+            "slot {i}: sent at {tx}, run between {before} and {after}"
+        );
+        let mut w = vec![0u8; len];
+        writers[id].write(seq, len, tx, &mut w);
+        assert_eq!(got, &w[..], "slot {i}");
+    }
+    // Past the last slot: aborted, nothing copied.
+    state.write(&at(u64::from(spec.slots))).unwrap();
+    let (rc, _) = bpf::prog_run_xdp_once(&p, &page, &mut out).unwrap();
+    assert_eq!(rc, prog::XDP_ABORTED as u32);
+}
+
 fn lab_run_delivers_every_packet_and_cleans_up() {
     if !live_frames_or_skip() {
         return;
@@ -958,6 +1089,7 @@ fn auto_picks_xdp_live_for_the_walk_and_says_why_not_otherwise() {
 
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests![
     kernel_runs_the_program_to_the_same_frames_as_userspace,
+    kernel_copies_each_streams_frame_from_its_slot,
     lab_run_delivers_every_packet_and_cleans_up,
     stack_receiver_lab_run_delivers_every_packet,
     kernel_udp_socket_receives_sequence_1_to_n_in_order,

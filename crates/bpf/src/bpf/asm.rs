@@ -82,6 +82,9 @@ pub mod helper {
     pub const REDIRECT_MAP: i32 = 51;
     /// `long bpf_xdp_adjust_tail(xdp_md, int delta)`: grows or shrinks the frame at its end.
     pub const XDP_ADJUST_TAIL: i32 = 65;
+    /// `long bpf_xdp_store_bytes(xdp_md, u32 offset, void *from, u32 len)` (Linux 5.18):
+    /// copies `len` bytes from program memory into the frame at `offset`.
+    pub const XDP_STORE_BYTES: i32 = 190;
 }
 
 /// `src_reg` of a 16-byte `ld_imm64` whose immediate is a map fd, to be replaced by the

@@ -157,10 +157,6 @@ pub enum OpenError {
     #[error("xdp_live cannot --replay: its program rewrites one frame")]
     XdpLiveReplay,
     #[error(
-        "xdp_live cannot send a config's streams yet: its program rewrites one stream's frame (use af_packet, tx_ring or af_xdp)"
-    )]
-    XdpLiveStreams,
-    #[error(
         "xdp_live cannot send several devices of one thread on one timeline: its program rewrites one device's frame (use af_packet, tx_ring or af_xdp)"
     )]
     XdpLiveDevices,
@@ -177,6 +173,8 @@ pub struct TxOptions {
     pub xdp_live_plain: bool,
     /// The frames come from a pcap file (--replay), not from pktgen's walk.
     pub replay: bool,
+    /// The frames are a config's streams (`--config`), not pktgen's walk.
+    pub streams: bool,
 }
 
 /// Where a sender stands among the run's senders, for choices made per sender (af_xdp's

@@ -26,6 +26,25 @@
 //! `--xdp-live-plain` loads a program without per-packet writes (every frame identical,
 //! sequence number 1): comparing the two measures what the writes cost.
 //!
+//! **A config's streams** ([`XdpLive::for_streams`]). Streams differ in everything
+//! (headers, sizes, patterns), and the timeline decides whose frame is next, so the
+//! program does not rewrite fields: the sender writes each frame, as it does for the other
+//! backends ([`TxBackend::fills_frames`] is true). Between syscalls it takes the next
+//! frames due from the timeline (each stream's own sequence and length) and writes each
+//! whole, with its signature and checksums, straight into a slot of an mmap-able array map
+//! ([`bpf::SlotMap`]: no syscall per frame); one syscall then runs the streams program
+//! ([`prog::slots`]) that many times, and run `i` copies slot `i` into its page
+//! (`bpf_xdp_adjust_tail` to the frame's length, `bpf_xdp_store_bytes`) and redirects it.
+//! There are [`SLOTS`] slots, each as large as the largest frame: a syscall runs at most
+//! that many frames, and the send loop's pacing sizes each to the frames due now. The
+//! program stamps each frame again (unless NO_TIMESTAMP), as the walk's does: the
+//! signature's send time is the kernel's clock at the first frame of the syscall and then
+//! every `batch` frames, and it corrects the checksum that covers it (the streams' checksum
+//! offsets are in a map of their own), so the set-up of a syscall is not counted as
+//! latency. Each stream's tally counts the frames handed to the kernel, as on the other
+//! backends; a frame the driver refuses is one of the run's errors (the tracepoint counts
+//! refusals per flush, not per stream).
+//!
 //! **What counts as sent.** A redirect can still fail: the device may lack XDP transmit,
 //! be down, or refuse frames — a veth whose peer has no NAPI refuses them all, and its
 //! counters never show it. So *sent* is what the driver's `ndo_xdp_xmit` accepted, counted
@@ -58,11 +77,12 @@ pub use crate::bpf::prog::xdp_live as prog;
 use super::{BackendInfo, BackendStats, Submitted, TxBackend};
 use crate::pg::Flag;
 use crate::pg::generate::{Generator, Layout};
+use crate::stream::multi::MultiStream;
 use crate::sys::{self, bpf};
-use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, Spec, State};
+use prog::{Draw, Driver, Field, Flows, Offsets, PortWalk, Size, SlotSpec, Spec, State};
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Largest frame the kernel runs live: a 4 KiB page less the XDP headroom, its page
@@ -131,6 +151,14 @@ pub enum XdpLiveRefusal {
         "--xdp-live-plain sends one identical frame: it cannot walk UDP port ranges (drop --xdp-live-plain, or the --udp-*-max options)"
     )]
     PlainPortRanges,
+    #[error(
+        "--xdp-live-plain sends one identical frame, not a config's streams (drop --xdp-live-plain)"
+    )]
+    PlainStreams,
+    #[error(
+        "a config's largest frame is {0} bytes: xdp_live sends frames of at most {MAX_FRAME} bytes (the kernel runs live frames in one page); use --backend af_packet"
+    )]
+    StreamFrame(usize),
 }
 
 /// What xdp_live cannot honour, refused before anything is set up.
@@ -185,6 +213,14 @@ impl super::Backend for XdpLive {
         if o.ring.given() {
             return not_here("--ring/--stop-thresh/--start-thresh", "TX ring of its own");
         }
+        if o.streams {
+            if o.xdp_live_plain {
+                return Err(XdpLiveRefusal::PlainStreams.into());
+            }
+            if pg.max_frame_len() > MAX_FRAME {
+                return Err(XdpLiveRefusal::StreamFrame(pg.max_frame_len()).into());
+            }
+        }
         if o.xdp_live_plain && !crate::stream::fast_path_fits(pg) {
             return Err(XdpLiveRefusal::PlainNotPlainStream.into());
         }
@@ -233,7 +269,9 @@ impl super::Backend for XdpLive {
                 XdpLive::with_spec(&frame, spec, cfg).map_err(super::OpenError::XdpLive)
             }
             crate::stream::Frames::Replay(_) => Err(super::OpenError::XdpLiveReplay),
-            crate::stream::Frames::Multi(_) => Err(super::OpenError::XdpLiveStreams),
+            crate::stream::Frames::Multi(m) => {
+                XdpLive::for_streams(m, cfg).map_err(super::OpenError::XdpLive)
+            }
             crate::stream::Frames::Devices(_) => Err(super::OpenError::XdpLiveDevices),
         }
     }
@@ -464,9 +502,50 @@ impl XdpLiveCounters {
     }
 }
 
+/// How the program gets each frame's bytes.
+enum Writes {
+    /// From the one prepared frame, the fields `spec` says rewritten in the program (the
+    /// walk, or the fast path's stream).
+    Walk(Spec),
+    /// Whole from a slot the sender wrote (a config's streams, [`prog::slots`]).
+    Slots(Slots),
+}
+
+/// The slots of the streams program and the lengths of the frames written into them.
+struct Slots {
+    map: bpf::SlotMap,
+    /// Each stream's checksum over its signature, for the program's send times.
+    _patch: bpf::ValueMap,
+    spec: SlotSpec,
+    lens: Vec<u32>,
+}
+
+/// The patch map's value for streams of these (signature id, checksum over the
+/// signature): an entry for every id up to the largest.
+pub fn patch_entries(csums: &[(u16, Option<(usize, bool)>)]) -> Vec<u8> {
+    use prog::slots::patch;
+    let ids = csums
+        .iter()
+        .map(|&(id, _)| usize::from(id) + 1)
+        .max()
+        .unwrap_or(1);
+    let mut v = vec![0u8; ids * patch::ENTRY];
+    for &(id, c) in csums {
+        let at = usize::from(id) * patch::ENTRY;
+        v[at..at + patch::ENTRY].copy_from_slice(&patch::entry(c));
+    }
+    v
+}
+
+/// Slots of the streams program: a syscall runs at most this many frames. Measured here
+/// (1 and 1,024 streams of 60-byte frames, flat out into the lab): 256 sent more than 64,
+/// 512, 1,024 or 4,096 (the slots stay in the cache between the sender's writes and the
+/// program's reads; 4,096 sent about a fifth less).
+pub const SLOTS: u32 = 256;
+
 pub struct XdpLive {
     cfg: XdpLiveConfig,
-    spec: Spec,
+    writes: Writes,
     frame: Vec<u8>,
     state: bpf::ValueMap,
     /// Flow state (pktgen's flows), when the walk has flows.
@@ -487,6 +566,36 @@ pub struct XdpLive {
     totals: XdpLiveCounters,
     stats: BackendStats,
     insns: usize,
+}
+
+/// The XDP program loaded, with what watches it: the driver's counters, the tracepoint
+/// (unless the frames are passed to a receive path), the pin.
+struct Loaded {
+    prog: OwnedFd,
+    driver: bpf::ValueMap,
+    tracepoint: Result<(OwnedFd, OwnedFd), Unobserved>,
+    pin: Result<Pin, Unpinned>,
+}
+
+impl Loaded {
+    fn new(insns: &[crate::bpf::asm::Insn], cfg: &XdpLiveConfig) -> io::Result<Loaded> {
+        let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", insns)
+            .map_err(|e| explain_bpf("loading the XDP program", e))?;
+        let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
+            .map_err(|e| explain_bpf("creating the driver map", e))?;
+        let tracepoint = if cfg.receive {
+            Err(Unobserved::NotUsed)
+        } else {
+            attach_tracepoint(&driver)
+        };
+        let pin = Pin::new(&prog);
+        Ok(Loaded {
+            prog,
+            driver,
+            tracepoint,
+            pin,
+        })
+    }
 }
 
 impl XdpLive {
@@ -545,16 +654,6 @@ impl XdpLive {
             flows.as_ref().map_or(-1, |f| f.raw_fd()),
         )
         .map_err(io::Error::other)?;
-        let prog = bpf::load_prog(bpf::ProgType::Xdp, "upktgen_live", &insns)
-            .map_err(|e| explain_bpf("loading the XDP program", e))?;
-        let driver = bpf::ValueMap::create("upktgen_drv", prog::driver::SIZE)
-            .map_err(|e| explain_bpf("creating the driver map", e))?;
-        let tracepoint = if cfg.receive {
-            Err(Unobserved::NotUsed)
-        } else {
-            attach_tracepoint(&driver)
-        };
-        let pin = Pin::new(&prog);
         let mut frame = frame.to_vec();
         if cfg.plain && cfg.timestamps {
             // Every frame carries the start time: the one write plain mode makes, once.
@@ -568,19 +667,95 @@ impl XdpLive {
         let value = spec.initial_state();
         state.write(&value)?;
         let mirror = State::from_bytes(value[..prog::state::SIZE].try_into().expect("header"));
+        let loaded = Loaded::new(&insns, &cfg)?;
         Ok(XdpLive {
             per_run: cfg.batch.max(1) * 16,
             cfg,
-            spec,
+            writes: Writes::Walk(spec),
             frame,
             state,
             _flows: flows,
-            prog,
-            driver,
-            tracepoint,
-            pin,
+            prog: loaded.prog,
+            driver: loaded.driver,
+            tracepoint: loaded.tracepoint,
+            pin: loaded.pin,
             value,
             mirror,
+            drv: Driver::default(),
+            totals: XdpLiveCounters::default(),
+            stats: BackendStats::default(),
+            insns: insns.len(),
+        })
+    }
+
+    /// Loads the streams program ([`prog::slots`]) for the streams `m`: the sender writes
+    /// each frame whole into a slot ([`TxBackend::frame`]), each run of the program
+    /// stamps one (unless NO_TIMESTAMP) and copies it into its page. Must run on the
+    /// thread that will send, in the network namespace of `cfg.ifindex`.
+    pub fn for_streams(m: &MultiStream, cfg: XdpLiveConfig) -> io::Result<XdpLive> {
+        let (min_len, max_len) = (m.min_len(), m.max_len());
+        check_config(&cfg, max_len).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        if cfg.plain {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                XdpLiveRefusal::PlainStreams,
+            ));
+        }
+        probe_live_frames()?;
+        let state = bpf::ValueMap::create("upktgen_state", prog::slots::state::SIZE)
+            .map_err(|e| explain_bpf("creating the state map", e))?;
+        // Each stream's checksum over its signature, by signature id, for the program's
+        // send times.
+        let entries = patch_entries(&m.signature_checksums());
+        let patch = bpf::ValueMap::create("upktgen_patch", entries.len())
+            .map_err(|e| explain_bpf("creating the patch map", e))?;
+        patch.write(&entries)?;
+        let spec = SlotSpec {
+            stamp: cfg.timestamps.then_some(prog::slots::Stamp {
+                patch_fd: patch.raw_fd(),
+                streams: (entries.len() / prog::slots::patch::ENTRY) as u32,
+                every: cfg.batch,
+            }),
+            ifindex: cfg.ifindex,
+            verdict: if cfg.receive {
+                prog::Verdict::Pass
+            } else {
+                prog::Verdict::Redirect
+            },
+            slots: SLOTS,
+            min_len,
+            max_len,
+        };
+        let map = bpf::SlotMap::create(
+            "upktgen_slots",
+            prog::slots::layout::value_size(max_len),
+            spec.slots,
+        )
+        .map_err(|e| explain_bpf("creating the slot map", e))?;
+        let insns =
+            prog::slots_program(&spec, state.raw_fd(), map.raw_fd()).map_err(io::Error::other)?;
+        let loaded = Loaded::new(&insns, &cfg)?;
+        let value = vec![0; prog::slots::state::SIZE];
+        state.write(&value)?;
+        Ok(XdpLive {
+            per_run: spec.slots,
+            cfg,
+            writes: Writes::Slots(Slots {
+                map,
+                _patch: patch,
+                spec,
+                lens: vec![0; spec.slots as usize],
+            }),
+            // The page the kernel prepares; every run overwrites it.
+            frame: vec![0; max_len],
+            state,
+            _flows: None,
+            prog: loaded.prog,
+            driver: loaded.driver,
+            tracepoint: loaded.tracepoint,
+            pin: loaded.pin,
+            value,
+            mirror: State::default(),
             drv: Driver::default(),
             totals: XdpLiveCounters::default(),
             stats: BackendStats::default(),
@@ -598,29 +773,55 @@ impl XdpLive {
         self.tracepoint.is_ok()
     }
 
-    /// What the program writes.
-    pub fn spec(&self) -> &Spec {
-        &self.spec
+    /// What the program writes, when it rewrites one prepared frame (not a config's
+    /// streams, which it copies whole).
+    pub fn spec(&self) -> Option<&Spec> {
+        match &self.writes {
+            Writes::Walk(s) => Some(s),
+            Writes::Slots(_) => None,
+        }
     }
 
     /// Bytes of the frames the program has made (the state's counter; kept only when the
     /// size varies).
     fn bytes_made(&self) -> u64 {
         let o = prog::state::BYTES as usize;
-        u64::from_ne_bytes(self.value[o..o + 8].try_into().expect("8 bytes"))
+        match self.value.get(o..o + 8) {
+            Some(b) => u64::from_ne_bytes(b.try_into().expect("8 bytes")),
+            None => 0,
+        }
     }
 
     fn read_state(&mut self) -> io::Result<()> {
         self.state.read(&mut self.value)?;
-        self.mirror = State::from_bytes(
-            self.value[..prog::state::SIZE]
-                .try_into()
-                .expect("the header"),
-        );
+        match &self.writes {
+            Writes::Walk(_) => {
+                self.mirror = State::from_bytes(
+                    self.value[..prog::state::SIZE]
+                        .try_into()
+                        .expect("the header"),
+                )
+            }
+            Writes::Slots(_) => {
+                let o = prog::slots::state::FRAMES as usize;
+                self.mirror.frames =
+                    u64::from_ne_bytes(self.value[o..o + 8].try_into().expect("8 bytes"));
+            }
+        }
         let mut d = [0u8; prog::driver::SIZE];
         self.driver.read(&mut d)?;
         self.drv = Driver::from_bytes(&d);
         Ok(())
+    }
+
+    /// One BPF_PROG_RUN of `n` frames.
+    fn run(&self, n: u32) -> io::Result<()> {
+        let ingress = if self.cfg.receive {
+            self.cfg.ifindex
+        } else {
+            0
+        };
+        bpf::prog_run_xdp_live_on(&self.prog, &self.frame, n, self.cfg.batch, ingress)
     }
 
     /// Why no frame was accepted, with what to do about it.
@@ -648,6 +849,10 @@ impl XdpLive {
             "xdp_live: none of the first {ran} frames was accepted: {why}; --backend af_packet works on any interface"
         ))
     }
+}
+
+fn is_eintr(r: &io::Result<()>) -> bool {
+    matches!(r, Err(e) if e.raw_os_error() == Some(libc::EINTR))
 }
 
 /// Runs a two-instruction XDP_DROP program once with live frames: EINVAL means the kernel
@@ -771,18 +976,32 @@ fn fix_plain_checksum(frame: &mut [u8], spec: &Spec) {
 
 impl TxBackend for XdpLive {
     fn info(&self) -> BackendInfo {
-        let writes = if self.cfg.plain {
-            "plain redirect, no per-packet writes (every frame identical)".to_string()
-        } else {
-            let random = if self.spec.draws_random() {
-                "; random fields from the kernel's per-CPU bpf_get_prandom_u32: --seed does not reproduce them"
-            } else {
-                ""
-            };
-            format!(
-                "per-packet writes in the program: {}{random}",
-                self.spec.describe()
-            )
+        let writes = match &self.writes {
+            _ if self.cfg.plain => {
+                "plain redirect, no per-packet writes (every frame identical)".to_string()
+            }
+            Writes::Slots(sl) => format!(
+                "each frame copied whole from one of {} slots the sender writes (the streams' frames in the timeline's order, {} to {} bytes){}",
+                sl.spec.slots,
+                sl.spec.min_len,
+                sl.spec.max_len,
+                if sl.spec.stamp.is_some() {
+                    ", its send time stamped by the program"
+                } else {
+                    ""
+                }
+            ),
+            Writes::Walk(spec) => {
+                let random = if spec.draws_random() {
+                    "; random fields from the kernel's per-CPU bpf_get_prandom_u32: --seed does not reproduce them"
+                } else {
+                    ""
+                };
+                format!(
+                    "per-packet writes in the program: {}{random}",
+                    spec.describe()
+                )
+            }
         };
         let counting = match &self.tracepoint {
             _ if self.cfg.receive => "xmit_mode netif_receive: XDP_PASS, each frame built into an skb and handed to the device's receive path; sent = frames passed".to_string(),
@@ -795,6 +1014,7 @@ impl TxBackend for XdpLive {
             Ok(_) => String::new(),
             Err(e) => format!("; slow: every syscall waits for RCU ({e})"),
         };
+        let per_run = self.max_batch();
         BackendInfo {
             name: "xdp_live",
             detail: format!(
@@ -803,13 +1023,13 @@ impl TxBackend for XdpLive {
             ),
             queue: if self.cfg.receive {
                 format!(
-                    "none: each syscall runs the program up to {MAX_PER_RUN} times, the kernel hands every {} \
+                    "none: each syscall runs the program up to {per_run} times, the kernel hands every {} \
                      frames to the receive path at once (netif_receive_skb_list), on the sending CPU",
                     self.cfg.batch
                 )
             } else {
                 format!(
-                    "none in userspace: each syscall runs the program up to {MAX_PER_RUN} times, the kernel \
+                    "none in userspace: each syscall runs the program up to {per_run} times, the kernel \
                      flushes every {} frames to the driver's ndo_xdp_xmit (veth: the peer's 256-frame XDP ring); \
                      a frame the driver refuses is an error",
                     self.cfg.batch
@@ -819,40 +1039,71 @@ impl TxBackend for XdpLive {
     }
 
     fn max_batch(&self) -> usize {
-        MAX_PER_RUN as usize
+        match &self.writes {
+            Writes::Walk(_) => MAX_PER_RUN as usize,
+            Writes::Slots(sl) => sl.spec.slots as usize,
+        }
     }
 
     fn reserve(&mut self, want: usize, _stop: &AtomicBool) -> io::Result<usize> {
         Ok(want.min(self.per_run as usize))
     }
 
+    /// A config's streams are written by the sender, each frame whole into its slot; the
+    /// walk's fields are written by the program.
     fn fills_frames(&self) -> bool {
-        false
+        matches!(self.writes, Writes::Slots(_))
     }
 
-    fn frame(&mut self, _i: usize, _len: usize) -> &mut [u8] {
-        // Never called (fills_frames is false); the program writes the fields.
-        &mut self.frame
+    fn frame(&mut self, i: usize, len: usize) -> &mut [u8] {
+        match &mut self.writes {
+            Writes::Slots(sl) => {
+                sl.lens[i] = len as u32;
+                prog::slots::layout::frame_mut(sl.map.value_mut(i as u32), len)
+            }
+            // Never called (fills_frames is false); the program writes the fields.
+            Writes::Walk(_) => &mut self.frame,
+        }
     }
 
-    fn submit(&mut self, n: usize, _stop: &AtomicBool) -> io::Result<Submitted> {
+    fn submit(&mut self, n: usize, stop: &AtomicBool) -> io::Result<Submitted> {
         if n == 0 {
             return Ok(Submitted::default());
         }
-        let n = u32::try_from(n).unwrap_or(u32::MAX).min(MAX_PER_RUN);
+        let n = u32::try_from(n)
+            .unwrap_or(u32::MAX)
+            .min(self.max_batch() as u32);
         let tid = sys::gettid() as u32;
         if self.tracepoint.is_ok() && self.drv.tid != tid {
             self.read_state()?;
             self.drv.tid = tid;
             self.driver.write(&self.drv.to_bytes())?;
         }
-        // A fresh clock reading at the first frame of this run, with the current offset
-        // between the wall clock and the monotonic clock the program reads.
-        let mono = sys::monotonic_ns();
-        let real = sys::realtime_ns();
-        self.mirror.rt_offset = real.wrapping_sub(mono);
-        self.mirror.clock_at = 0;
-        self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
+        match &self.writes {
+            Writes::Walk(_) => {
+                // A fresh clock reading at the first frame of this run, with the current
+                // offset between the wall clock and the monotonic clock the program reads.
+                let mono = sys::monotonic_ns();
+                let real = sys::realtime_ns();
+                self.mirror.rt_offset = real.wrapping_sub(mono);
+                self.mirror.clock_at = 0;
+                self.value[..prog::state::SIZE].copy_from_slice(&self.mirror.to_bytes());
+            }
+            Writes::Slots(_) => {
+                // The first run copies slot 0 and reads the clock, with the current offset
+                // between the wall clock and the monotonic clock the program reads.
+                use prog::slots::state;
+                let offset = sys::realtime_ns().wrapping_sub(sys::monotonic_ns());
+                for (at, v) in [
+                    (state::NEXT, 0),
+                    (state::RT_OFFSET, offset),
+                    (state::CLOCK_AT, 0),
+                ] {
+                    let o = at as usize;
+                    self.value[o..o + 8].copy_from_slice(&v.to_ne_bytes());
+                }
+            }
+        }
         self.state.write(&self.value)?;
         let bytes0 = self.bytes_made();
         let (frames0, sent0, drops0, calls0) = (
@@ -863,19 +1114,25 @@ impl TxBackend for XdpLive {
         );
 
         let t0 = sys::monotonic_ns();
-        let ingress = if self.cfg.receive {
-            self.cfg.ifindex
-        } else {
-            0
-        };
-        let r = bpf::prog_run_xdp_live_on(&self.prog, &self.frame, n, self.cfg.batch, ingress);
+        let mut r = self.run(n);
         let dt = sys::monotonic_ns() - t0;
         self.stats.kicks += 1;
         self.read_state()?;
-        let ran = self.mirror.frames.wrapping_sub(frames0);
+        let mut ran = self.mirror.frames.wrapping_sub(frames0);
+        if let Writes::Slots(_) = &self.writes {
+            // The frames are the streams' next ones, counted already: a signal that cuts
+            // the run short does not drop the rest (unless it stops the run). The program
+            // moved its slot on past the frames it ran.
+            while ran < u64::from(n) && is_eintr(&r) && !stop.load(Relaxed) {
+                r = self.run(n - ran as u32);
+                self.stats.kicks += 1;
+                self.read_state()?;
+                ran = self.mirror.frames.wrapping_sub(frames0);
+            }
+        }
         match r {
             Ok(()) => {
-                if n == self.per_run {
+                if n == self.per_run && matches!(self.writes, Writes::Walk(_)) {
                     if dt < RUN_TARGET_NS / 2 {
                         self.per_run = (self.per_run * 2).min(MAX_PER_RUN);
                     } else if dt > RUN_TARGET_NS * 2 {
@@ -908,11 +1165,18 @@ impl TxBackend for XdpLive {
         if ran > 0 && sent == 0 && self.stats.queue.posted == 0 {
             return Err(self.refusal(ran));
         }
-        self.totals.bytes += if self.spec.size.is_some() {
-            let made = self.bytes_made().wrapping_sub(bytes0);
-            (u128::from(made) * u128::from(sent) / u128::from(ran.max(1))) as u64
-        } else {
-            sent * self.frame.len() as u64
+        // The bytes the program made (when the size varies, or the slots' lengths), in
+        // proportion of the frames the driver accepted.
+        let made = match &self.writes {
+            Writes::Walk(spec) if spec.size.is_some() => {
+                Some(self.bytes_made().wrapping_sub(bytes0))
+            }
+            Writes::Walk(_) => None,
+            Writes::Slots(sl) => Some(sl.lens[..ran as usize].iter().map(|&l| u64::from(l)).sum()),
+        };
+        self.totals.bytes += match made {
+            Some(made) => (u128::from(made) * u128::from(sent) / u128::from(ran.max(1))) as u64,
+            None => sent * self.frame.len() as u64,
         };
         self.stats.queue.posted += sent;
         self.stats.queue.completed += sent;
@@ -928,7 +1192,11 @@ impl TxBackend for XdpLive {
     }
 
     fn bytes_sent(&self) -> Option<u64> {
-        self.spec.size.is_some().then_some(self.totals.bytes)
+        match &self.writes {
+            Writes::Walk(spec) => spec.size.is_some().then_some(self.totals.bytes),
+            // The sender's frame source counts the frames it wrote.
+            Writes::Slots(_) => None,
+        }
     }
 
     fn stats(&self) -> BackendStats {
@@ -1044,5 +1312,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod streams_tests;
 #[cfg(test)]
 mod walk_tests;

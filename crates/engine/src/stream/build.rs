@@ -365,6 +365,17 @@ impl StreamFrames {
         self.min_len
     }
 
+    /// The checksum that covers the signature (so a send time written later must correct
+    /// it): its field's offset in the frame, and whether it is UDP's (a computed 0 is sent
+    /// as 0xffff); None when no checksum covers it.
+    pub fn signature_checksum(&self) -> Option<(usize, bool)> {
+        match self.l4 {
+            L4::Udp(o, true) => Some((o + udp::field::CHECKSUM.start, true)),
+            L4::Tcp(o) => Some((o + tcp::field::CHECKSUM.start, false)),
+            _ => None,
+        }
+    }
+
     /// The template: the constant bytes of the largest frame (varying fields, lengths and
     /// checksums zero), for prefilling buffers.
     pub fn template(&self) -> &[u8] {

@@ -68,6 +68,20 @@ impl MultiStream {
     pub fn max_len(&self) -> usize {
         self.max_len
     }
+
+    /// Each stream's signature id and the checksum that covers its signature
+    /// ([`StreamFrames::signature_checksum`]).
+    pub fn signature_checksums(&self) -> Vec<(u16, Option<(usize, bool)>)> {
+        self.frames
+            .iter()
+            .map(|f| (f.id(), f.signature_checksum()))
+            .collect()
+    }
+
+    /// The smallest frame of any stream.
+    pub fn min_len(&self) -> usize {
+        self.min_len as usize
+    }
 }
 
 impl FrameSource for MultiStream {

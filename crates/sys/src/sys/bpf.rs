@@ -254,6 +254,113 @@ impl ValueMap {
     }
 }
 
+/// A `BPF_MAP_TYPE_ARRAY` of `entries` values of `value_size` bytes created with
+/// `BPF_F_MMAPABLE` and mapped into this process: userspace writes the values in place
+/// (no syscall per value) and programs reach them with `bpf_map_lookup_elem`. The kernel
+/// lays the values out one after the other, each rounded up to 8 bytes
+/// ([`SlotMap::stride`]).
+#[derive(Debug)]
+pub struct SlotMap {
+    fd: OwnedFd,
+    /// Invariant: `len` bytes mapped read-write and shared at `ptr` from the map's fd, for
+    /// as long as `self` lives; nothing else in this process maps them.
+    ptr: *mut u8,
+    len: usize,
+    value_size: usize,
+    entries: u32,
+}
+
+// SAFETY: the mapping is owned by this struct alone; moving it to another thread moves the
+// only handle to it.
+unsafe impl Send for SlotMap {}
+
+impl SlotMap {
+    /// Creates the map (its values zeroed) and maps it.
+    pub fn create(name: &str, value_size: usize, entries: u32) -> io::Result<SlotMap> {
+        const BPF_MAP_CREATE: libc::c_int = 0;
+        const BPF_MAP_TYPE_ARRAY: u32 = 2;
+        const BPF_F_MMAPABLE: u32 = 1 << 10;
+        let len = (value_size.next_multiple_of(8))
+            .checked_mul(entries as usize)
+            .filter(|&l| value_size > 0 && entries > 0 && l <= 1 << 26)
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "slot map size out of range")
+            })?;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
+        put_u32(&mut a, 4, 4); // key: u32 index
+        put_u32(&mut a, 8, value_size as u32);
+        put_u32(&mut a, 12, entries);
+        put_u32(&mut a, 16, BPF_F_MMAPABLE);
+        put_name(&mut a, 28, name);
+        let fd = bpf(BPF_MAP_CREATE, &mut a)?;
+        let len = len.next_multiple_of(super::page_size());
+        use std::os::fd::AsRawFd;
+        // SAFETY: a fresh shared mapping of the map's values (`len` is their size rounded
+        // up to pages, which the kernel allows for a BPF_F_MMAPABLE array); the result is
+        // checked against MAP_FAILED before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(SlotMap {
+            fd,
+            ptr: p.cast(),
+            len,
+            value_size,
+            entries,
+        })
+    }
+
+    /// The fd to put in an `ld_imm64` with BPF_PSEUDO_MAP_FD (valid while `self` lives).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// Bytes from one value to the next in the mapping.
+    pub fn stride(&self) -> usize {
+        self.value_size.next_multiple_of(8)
+    }
+
+    /// Value `i` (below [`SlotMap::entries`]), to read or write in place.
+    ///
+    /// # Panics
+    /// If `i` is not below the map's entries.
+    pub fn value_mut(&mut self, i: u32) -> &mut [u8] {
+        assert!(i < self.entries, "slot {i} of {}", self.entries);
+        let at = i as usize * self.stride();
+        debug_assert!(at + self.value_size <= self.len);
+        // SAFETY: [at, at + value_size) lies inside the mapping (i < entries and the
+        // mapping holds entries * stride bytes), which lives as long as `self`; the
+        // borrow of `self` is exclusive, so no other slice into it exists in this process.
+        // Programs may read it concurrently only during a BPF_PROG_RUN, which this thread
+        // makes and which cannot overlap this borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), self.value_size) }
+    }
+}
+
+impl Drop for SlotMap {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len are what mmap returned; the slices handed out borrow `self`,
+        // so none outlives the mapping.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
 const BPF_PROG_TEST_RUN: libc::c_int = 10;
 /// `BPF_F_TEST_XDP_LIVE_FRAMES` (Linux 5.18): redirected frames really leave.
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;

@@ -457,3 +457,51 @@ fn a_layer1_speed_is_the_line_a_percentage_is_of() {
     };
     assert!((got - want).abs() / want < 1e-6, "{got} pps");
 }
+
+#[test]
+fn xdp_live_plans_a_configs_streams_and_refuses_what_it_cannot_send() {
+    use crate::backend::{BackendKind, BackendPlan};
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &flow("a", "{fixed_packets: {packets: 10}}"),
+    );
+    let p = plan(&["--config", f.arg(), "--backend", "xdp_live"]).unwrap();
+    assert!(matches!(
+        p.senders[0].backends[..],
+        [BackendPlan::XdpLive(_)]
+    ));
+    // auto tries it first in the lab, as for one stream.
+    let p = plan(&["--config", f.arg(), "--backend", "auto"]).unwrap();
+    assert_eq!(p.senders[0].backends[0].kind(), BackendKind::XdpLive);
+    let e = plan(&[
+        "--config",
+        f.arg(),
+        "--backend",
+        "xdp_live",
+        "--xdp-live-plain",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--xdp-live-plain") && e.contains("not a config's streams"),
+        "{e}"
+    );
+    // A frame beyond one page: refused in the config's words; auto rules xdp_live out.
+    let jumbo = flow("j", "{fixed_packets: {packets: 10}}").replace("{fixed: 64}", "{fixed: 9000}");
+    let f = config("lab:tx", "lab:rx", &jumbo);
+    let e = plan(&["--config", f.arg(), "--backend", "xdp_live"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("a config's largest frame is 8996 bytes") && e.contains("at most 3000"),
+        "{e}"
+    );
+    let p = plan(&["--config", f.arg(), "--backend", "auto"]).unwrap();
+    assert_ne!(p.senders[0].backends[0].kind(), BackendKind::XdpLive);
+    assert!(
+        p.senders[0].ruled_out[0].starts_with("xdp_live ruled out: a config's largest frame"),
+        "{:?}",
+        p.senders[0].ruled_out
+    );
+}

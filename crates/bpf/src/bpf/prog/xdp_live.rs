@@ -28,8 +28,10 @@ use crate::wire::{checksum, ethernet, ipv4, ipv6, mpls, pktgen_hdr, udp, vlan};
 pub use super::{XDP_ABORTED, XDP_PASS, XDP_REDIRECT};
 
 mod maps;
+pub mod slots;
 mod spec;
 pub use maps::{Driver, State, driver, state};
+pub use slots::{SlotSpec, slots_program};
 pub use spec::*;
 
 // Registers.
@@ -37,6 +39,7 @@ const R0: u8 = 0;
 const R1: u8 = 1;
 const R2: u8 = 2;
 const R3: u8 = 3;
+const R4: u8 = 4;
 const R5: u8 = 5;
 const R6: u8 = 6;
 const R7: u8 = 7;
@@ -294,13 +297,13 @@ fn size(a: &mut Asm, s: &Spec, sz: &Size, slot: &mut usize, abort: Label) {
 
 /// The program's verdict, the one place the frame's fate is decided: `bpf_redirect(ifindex,
 /// 0)` (XDP_REDIRECT), or XDP_PASS into the ingress device's receive path (netif_receive).
-fn verdict_tail(a: &mut Asm, s: &Spec) {
-    match s.verdict {
+fn verdict_tail(a: &mut Asm, verdict: Verdict, ifindex: u32) {
+    match verdict {
         Verdict::Pass => {
             a.emit(Insn::mov64_imm(R0, XDP_PASS)).emit(Insn::exit());
         }
         Verdict::Redirect => {
-            a.emit(Insn::mov64_imm(R1, s.ifindex as i32))
+            a.emit(Insn::mov64_imm(R1, ifindex as i32))
                 .emit(Insn::mov64_imm(R2, 0))
                 .emit(Insn::call(helper::REDIRECT))
                 .emit(Insn::exit());
@@ -491,7 +494,7 @@ pub fn xdp_program_with_flows(
             a.emit(Insn::stx(op::H, R6, at.udp_csum() as i16, R5));
         }
     }
-    verdict_tail(&mut a, s);
+    verdict_tail(&mut a, s.verdict, s.ifindex);
     if !s.plain {
         // Only the full program checks the frame's length (the verifier rejects
         // unreachable instructions, so plain mode has no abort path).

@@ -12,6 +12,12 @@ pub const STACK_TOP: u64 = 0x5000_0000;
 pub const FLOWS_FD: i32 = 43;
 pub const REDIRECT_TARGET: u32 = 7;
 pub const STATE_FD: i32 = 42;
+pub const SLOTS_FD: i32 = 44;
+/// What `ld_imm64` of the slot map's fd loads (the map itself, for bpf_map_lookup_elem).
+pub const SLOTS_MAP: u64 = 0x6000_0000;
+pub const SLOTS_BASE: u64 = 0x7000_0000;
+pub const PATCH_FD: i32 = 45;
+pub const PATCH_BASE: u64 = 0x8000_0000;
 
 /// What the interpreter's helpers saw and returned.
 #[derive(Default)]
@@ -28,6 +34,12 @@ pub struct World {
     pub stack: Vec<u8>,
     /// State of bpf_get_prandom_u32's stand-in (xorshift64; 0 seeds it).
     pub rng: u64,
+    /// The slot map's values, one every `slot_stride` bytes (its entries: the length over
+    /// the stride).
+    pub slots: Vec<u8>,
+    pub slot_stride: usize,
+    /// The streams program's patch map's value.
+    pub patch: Vec<u8>,
 }
 
 impl World {
@@ -71,6 +83,10 @@ impl<'a> Vm<'a> {
         let pkt_len = self.pkt_len();
         let (base, mem): (u64, &mut [u8]) = if (MAP_BASE..MAP_BASE + 0x10_0000).contains(&addr) {
             (MAP_BASE, self.map)
+        } else if (PATCH_BASE..PATCH_BASE + 0x100_0000).contains(&addr) {
+            (PATCH_BASE, &mut self.world.patch[..])
+        } else if (SLOTS_BASE..SLOTS_BASE + 0x100_0000).contains(&addr) {
+            (SLOTS_BASE, &mut self.world.slots[..])
         } else if (FLOWS_BASE..FLOWS_BASE + 0x10_0000).contains(&addr) {
             (FLOWS_BASE, &mut self.world.flows[..])
         } else if (STACK_TOP - 512..STACK_TOP).contains(&addr) {
@@ -193,6 +209,8 @@ impl<'a> Vm<'a> {
                     r[dst] = match i.src() {
                         0 => lo | hi << 32,
                         PSEUDO if i.imm == FLOWS_FD => FLOWS_BASE + hi,
+                        PSEUDO if i.imm == PATCH_FD => PATCH_BASE + hi,
+                        MAP_FD if i.imm == SLOTS_FD => SLOTS_MAP,
                         PSEUDO => MAP_BASE + hi,
                         s => panic!("ld_imm64 src {s}"),
                     };
@@ -224,6 +242,27 @@ impl<'a> Vm<'a> {
                                     );
                                     self.world.len = Some(len as usize);
                                     0
+                                }
+                                helper::MAP_LOOKUP_ELEM => {
+                                    assert_eq!(r[1], SLOTS_MAP, "lookup in the slot map");
+                                    let key = self.load(r[2], 4) as usize;
+                                    let stride = self.world.slot_stride;
+                                    if stride != 0 && key < self.world.slots.len() / stride {
+                                        SLOTS_BASE + (key * stride) as u64
+                                    } else {
+                                        0
+                                    }
+                                }
+                                helper::XDP_STORE_BYTES => {
+                                    assert_eq!(r[1], CTX_BASE, "store_bytes' ctx");
+                                    let (off, len) = (r[2] as usize, r[4] as usize);
+                                    let from = self.region(r[3], len).to_vec();
+                                    if off + len <= self.pkt_len() {
+                                        self.pkt[off..off + len].copy_from_slice(&from);
+                                        0
+                                    } else {
+                                        (-EFAULT) as u64
+                                    }
                                 }
                                 h => panic!("helper {h} not modelled"),
                             };
@@ -263,6 +302,10 @@ impl<'a> Vm<'a> {
 }
 
 pub const PSEUDO: u8 = crate::bpf::asm::PSEUDO_MAP_VALUE;
+pub const MAP_FD: u8 = crate::bpf::asm::PSEUDO_MAP_FD;
+
+/// EFAULT, which the kernel's bpf_xdp_store_bytes returns (negated) past the frame.
+const EFAULT: i64 = 14;
 
 pub fn size_of(code: u8) -> usize {
     match code & 0x18 {
