@@ -136,10 +136,23 @@ impl Lab {
         for ns in [&tx, &dut, &rx] {
             ip(&["netns", "add", ns])?;
             if o.ipv6 {
-                // Quiet IPv6: no router solicitations, no DAD, no link-local addresses.
+                // Quiet IPv6: no router solicitations, no DAD, no link-local addresses,
+                // and a group's MLD reports sent at once when it is joined (the kernel
+                // takes an interval of 0 as one jiffy), not up to seconds later, when they
+                // would leave the DUT during a run and count as traffic it forwarded.
                 sysctl(
                     ns,
                     &[
+                        ("net.ipv6.conf.all.mldv1_unsolicited_report_interval", "0"),
+                        (
+                            "net.ipv6.conf.default.mldv1_unsolicited_report_interval",
+                            "0",
+                        ),
+                        ("net.ipv6.conf.all.mldv2_unsolicited_report_interval", "0"),
+                        (
+                            "net.ipv6.conf.default.mldv2_unsolicited_report_interval",
+                            "0",
+                        ),
                         ("net.ipv6.conf.all.router_solicitations", "0"),
                         ("net.ipv6.conf.default.router_solicitations", "0"),
                         ("net.ipv6.conf.all.accept_dad", "0"),
