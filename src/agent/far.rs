@@ -292,6 +292,19 @@ impl RemoteReceiver {
             let Some(c) = s.streams else {
                 return Ok(());
             };
+            // The chunk asked for, of at most a chunk's rows, inside the table: anything
+            // else would loop or write out of place (a far end is not trusted).
+            if c.from != from || c.rows.len() > super::proto::STATS_CHUNK {
+                return Err(FarError::Impossible {
+                    uri: self.peer.uri.to_string(),
+                    method: "rx.stats",
+                    what: format!(
+                        "{} stream rows from {} when asked from {from}",
+                        c.rows.len(),
+                        c.from
+                    ),
+                });
+            }
             for (k, row) in c.rows.iter().enumerate() {
                 table.store(c.from as usize + k, &row.live());
             }
@@ -309,6 +322,19 @@ impl RemoteReceiver {
         let Some(st) = &mut r.streams else {
             return Ok(());
         };
+        // No run has more streams than a signature can name: a far end that says so is
+        // not followed (it would be memory without end).
+        if st.expected as usize > crate::wire::signature::MAX_STREAMS {
+            return Err(FarError::Impossible {
+                uri: self.peer.uri.to_string(),
+                method: "rx.stop",
+                what: format!(
+                    "{} streams expected, more than a signature can name ({})",
+                    st.expected,
+                    crate::wire::signature::MAX_STREAMS
+                ),
+            });
+        }
         while st.streams.len() < st.expected as usize {
             let p = RxStreamsParams {
                 id: self.id,

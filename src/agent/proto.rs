@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{self, BufRead};
 
-/// The protocol's version: both ends must speak the same one.
-pub const PROTOCOL: u32 = 1;
+/// The protocol's version: both ends must speak the same one (2: `rx.stats` takes
+/// `streams_from` and answers a chunk of stream rows; `rx.streams` reads the rest of a
+/// stopped receiver's stream summaries).
+pub const PROTOCOL: u32 = 2;
 /// This build's version, exchanged in `hello` (the far end must run the same release).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -193,8 +195,8 @@ pub struct RxStreamsParams {
 /// Stream summaries one answer carries at most: `rx.stop`'s report holds the first this
 /// many and `rx.streams` the others, this many a call. A summary is under 1 KB of JSON but
 /// for its name, and all the names together came in one request (at most
-/// [`MAX_REQUEST`]), so an answer stays under 5 MiB: 100,000 streams' reports come whole in
-/// 25 answers, where one line held about 28,800.
+/// [`MAX_REQUEST`]), so an answer stays under 5 MiB: the 65,536 streams a signature can name
+/// come whole in 16 answers, where one line held about 28,800.
 pub const REPORT_CHUNK: usize = 4096;
 const _: () = assert!(REPORT_CHUNK * 1024 + MAX_REQUEST < MAX_RESPONSE);
 

@@ -1,6 +1,5 @@
 //! `upktgen otg`'s options and help.
 
-use crate::units::parse_duration;
 use clap::Args;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -32,7 +31,7 @@ pub struct OtgArgs {
 
     /// Stop flows that have no end (continuous, endless bursts) when no request has come
     /// for TIME (the client is gone); 0 never. Flows with a duration end by themselves.
-    #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "TIME")]
+    #[arg(long, value_parser = crate::units::parse_duration_or_zero, default_value = "60s", value_name = "TIME")]
     pub watchdog: Duration,
 
     /// The most bytes a port's capture holds (MiB); beyond, a capture drops its oldest

@@ -49,7 +49,7 @@ impl BucketHistogram {
             } else {
                 lower((k + 1) * PER_BUCKET) as f64 / 1e9
             };
-            per_bucket.push((upper, chunk.iter().sum()));
+            per_bucket.push((upper, chunk.iter().fold(0u64, |a, &b| a.saturating_add(b))));
         }
         let b = Buckets {
             sum_s: r.lat_sum_ns as f64 / 1e9,

@@ -252,9 +252,19 @@ impl Config {
             let loc = p.string("location")?.ok_or_else(|| {
                 Refusal::bad(p.at("location"), "missing (upktgen needs to know where the port is: IFACE, netns:NAME/IFACE or ssh://host/IFACE)")
             })?;
-            let location = loc.parse().map_err(|e: location::BadLocation| {
+            let location: Location = loc.parse().map_err(|e: location::BadLocation| {
                 Refusal::bad(p.at("location"), e.to_string())
             })?;
+            // Two ports on one interface would each send and count the other's frames.
+            if let Some(i) = ports.iter().position(|q: &Port| q.location == location) {
+                return Err(Refusal::bad(
+                    p.at("location"),
+                    format!(
+                        "{location} is already the location of ports[{i}] ({:?}): one interface is one port",
+                        ports[i].name
+                    ),
+                ));
+            }
             ports.push(Port { name, location });
         }
         let layer1 = layer1::parse(&o, &ports, &mut names)?;

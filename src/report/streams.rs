@@ -210,17 +210,22 @@ impl PortsRun {
         }
         let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
         for r in runs {
             let t = port(&mut ports, &r.tx_port);
             let x = port(&mut ports, &r.rx_port);
             let (sent, got) = r.streams.iter().fold((0, None), |(t, g), s| {
-                (t + s.tx_frames, add(g, s.rx_frames))
+                (u64::saturating_add(t, s.tx_frames), add(g, s.rx_frames))
             });
-            ports[t].tx_frames += sent;
+            ports[t].tx_frames = ports[t].tx_frames.saturating_add(sent);
             ports[x].rx_frames = add(ports[x].rx_frames, got);
-            ports[x].unexpected = add(ports[x].unexpected, r.unexpected);
+            // Each run sending to this port has its own receiver there, and every one of
+            // them sees the same stray frames: the most any saw, not their sum.
+            ports[x].unexpected = match (ports[x].unexpected, r.unexpected) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
+            };
         }
         PortsRun { flows, ports }
     }
@@ -396,6 +401,12 @@ mod tests {
             ),
             (70, Some(140), Some(3))
         );
+        // Two runs into one port: each run's receiver there saw the same 4 stray frames.
+        let d = run("p5", "p7", &[(0, 10, Some(10))], Some(4));
+        let e = run("p6", "p7", &[(1, 20, Some(20))], Some(4));
+        let two = PortsRun::new(&[&d, &e]);
+        let p7 = two.ports.iter().find(|r| r.port == "p7").unwrap();
+        assert_eq!((p7.rx_frames, p7.unexpected), (Some(30), Some(4)));
         // A port no receiver counted at says so.
         let c = run("p3", "p4", &[(0, 5, None)], None);
         let q = PortsRun::new(&[&c]);

@@ -490,18 +490,12 @@ fn observers<'a>(
     if let Some(m) = metrics {
         crate::metrics::watch_run(m, &tx_watch, rx_watch.as_ref(), receiver.clone())?;
     }
-    // Every device's count (0: one sends until stopped).
-    let counts = || {
+    let count = total_count(
         plan.senders
             .iter()
             .flat_map(|s| std::iter::once(&s.spec).chain(&s.joined))
-            .map(|d| d.cfg.count)
-    };
-    let count = if counts().any(|c| c == 0) {
-        0
-    } else {
-        counts().fold(0u64, u64::saturating_add)
-    };
+            .map(|d| d.cfg.count),
+    );
     if let Some(m) = crate::live::start_for_run(
         &plan.live,
         count,
@@ -732,15 +726,25 @@ fn limits(plan: &RunPlan, s: &SenderPlan) -> Limits {
     };
     if !s.joined.is_empty() {
         let all = || std::iter::once(&s.spec).chain(&s.joined).map(|d| &d.cfg);
-        l.count = if all().any(|c| c.count == 0) {
-            0
-        } else {
-            all().map(|c| c.count).sum()
-        };
+        l.count = total_count(all().map(|c| c.count));
         (l.delay_ns, l.burst) = (0, 1);
         l.timestamps = all().any(|c| !c.has(Flag::NoTimestamp));
     }
     l
+}
+
+/// The frames of devices that send `counts` together: 0 (until stopped) when one of them
+/// sends until stopped, else their sum, saturating (two counts near 2^64 must not wrap to
+/// 0, which would send forever).
+fn total_count(counts: impl Iterator<Item = u64>) -> u64 {
+    let mut total = 0u64;
+    for c in counts {
+        if c == 0 {
+            return 0;
+        }
+        total = total.saturating_add(c);
+    }
+    total
 }
 
 /// The lab receiver's configuration: with streams, each counted by its signature, on every
@@ -821,5 +825,23 @@ fn addressing(cfg: &crate::pg::DevConfig, dev: &crate::pg::generate::DeviceInfo)
         dst_mac: cfg.dst_mac,
         src_ip,
         dst_ip,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::total_count;
+
+    #[test]
+    fn devices_counts_add_up_without_wrapping() {
+        assert_eq!(total_count([200, 600].into_iter()), 800);
+        assert_eq!(
+            total_count([200, 0, 600].into_iter()),
+            0,
+            "one sends until stopped"
+        );
+        // 2^63 + 2^63 would wrap to 0, "until stopped".
+        assert_eq!(total_count([1 << 63, 1 << 63].into_iter()), u64::MAX);
+        assert_eq!(total_count(std::iter::empty()), 0);
     }
 }

@@ -406,7 +406,10 @@ impl Agent {
             next: 0,
         };
         let v = env!("CARGO_PKG_VERSION");
-        let r = a.call("hello", json!({"version": v, "protocol": 1}));
+        let r = a.call(
+            "hello",
+            json!({"version": v, "protocol": upktgen::agent::proto::PROTOCOL}),
+        );
         assert_eq!(r["result"]["version"], v, "{r}");
         a
     }

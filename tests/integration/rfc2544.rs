@@ -20,10 +20,13 @@ fn tmp(tag: &str) -> Tmp {
 
 /// The limiter: packets per second and burst (its NDR for T-second trials lies in
 /// R .. R + B/T), well below what the lab's veth path carries on a loaded 2-CPU machine. The
-/// burst covers 20 ms of a sender's stall at R.
+/// burst covers 50 ms of a sender's stall at R: with 20 ms (400 packets), a sender on a
+/// loaded machine (CI beside a build) bunched its frames after a stall and lost 0.5 points
+/// more than the bucket's analytic loss at 60 % (16.34 % against 15.83 %).
 const R: f64 = 20_000.0;
-const BURST: f64 = 400.0;
-/// Loss trials, seconds (final throughput trials are 4 s: the NDR is R .. R + B/4).
+const BURST: f64 = 1000.0;
+/// Loss trials, seconds (final throughput trials are 6 s: the NDR is R .. R + B/6, within
+/// +0.83 % of R).
 const TRIAL_S: f64 = 2.0;
 /// The maximum rate the loss and back-to-back tests start from.
 const MAX: f64 = 40_000.0;
@@ -45,7 +48,7 @@ fn args<'a>(tests: &'a str, extra: &[&'a str], run: &[&'a str]) -> Vec<&'a str> 
         "--max-rate",
         "40000",
         "--trial",
-        "4s",
+        "6s",
         "--search-trial",
         "500ms",
         "--precision",
@@ -70,7 +73,7 @@ fn json_of(o: &std::process::Output) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
 }
 
-/// The throughput within ±1 % of R (for 4 s trials the limiter's true NDR is R .. R + B/4).
+/// The throughput within ±1 % of R (for 6 s trials the limiter's true NDR is R .. R + B/6).
 fn throughput_is_r(s: &Value, why: &str) -> f64 {
     let t = s["throughput_pps"]
         .as_f64()
@@ -84,7 +87,7 @@ fn throughput_is_r(s: &Value, why: &str) -> f64 {
 }
 
 /// Each loss step within ±0.5 points of the token bucket's loss, 1 − (R + B/T)/offered (its
-/// burst B is 0.8 points at most here), the steps 100 %, 90 %,
+/// burst B lets B/T more frames a second through), the steps 100 %, 90 %,
 /// ... down to two that lose nothing.
 fn loss_curve_is_the_limiters(s: &Value, why: &str) {
     let steps = s["loss"].as_array().unwrap();

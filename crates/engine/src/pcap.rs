@@ -326,15 +326,23 @@ impl<W: Write> PcapWriter<W> {
     /// Writes one frame stamped `ts_ns` (ns since the epoch); frames longer than the snap
     /// length are kept to its first 65535 bytes with their original length recorded.
     pub fn write(&mut self, ts_ns: u64, frame: &[u8]) -> io::Result<()> {
-        let cap = frame.len().min(SNAPLEN as usize);
+        self.write_cut(ts_ns, frame, frame.len())
+    }
+
+    /// Writes the first bytes of a frame of `orig_len` bytes that a capture kept, `kept`
+    /// (at most the snap length of them), with its original length, so a reader sees it
+    /// was cut.
+    pub fn write_cut(&mut self, ts_ns: u64, kept: &[u8], orig_len: usize) -> io::Result<()> {
+        let cap = kept.len().min(SNAPLEN as usize);
+        let orig_len = orig_len.max(kept.len());
         let mut h = [0u8; RECORD_HEADER];
         let sec = u32::try_from(ts_ns / 1_000_000_000).unwrap_or(u32::MAX);
         h[0..4].copy_from_slice(&sec.to_le_bytes());
         h[4..8].copy_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
         h[8..12].copy_from_slice(&(cap as u32).to_le_bytes());
-        h[12..16].copy_from_slice(&u32::try_from(frame.len()).unwrap_or(u32::MAX).to_le_bytes());
+        h[12..16].copy_from_slice(&u32::try_from(orig_len).unwrap_or(u32::MAX).to_le_bytes());
         self.out.write_all(&h)?;
-        self.out.write_all(&frame[..cap])?;
+        self.out.write_all(&kept[..cap])?;
         self.records += 1;
         Ok(())
     }

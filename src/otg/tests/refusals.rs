@@ -320,3 +320,11 @@ fn a_rate_above_the_line_rate_is_refused_once_the_speed_is_known() {
         "flows[0].rate.gbps: 2 Gbps of 64-byte frames need 2.62 Gbit/s on the wire, above port \"p1\"'s line rate of 1 Gbit/s"
     );
 }
+
+#[test]
+fn two_ports_on_one_interface_are_refused() {
+    assert_eq!(
+        refused(|v| v["ports"][1]["location"] = v["ports"][0]["location"].clone()),
+        "ports[1].location: veth-tx is already the location of ports[0] (\"p1\"): one interface is one port"
+    );
+}

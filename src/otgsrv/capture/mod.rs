@@ -99,7 +99,10 @@ pub fn parse(v: Option<&Value>, cfg: &Config) -> Result<Vec<CaptureSpec>, Refusa
 pub struct Frame {
     /// CLOCK_REALTIME, ns.
     pub ts_ns: u64,
+    /// The bytes kept (the snap length's first of the frame as the wire carries it).
     pub data: Vec<u8>,
+    /// The frame's whole length as the wire carries it, FCS included.
+    pub orig_len: usize,
 }
 
 /// The frames a port's capture holds: at most `cap` bytes of frame data (and a small
@@ -134,26 +137,28 @@ impl Buffer {
     /// as the model counts a frame's size), cut to the snap length, if there is room, or
     /// makes room.
     pub fn push(&mut self, ts_ns: u64, data: &[u8]) {
-        let mut data = crate::wire::fcs::on_the_wire(data);
-        data.truncate(self.snaplen);
-        let cost = data.len() + RECORD_COST;
-        if cost > self.cap {
+        // What it will cost, known before the frame is copied or its FCS computed.
+        let orig_len = data.len().max(crate::wire::fcs::MIN_UNPADDED) + crate::wire::fcs::LEN;
+        let cost = orig_len.min(self.snaplen) + RECORD_COST;
+        if cost > self.cap || (!self.overwrite && self.bytes + cost > self.cap) {
             self.dropped += 1;
             return;
         }
         while self.bytes + cost > self.cap {
-            if !self.overwrite {
-                self.dropped += 1;
-                return;
-            }
             let Some(old) = self.frames.pop_front() else {
                 break;
             };
             self.bytes -= old.data.len() + RECORD_COST;
             self.dropped += 1;
         }
+        let mut data = crate::wire::fcs::on_the_wire(data);
+        data.truncate(self.snaplen);
         self.bytes += cost;
-        self.frames.push_back(Frame { ts_ns, data });
+        self.frames.push_back(Frame {
+            ts_ns,
+            data,
+            orig_len,
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -169,7 +174,7 @@ impl Buffer {
     pub fn pcap(&self, start: usize, count: usize) -> std::io::Result<Vec<u8>> {
         let mut w = PcapWriter::with_fcs(Vec::new(), crate::wire::fcs::LEN as u32)?;
         for f in self.frames.iter().skip(start).take(count) {
-            w.write(f.ts_ns, &f.data)?;
+            w.write_cut(f.ts_ns, &f.data, f.orig_len)?;
         }
         w.finish()
     }
@@ -218,6 +223,9 @@ mod tests {
         let pcap = crate::pcap::parse(&s.pcap(0, usize::MAX).unwrap()).unwrap();
         assert_eq!(pcap.records.len(), 1);
         assert_eq!(pcap.records[0].ts_ns, 7);
+        // Cut, and said to be: its whole length is the frame's with its FCS.
+        assert_eq!(pcap.records[0].orig_len, 104);
+        assert!(pcap.records[0].is_cut());
         assert_eq!(
             b.pcap(1, 1)
                 .map(|p| crate::pcap::parse(&p).unwrap().records[0].data[0])

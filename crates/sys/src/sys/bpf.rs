@@ -347,8 +347,9 @@ impl SlotMap {
         // SAFETY: [at, at + value_size) lies inside the mapping (i < entries and the
         // mapping holds entries * stride bytes), which lives as long as `self`; the
         // borrow of `self` is exclusive, so no other slice into it exists in this process.
-        // Programs may read it concurrently only during a BPF_PROG_RUN, which this thread
-        // makes and which cannot overlap this borrow.
+        // A program reads the slot, and writes its send time and checksum back into it,
+        // only during a BPF_PROG_RUN: this thread makes that syscall, and it cannot overlap
+        // this borrow (the returned slice lives no longer than `&mut self`).
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), self.value_size) }
     }
 }

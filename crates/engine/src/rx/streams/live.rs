@@ -71,15 +71,15 @@ impl Default for LatBuckets {
 }
 
 impl LatBuckets {
-    /// Frames counted.
+    /// Frames counted (saturating: counts from a far end are not trusted to add up).
     pub fn count(&self) -> u64 {
-        self.0.iter().sum()
+        self.0.iter().fold(0u64, |a, &b| a.saturating_add(b))
     }
 
-    /// Adds `o`'s counts.
+    /// Adds `o`'s counts, saturating.
     pub fn add(&mut self, o: &LatBuckets) {
         for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a += b;
+            *a = a.saturating_add(b);
         }
     }
 
@@ -126,7 +126,7 @@ impl LatBuckets {
         let mut b = LatBuckets::default();
         for &(i, c) in s {
             if let Some(x) = b.0.get_mut(usize::from(i)) {
-                *x += c;
+                *x = x.saturating_add(c);
             }
         }
         b
@@ -147,11 +147,12 @@ pub struct LiveRow {
 }
 
 impl LiveRow {
-    /// Adds `o`'s figures (an aggregate of several streams).
+    /// Adds `o`'s figures (an aggregate of several streams), saturating: a far end's
+    /// figures are not trusted to add up.
     pub fn add(&mut self, o: &LiveRow) {
-        self.frames += o.frames;
-        self.bytes += o.bytes;
-        self.lost += o.lost;
+        self.frames = self.frames.saturating_add(o.frames);
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.lost = self.lost.saturating_add(o.lost);
         self.lat.add(&o.lat);
         self.lat_sum_ns = self.lat_sum_ns.saturating_add(o.lat_sum_ns);
     }
