@@ -8,6 +8,7 @@
 //! - [`trial`]: one trial as a child `upktgen run --json --rx-analyze`, its loss attributed.
 //! - [`report`]: the table, JSON, CSV, SVG plots, index.html, and `compare` of two results.
 
+pub mod config;
 pub mod report;
 pub use crate::experiment::{resume, search};
 pub mod trial;
@@ -146,7 +147,14 @@ const DEFAULT_PRECISION: &str = "1%";
 const DEFAULT_TOLERANCE: &str = "2%";
 
 pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
-    let sizes = parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?;
+    let sizes = match &args.config {
+        // The flows' sizes are the frames: the search's one size is their mean.
+        Some(c) => {
+            config::check_options(args.sizes.as_deref(), args.max_rate, args.line_rate)?;
+            vec![config::read(c)?.mean_frame]
+        }
+        None => parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?,
+    };
     let loss_text = args.loss.as_deref().unwrap_or(DEFAULT_LOSS);
     let pdr_text = args.pdr.as_deref().unwrap_or(DEFAULT_PDR);
     let loss = parse_pct("--loss", loss_text)?;
@@ -185,10 +193,20 @@ pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
             tolerance,
         },
         line_rate_mbps: line,
-        run_args: args.run.clone(),
+        run_args: run_options(args),
     };
     check_header(&h)?;
     Ok(h)
+}
+
+/// The run options of every trial: ndr's `--config FILE` first, then those given.
+fn run_options(args: &NdrArgs) -> Vec<String> {
+    let mut run = Vec::new();
+    if let Some(c) = &args.config {
+        run.extend(["--config".to_string(), c.to_string_lossy().into_owned()]);
+    }
+    run.extend(args.run.iter().cloned());
+    run
 }
 
 fn parse_pdr(s: &str) -> Result<Option<f64>> {
@@ -295,6 +313,9 @@ pub fn check_header(h: &Header) -> Result<()> {
             "--line-rate {}: must be a positive rate in Mb/s, at most {MAX_LINE_RATE} (10 Tb/s)",
             num_text(l)
         );
+    }
+    if config::config_in(&h.run_args).is_some() {
+        config::check_options(None, c.max_rate, h.line_rate_mbps)?;
     }
     check_run_args(&h.run_args)?;
     Ok(())
@@ -643,7 +664,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         Some(p) => {
             let (h, t) = read_results(p)?;
             check_given_beside_resume(args, &h, p)?;
-            resume::check_run_options(p, &h.run_args, &args.run)?;
+            resume::check_run_options(p, &h.run_args, &run_options(args))?;
             plan_run_args(&h)?;
             crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",

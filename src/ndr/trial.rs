@@ -14,8 +14,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// Options of `run` the search sets itself.
-pub const OWN_OPTIONS: [&str; 11] = [
+pub const OWN_OPTIONS: [&str; 12] = [
     "--ratep",
+    "--config-rate",
     "--rate",
     "--delay",
     "--duration",
@@ -111,6 +112,14 @@ impl Runner<TrialRecord> for ChildTrials {
                 o.receiver_lost,
                 o.sender_lost
             );
+            for fl in &f.flows {
+                crate::errln!(
+                    "[ndr]     flow {}: sent {}, received {}",
+                    crate::text::printable(&fl.name),
+                    fl.sent,
+                    fl.received
+                );
+            }
         }
         Ran::Done(TrialRecord {
             size,
