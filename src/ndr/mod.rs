@@ -791,6 +791,71 @@ mod tests {
         assert_eq!(h.config.pdr, Some(0.005));
     }
 
+    #[test]
+    fn a_config_is_one_size_its_flows_mean_and_needs_a_ceiling() {
+        use clap::Parser;
+        let f = std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
+        // 1,000 pps of 64 bytes, 2,000 of 512 and 3,000 of 1,400: a mean of 5,288,000 /
+        // 6,000 = 881.3 bytes.
+        let flow = |n: &str, size: u32, pps: u32| {
+            format!(
+                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
+            )
+        };
+        std::fs::write(
+            &f,
+            format!(
+                "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nflows:\n{}{}{}",
+                flow("a", 64, 1000),
+                flow("b", 512, 2000),
+                flow("c", 1400, 3000)
+            ),
+        )
+        .unwrap();
+        let fs = f.to_str().unwrap();
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr", "--config", fs];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            header_from(&a)
+        };
+        let h = parse(&["--max-rate", "40000", "--", "--lab", "dut"]).unwrap();
+        assert_eq!(h.sizes, [881]);
+        assert_eq!(h.run_args, ["--config", fs, "--lab", "dut"]);
+        // Its trials: the flows scaled to the trial's rate, no frame size of ndr's.
+        let q = Request {
+            rate: Some(25000.4),
+            duration_s: 0.5,
+            purpose: Purpose::Search,
+        };
+        assert_eq!(
+            trial::child_args(881, &q, &h.run_args),
+            [
+                "run", "--json", "--no-live", "--duration", "500ms", "--config-rate", "25000",
+                "--config", fs, "--lab", "dut"
+            ]
+        );
+        let e = parse(&["--sizes", "64", "--max-rate", "1000"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--sizes 64: not with --config, whose flows give the frame sizes (the search is on their aggregate)"
+        );
+        let e = parse(&[]).unwrap_err().to_string();
+        assert!(e.starts_with("--config: give --max-rate"), "{e}");
+        assert!(parse(&["--line-rate", "1000"]).is_ok());
+        // The trial sets the flows' total rate itself.
+        let e = parse(&["--max-rate", "1000", "--", "--config-rate", "5"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--config-rate: ndr sets it"), "{e}");
+        let _ = std::fs::remove_file(&f);
+    }
+
     /// A results file of `header` (and `trials`), written for a test.
     fn results_file(
         tag: &str,
