@@ -533,7 +533,10 @@ fn a_configs_aggregate_is_found_through_a_limiter() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
         assert!(e.contains(want), "{e}");
     }
+    let results = d.join("r.jsonl");
+    let results_s = results.to_string_lossy().into_owned();
     let mut a = vec!["ndr", "--config", &cfg_s, "--max-rate", "40000"];
+    a.extend_from_slice(&["--results", &results_s]);
     a.extend_from_slice(&short_search("", &[])[3..]);
     a.extend_from_slice(&["--json", "--", "--lab", "dut", "--dut-setup", &setup]);
     let o = upktgen(&a);
