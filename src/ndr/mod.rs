@@ -794,7 +794,8 @@ mod tests {
     #[test]
     fn a_config_is_one_size_its_flows_mean_and_needs_a_ceiling() {
         use clap::Parser;
-        let f = std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
+        let f =
+            std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
         // 1,000 pps of 64 bytes, 2,000 of 512 and 3,000 of 1,400: a mean of 5,288,000 /
         // 6,000 = 881.3 bytes.
         let flow = |n: &str, size: u32, pps: u32| {
@@ -834,8 +835,17 @@ mod tests {
         assert_eq!(
             trial::child_args(881, &q, &h.run_args),
             [
-                "run", "--json", "--no-live", "--duration", "500ms", "--config-rate", "25000",
-                "--config", fs, "--lab", "dut"
+                "run",
+                "--json",
+                "--no-live",
+                "--duration",
+                "500ms",
+                "--config-rate",
+                "25000",
+                "--config",
+                fs,
+                "--lab",
+                "dut"
             ]
         );
         let e = parse(&["--sizes", "64", "--max-rate", "1000"])

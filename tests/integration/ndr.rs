@@ -496,8 +496,14 @@ fn a_limiter_before_a_second_local_interface_is_found() {
 
 /// Three flows of different sizes and rates (1:2:3) through the DUT lab, to its receiver.
 fn three_flows_config(path: &std::path::Path) {
-    let mut s = "ports:\n  - {name: p1, location: lab:tx}\n  - {name: p2, location: lab:rx}\nflows:\n".to_string();
-    for (name, size, pps, port) in [("small", 64, 1000, 20000), ("mid", 512, 2000, 20001), ("big", 1400, 3000, 20002)] {
+    let mut s =
+        "ports:\n  - {name: p1, location: lab:tx}\n  - {name: p2, location: lab:rx}\nflows:\n"
+            .to_string();
+    for (name, size, pps, port) in [
+        ("small", 64, 1000, 20000),
+        ("mid", 512, 2000, 20001),
+        ("big", 1400, 3000, 20002),
+    ] {
         s += &format!(
             "  - name: {name}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{src: {{value: 10.99.0.1}}, dst: {{value: 10.99.1.2}}}}}}, {{udp: {{src_port: {{value: 7}}, dst_port: {{value: {port}}}}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n    duration: {{fixed_packets: {{packets: 100}}}}\n"
         );
@@ -521,7 +527,10 @@ fn a_configs_aggregate_is_found_through_a_limiter() {
     );
     // --sizes is refused beside it, and so is a search without a ceiling: nothing runs.
     for (extra, want) in [
-        (&["--sizes", "64", "--max-rate", "40000"][..], "--sizes 64: not with --config"),
+        (
+            &["--sizes", "64", "--max-rate", "40000"][..],
+            "--sizes 64: not with --config",
+        ),
         (&[][..], "--config: give --max-rate"),
     ] {
         let mut a = vec!["ndr", "--config", &cfg_s];
@@ -558,11 +567,18 @@ fn a_configs_aggregate_is_found_through_a_limiter() {
         let lost: u64 = flows.iter().map(|f| n(f, "sent") - n(f, "received")).sum();
         let o = &t["obs"];
         assert_eq!(sent, n(o, "sent"), "{t}");
-        assert_eq!(lost, n(o, "dut_lost") + n(o, "receiver_lost") + n(o, "sender_lost"), "{t}");
+        assert_eq!(
+            lost,
+            n(o, "dut_lost") + n(o, "receiver_lost") + n(o, "sender_lost"),
+            "{t}"
+        );
         // Each flow at its share (1:2:3) of the trial's rate.
         for (f, share) in flows.iter().zip([1.0, 2.0, 3.0]) {
             let want = sent as f64 * share / 6.0;
-            assert!((n(f, "sent") as f64 - want).abs() <= want * 0.01 + 2.0, "{t}");
+            assert!(
+                (n(f, "sent") as f64 - want).abs() <= want * 0.01 + 2.0,
+                "{t}"
+            );
         }
     }
 }
