@@ -147,7 +147,9 @@ const DEFAULT_PRECISION: &str = "1%";
 const DEFAULT_TOLERANCE: &str = "2%";
 
 pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
-    let sizes = match &args.config {
+    // ndr's --config, or one among the run options (`-- --config FILE`): the same search.
+    let config = args.config.clone().or_else(|| config::config_in(&args.run));
+    let sizes = match &config {
         // The flows' sizes are the frames: the search's one size is their mean.
         Some(c) => {
             config::check_options(args.sizes.as_deref(), args.max_rate, args.line_rate)?;
@@ -858,6 +860,25 @@ mod tests {
         let e = parse(&[]).unwrap_err().to_string();
         assert!(e.starts_with("--config: give --max-rate"), "{e}");
         assert!(parse(&["--line-rate", "1000"]).is_ok());
+        // Given among the run options instead: the same search.
+        let c = crate::cli::Cli::try_parse_from([
+            "upktgen",
+            "ndr",
+            "--max-rate",
+            "40000",
+            "--",
+            "--config",
+            fs,
+        ])
+        .unwrap();
+        let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+            panic!()
+        };
+        let h2 = header_from(&a).unwrap();
+        assert_eq!(
+            (h2.sizes, h2.run_args),
+            (vec![881], vec!["--config".to_string(), fs.to_string()])
+        );
         // The trial sets the flows' total rate itself.
         let e = parse(&["--max-rate", "1000", "--", "--config-rate", "5"])
             .unwrap_err()
