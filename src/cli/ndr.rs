@@ -97,6 +97,12 @@ pub struct NdrArgs {
     /// Write the table (CSV), every trial (CSV), SVG plots and index.html into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Search on the aggregate of an Open Traffic Generator config's flows (`run --config`):
+    /// each trial sends every flow continuously, its rate scaled by one common factor so
+    /// that they add up to the trial's rate; its loss is the sum of the flows'. Their sizes
+    /// are the frames (not with --sizes); needs --max-rate (or --line-rate).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// `upktgen run` options for every trial (the far end, backend, addresses, ...).
     #[arg(
         trailing_var_arg = true,

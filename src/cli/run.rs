@@ -298,6 +298,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Streams", conflicts_with_all = ["replay", "pcap"])]
     pub config: Option<PathBuf>,
 
+    /// With --config: send every flow continuously from the start (its duration and start
+    /// delay replaced), its rate scaled by one common factor so that the flows' rates add
+    /// up to PPS frames per second in all (a flow's share is its rate in frames per second
+    /// at its mean size; a bit rate or a percentage is converted so). The run's --duration
+    /// then ends them all. `upktgen ndr --config` runs its trials so. One sending port only.
+    #[arg(
+        long,
+        value_name = "PPS",
+        requires = "config",
+        help_heading = "Streams"
+    )]
+    pub config_rate: Option<f64>,
+
     /// With --replay: send the whole file N times (0 = no limit; --count still caps) [0].
     #[arg(
         long,

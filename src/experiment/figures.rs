@@ -28,6 +28,35 @@ pub struct Figures {
     pub tail_lost: u64,
     pub ring_drops: u64,
     pub not_transmitted: u64,
+    /// A config's trial (`run --config`): each flow's frames sent and received at its
+    /// receiving port; the trial's loss is their sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowCount>,
+}
+
+/// One flow of a config's trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowCount {
+    pub name: String,
+    pub sent: u64,
+    pub received: u64,
+}
+
+/// A config's flows in a run's report (`streams.streams`): None without a config; an error
+/// when a flow has no receiver's count.
+fn flows_of(v: &Value) -> Option<Result<Vec<FlowCount>, ReportError>> {
+    let st = v.pointer("/streams/streams")?.as_array()?;
+    Some(
+        st.iter()
+            .map(|s| {
+                Ok(FlowCount {
+                    name: s["name"].as_str().unwrap_or_default().to_string(),
+                    sent: u(s, &["tx_frames"]).unwrap_or(0),
+                    received: u(s, &["rx_frames"]).ok_or(ReportError::NoReceiver)?,
+                })
+            })
+            .collect(),
+    )
 }
 
 fn u(v: &Value, path: &[&str]) -> Option<u64> {
@@ -73,8 +102,18 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
         .and_then(|r| r.get("path"))
         .filter(|p| !p.is_null())
         .ok_or(ReportError::NoReceiver)?;
-    let seq_lost = u(path, &["seq_lost"]).unwrap_or(0);
-    let tail_lost = u(path, &["tail_lost"]).unwrap_or(0);
+    let flows = flows_of(v).transpose()?.unwrap_or_default();
+    // A config's flows: what each sent and its receiving port did not count (its tail
+    // included), summed; else the one stream's sequence holes and tail.
+    let (seq_lost, tail_lost) = if flows.is_empty() {
+        (
+            u(path, &["seq_lost"]).unwrap_or(0),
+            u(path, &["tail_lost"]).unwrap_or(0),
+        )
+    } else {
+        let lost = flows.iter().map(|f| f.sent.saturating_sub(f.received));
+        (lost.sum(), 0)
+    };
     let ring_drops =
         u(path, &["socket_ring_drops"]).unwrap_or(0) + u(path, &["xdp_unaccounted"]).unwrap_or(0);
     let not_transmitted = u(path, &["not_transmitted"]).unwrap_or(0);
@@ -122,6 +161,7 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
         tail_lost,
         ring_drops,
         not_transmitted,
+        flows,
     };
     Ok((obs, fig))
 }

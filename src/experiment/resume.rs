@@ -14,7 +14,11 @@ use anyhow::{Result, anyhow, bail};
 use std::path::Path;
 
 /// The options of `run` a resumed file may not bring, by clap id, with what they do.
-pub const GIVEN_AGAIN: [(&str, &str); 10] = [
+pub const GIVEN_AGAIN: [(&str, &str); 11] = [
+    (
+        "config",
+        "names a config file, whose ports choose where frames go",
+    ),
     ("dut_setup", "runs a command"),
     ("dut_setup_file", "runs a file with sh"),
     ("peer", "starts a far end's agent, by ip netns exec or ssh"),

@@ -86,7 +86,9 @@ impl Ask {
     /// A grid point is `CMD OPTIONS --json` (and `--no-live` for `run`), then `--seed=R` for
     /// a simulation's repetition R. A search's trial is `run --json --no-live --count 0
     /// --duration T --pkt-size S [--rx-analyze] [--ratep R] OPTIONS`: the lab's own receiver
-    /// unless the options name another (`--peer`, `--rx-dev`).
+    /// unless the options name another (`--peer`, `--rx-dev`). With `--config FILE` among
+    /// the options, the flows are the frames: `run --json --no-live --duration T
+    /// [--config-rate R] OPTIONS`.
     pub fn argv(&self) -> Vec<String> {
         let Some(f) = &self.frames else {
             let mut a = vec![self.command.name().to_string()];
@@ -100,22 +102,32 @@ impl Ask {
                 None => a,
             };
         };
-        let mut a: Vec<String> = vec![
-            "run".into(),
-            "--json".into(),
-            "--no-live".into(),
-            "--count".into(),
-            f.count.unwrap_or(0).to_string(),
-            "--duration".into(),
-            format!("{}ms", (f.duration_s * 1000.0).round().max(1.0) as u64),
-            "--pkt-size".into(),
-            (f.frame.saturating_sub(FCS)).to_string(),
-        ];
         let named = |o: &str| {
             self.options
                 .iter()
                 .any(|x| x == o || x.starts_with(&format!("{o}=")))
         };
+        let mut a: Vec<String> = vec!["run".into(), "--json".into(), "--no-live".into()];
+        let duration = format!("{}ms", (f.duration_s * 1000.0).round().max(1.0) as u64);
+        if named("--config") {
+            // A config's flows are the frames (their sizes, their receiving port): the trial
+            // scales their rates to its own in all, for its duration.
+            a.extend(["--duration".into(), duration]);
+            if let Some(r) = f.rate {
+                a.push("--config-rate".into());
+                a.push(format!("{}", r.round().max(1.0) as u64));
+            }
+            a.extend(self.options.iter().cloned());
+            return a;
+        }
+        a.extend([
+            "--count".into(),
+            f.count.unwrap_or(0).to_string(),
+            "--duration".into(),
+            duration,
+            "--pkt-size".into(),
+            (f.frame.saturating_sub(FCS)).to_string(),
+        ]);
         if !["--rx-analyze", "--peer", "--rx-dev"]
             .iter()
             .any(|o| named(o))

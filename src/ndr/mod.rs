@@ -8,6 +8,7 @@
 //! - [`trial`]: one trial as a child `upktgen run --json --rx-analyze`, its loss attributed.
 //! - [`report`]: the table, JSON, CSV, SVG plots, index.html, and `compare` of two results.
 
+pub mod config;
 pub mod report;
 pub use crate::experiment::{resume, search};
 pub mod trial;
@@ -146,7 +147,16 @@ const DEFAULT_PRECISION: &str = "1%";
 const DEFAULT_TOLERANCE: &str = "2%";
 
 pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
-    let sizes = parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?;
+    // ndr's --config, or one among the run options (`-- --config FILE`): the same search.
+    let config = args.config.clone().or_else(|| config::config_in(&args.run));
+    let sizes = match &config {
+        // The flows' sizes are the frames: the search's one size is their mean.
+        Some(c) => {
+            config::check_options(args.sizes.as_deref(), args.max_rate, args.line_rate)?;
+            vec![config::read(c)?.mean_frame]
+        }
+        None => parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?,
+    };
     let loss_text = args.loss.as_deref().unwrap_or(DEFAULT_LOSS);
     let pdr_text = args.pdr.as_deref().unwrap_or(DEFAULT_PDR);
     let loss = parse_pct("--loss", loss_text)?;
@@ -185,10 +195,20 @@ pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
             tolerance,
         },
         line_rate_mbps: line,
-        run_args: args.run.clone(),
+        run_args: run_options(args),
     };
     check_header(&h)?;
     Ok(h)
+}
+
+/// The run options of every trial: ndr's `--config FILE` first, then those given.
+fn run_options(args: &NdrArgs) -> Vec<String> {
+    let mut run = Vec::new();
+    if let Some(c) = &args.config {
+        run.extend(["--config".to_string(), c.to_string_lossy().into_owned()]);
+    }
+    run.extend(args.run.iter().cloned());
+    run
 }
 
 fn parse_pdr(s: &str) -> Result<Option<f64>> {
@@ -295,6 +315,9 @@ pub fn check_header(h: &Header) -> Result<()> {
             "--line-rate {}: must be a positive rate in Mb/s, at most {MAX_LINE_RATE} (10 Tb/s)",
             num_text(l)
         );
+    }
+    if config::config_in(&h.run_args).is_some() {
+        config::check_options(None, c.max_rate, h.line_rate_mbps)?;
     }
     check_run_args(&h.run_args)?;
     Ok(())
@@ -643,7 +666,7 @@ pub fn run_cli(args: &NdrArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
         Some(p) => {
             let (h, t) = read_results(p)?;
             check_given_beside_resume(args, &h, p)?;
-            resume::check_run_options(p, &h.run_args, &args.run)?;
+            resume::check_run_options(p, &h.run_args, &run_options(args))?;
             plan_run_args(&h)?;
             crate::errln!(
                 "upktgen ndr: resuming {} ({} trials recorded; its settings are used)",
@@ -768,6 +791,100 @@ mod tests {
         assert_eq!(h.run_args, ["--backend", "tx_ring"]);
         assert_eq!(h.config.search_s, 1.0);
         assert_eq!(h.config.pdr, Some(0.005));
+    }
+
+    #[test]
+    fn a_config_is_one_size_its_flows_mean_and_needs_a_ceiling() {
+        use clap::Parser;
+        let f =
+            std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
+        // 1,000 pps of 64 bytes, 2,000 of 512 and 3,000 of 1,400: a mean of 5,288,000 /
+        // 6,000 = 881.3 bytes.
+        let flow = |n: &str, size: u32, pps: u32| {
+            format!(
+                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
+            )
+        };
+        std::fs::write(
+            &f,
+            format!(
+                "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nflows:\n{}{}{}",
+                flow("a", 64, 1000),
+                flow("b", 512, 2000),
+                flow("c", 1400, 3000)
+            ),
+        )
+        .unwrap();
+        let fs = f.to_str().unwrap();
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr", "--config", fs];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            header_from(&a)
+        };
+        let h = parse(&["--max-rate", "40000", "--", "--lab", "dut"]).unwrap();
+        assert_eq!(h.sizes, [881]);
+        assert_eq!(h.run_args, ["--config", fs, "--lab", "dut"]);
+        // Its trials: the flows scaled to the trial's rate, no frame size of ndr's.
+        let q = Request {
+            rate: Some(25000.4),
+            duration_s: 0.5,
+            purpose: Purpose::Search,
+        };
+        assert_eq!(
+            trial::child_args(881, &q, &h.run_args),
+            [
+                "run",
+                "--json",
+                "--no-live",
+                "--duration",
+                "500ms",
+                "--config-rate",
+                "25000",
+                "--config",
+                fs,
+                "--lab",
+                "dut"
+            ]
+        );
+        let e = parse(&["--sizes", "64", "--max-rate", "1000"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "--sizes 64: not with --config, whose flows give the frame sizes (the search is on their aggregate)"
+        );
+        let e = parse(&[]).unwrap_err().to_string();
+        assert!(e.starts_with("--config: give --max-rate"), "{e}");
+        assert!(parse(&["--line-rate", "1000"]).is_ok());
+        // Given among the run options instead: the same search.
+        let c = crate::cli::Cli::try_parse_from([
+            "upktgen",
+            "ndr",
+            "--max-rate",
+            "40000",
+            "--",
+            "--config",
+            fs,
+        ])
+        .unwrap();
+        let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+            panic!()
+        };
+        let h2 = header_from(&a).unwrap();
+        assert_eq!(
+            (h2.sizes, h2.run_args),
+            (vec![881], vec!["--config".to_string(), fs.to_string()])
+        );
+        // The trial sets the flows' total rate itself.
+        let e = parse(&["--max-rate", "1000", "--", "--config-rate", "5"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--config-rate: ndr sets it"), "{e}");
+        let _ = std::fs::remove_file(&f);
     }
 
     /// A results file of `header` (and `trials`), written for a test.

@@ -77,6 +77,26 @@ pub fn table(run: &NdrRun) -> String {
                 ", line rate {l} Mb/s"
             ))
     );
+    if let Some(file) = super::config::config_in(&h.run_args) {
+        let flows = run
+            .trials
+            .iter()
+            .find(|t| !t.figures.flows.is_empty())
+            .map_or("-".to_string(), |t| {
+                let names: Vec<String> = t
+                    .figures
+                    .flows
+                    .iter()
+                    .map(|f| crate::text::printable(&f.name).into_owned())
+                    .collect();
+                names.join(", ")
+            });
+        let _ = writeln!(
+            s,
+            "config {}: the aggregate of its flows ({flows}); size: their mean frame, weighted by their rates",
+            crate::text::printable(&file.to_string_lossy())
+        );
+    }
     if run.interrupted {
         let _ = writeln!(
             s,

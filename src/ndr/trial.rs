@@ -14,8 +14,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// Options of `run` the search sets itself.
-pub const OWN_OPTIONS: [&str; 11] = [
+pub const OWN_OPTIONS: [&str; 12] = [
     "--ratep",
+    "--config-rate",
     "--rate",
     "--delay",
     "--duration",
@@ -111,6 +112,14 @@ impl Runner<TrialRecord> for ChildTrials {
                 o.receiver_lost,
                 o.sender_lost
             );
+            for fl in &f.flows {
+                crate::errln!(
+                    "[ndr]     flow {}: sent {}, received {}",
+                    crate::text::printable(&fl.name),
+                    fl.sent,
+                    fl.received
+                );
+            }
         }
         Ran::Done(TrialRecord {
             size,
@@ -192,6 +201,28 @@ mod tests {
         v["outcome"].as_object_mut().unwrap().remove("pacing");
         let (o, _) = classify(&q(None), &v).unwrap();
         assert_eq!(o.achieved, 500.0);
+    }
+
+    #[test]
+    fn a_configs_loss_is_the_sum_of_its_flows() {
+        let mut v = report(600, 0, 0, 4, 1);
+        v["streams"] = serde_json::json!({"streams": [
+            {"name": "a", "tx_frames": 100, "rx_frames": 100},
+            {"name": "b", "tx_frames": 200, "rx_frames": 190},
+            {"name": "c", "tx_frames": 300, "rx_frames": 270}]});
+        let (o, fig) = classify(&q(Some(1000.0)), &v).unwrap();
+        // 40 lost in all: 4 the receiver's, 1 the sender's, 35 the DUT's.
+        assert_eq!((o.dut_lost, o.receiver_lost, o.sender_lost), (35, 4, 1));
+        assert_eq!((fig.seq_lost, fig.tail_lost), (40, 0));
+        let got: Vec<(&str, u64, u64)> = fig
+            .flows
+            .iter()
+            .map(|f| (f.name.as_str(), f.sent, f.received))
+            .collect();
+        assert_eq!(got, [("a", 100, 100), ("b", 200, 190), ("c", 300, 270)]);
+        // A flow no receiver counted: no trial figures.
+        v["streams"]["streams"][1]["rx_frames"] = Value::Null;
+        assert!(classify(&q(Some(1000.0)), &v).is_err());
     }
 
     #[test]

@@ -494,6 +494,95 @@ fn a_limiter_before_a_second_local_interface_is_found() {
     far_end_finds_the_limiter(&h, &h.a, &["--rx-dev", hosts::B_DATA]);
 }
 
+/// Three flows of different sizes and rates (1:2:3) through the DUT lab, to its receiver.
+fn three_flows_config(path: &std::path::Path) {
+    let mut s =
+        "ports:\n  - {name: p1, location: lab:tx}\n  - {name: p2, location: lab:rx}\nflows:\n"
+            .to_string();
+    for (name, size, pps, port) in [
+        ("small", 64, 1000, 20000),
+        ("mid", 512, 2000, 20001),
+        ("big", 1400, 3000, 20002),
+    ] {
+        s += &format!(
+            "  - name: {name}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{src: {{value: 10.99.0.1}}, dst: {{value: 10.99.1.2}}}}}}, {{udp: {{src_port: {{value: 7}}, dst_port: {{value: {port}}}}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n    duration: {{fixed_packets: {{packets: 100}}}}\n"
+        );
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+/// `ndr --config`: the aggregate of a config's three flows through a DUT whose forward chain
+/// passes R packets per second in all (a token bucket of B): found as the one-size search
+/// finds it, each trial's flows sent in their rates' proportions and its loss their sum.
+fn a_configs_aggregate_is_found_through_a_limiter() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let d = tmp("config");
+    let cfg = d.join("three.yaml");
+    three_flows_config(&cfg);
+    let cfg_s = cfg.to_string_lossy().into_owned();
+    let setup = format!(
+        "nft add table inet ndr_test && nft add chain inet ndr_test f '{{ type filter hook forward priority 0; }}' && nft add rule inet ndr_test f limit rate over {R}/second burst {BURST} packets counter drop"
+    );
+    // --sizes is refused beside it, and so is a search without a ceiling: nothing runs.
+    for (extra, want) in [
+        (
+            &["--sizes", "64", "--max-rate", "40000"][..],
+            "--sizes 64: not with --config",
+        ),
+        (&[][..], "--config: give --max-rate"),
+    ] {
+        let mut a = vec!["ndr", "--config", &cfg_s];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--", "--lab", "dut"]);
+        let o = upktgen(&a);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{e}");
+    }
+    let results = d.join("r.jsonl");
+    let results_s = results.to_string_lossy().into_owned();
+    let mut a = vec!["ndr", "--config", &cfg_s, "--max-rate", "40000"];
+    a.extend_from_slice(&["--results", &results_s]);
+    a.extend_from_slice(&short_search("", &[])[3..]);
+    a.extend_from_slice(&["--json", "--", "--lab", "dut", "--dut-setup", &setup]);
+    let o = upktgen(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["header"]["run_args"][0], "--config", "{}", v["header"]);
+    let sizes = v["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 1);
+    // The flows' mean frame, weighted by their rates: 5,288,000 / 6,000 bytes.
+    assert_eq!(sizes[0]["size"], 881, "{}", sizes[0]);
+    let why = stderr(&o);
+    dut_ndr_within(&v, &sizes[0], R * 0.9, (R + BURST / TRIAL_S) * 1.02, &why);
+    for t in v["trials"].as_array().unwrap() {
+        let flows = t["figures"]["flows"].as_array().unwrap();
+        let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["small", "mid", "big"], "{t}");
+        let n = |f: &Value, k: &str| f[k].as_u64().unwrap();
+        let sent: u64 = flows.iter().map(|f| n(f, "sent")).sum();
+        let lost: u64 = flows.iter().map(|f| n(f, "sent") - n(f, "received")).sum();
+        let o = &t["obs"];
+        assert_eq!(sent, n(o, "sent"), "{t}");
+        assert_eq!(
+            lost,
+            n(o, "dut_lost") + n(o, "receiver_lost") + n(o, "sender_lost"),
+            "{t}"
+        );
+        // Each flow at its share (1:2:3) of the trial's rate.
+        for (f, share) in flows.iter().zip([1.0, 2.0, 3.0]) {
+            let want = sent as f64 * share / 6.0;
+            assert!(
+                (n(f, "sent") as f64 - want).abs() <= want * 0.01 + 2.0,
+                "{t}"
+            );
+        }
+    }
+}
+
 // The searches run alone (harness.rs): each measures rates, and eight of them at once on a
 // 2-CPU machine starved their senders below the limiter's rate (a search then ends
 // sender-bound, or finds a rate the sender, not the DUT, could not hold).
@@ -506,4 +595,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_limiter_at_a_netns_far_end_is_found,
     a_limiter_at_an_ssh_far_end_is_found,
     a_limiter_before_a_second_local_interface_is_found,
+    a_configs_aggregate_is_found_through_a_limiter,
 ];

@@ -48,6 +48,18 @@ pub enum Refusal {
     )]
     ConfigPortsWith { option: &'static str },
     #[error(
+        "--config-rate {given}: give the flows' total rate in frames per second, at least 1 and at most 1e9"
+    )]
+    ConfigRate { given: String },
+    #[error(
+        "--config-rate: the flows leave from several ports; their rates are scaled together on one sending port only (not yet across ports)"
+    )]
+    ConfigRatePorts,
+    #[error(
+        "--config-rate: stream {stream:?} has no rate in frames per second here (a percentage needs the port's line rate)"
+    )]
+    ConfigRateUnknown { stream: String },
+    #[error(
         "--config: port {port:?} receives at {location}: with a lab:tx sender, the receiving port is lab:rx; else an interface, netns:NAME/IFACE or ssh://host/IFACE"
     )]
     ConfigRxPort { port: String, location: String },

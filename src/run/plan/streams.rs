@@ -121,7 +121,18 @@ pub fn apply_config_in(
     if lab.is_some() && a.far.lab == crate::cli::run::LabKind::Dut {
         return Err(Refusal::ConfigBothWaysDut.into());
     }
+    if let Some(r) = a.config_rate
+        && !(r.is_finite() && (1.0..=1e9).contains(&r))
+    {
+        return Err(Refusal::ConfigRate {
+            given: r.to_string(),
+        }
+        .into());
+    }
     let legs = legs(cfg, lab).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if legs.len() > 1 && a.config_rate.is_some() {
+        return Err(Refusal::ConfigRatePorts.into());
+    }
     if legs.len() > 1 {
         // Several runs side by side print their text reports and one table.
         for (given, option) in [
@@ -212,13 +223,16 @@ fn apply_leg(
         seed,
     };
     // The leg's flows, in the config's order (`flows` is ascending).
-    let specs: Vec<StreamSpec> = crate::otg::streams::streams(cfg, &cx)
+    let mut specs: Vec<StreamSpec> = crate::otg::streams::streams(cfg, &cx)
         .map_err(|e| anyhow!("{}: {e}", path.display()))?
         .into_iter()
         .enumerate()
         .filter(|(i, _)| flows.binary_search(i).is_ok())
         .map(|(_, s)| s)
         .collect();
+    if let Some(total) = a.config_rate {
+        scale_to(&mut specs, total, line_bps.map(|b| b as f64))?;
+    }
     // Flow indices are below the signature's 65,536 ids: the config's reader bounds them.
     let ids: Vec<u16> = flows.iter().map(|&i| i as u16).collect();
     // Built once here, so a stream the engine cannot send is refused before anything is.
@@ -392,6 +406,43 @@ fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refu
         ));
     }
     Ok(legs)
+}
+
+/// A stream's rate in frames per second: a rate in bits per second (on the wire) or a
+/// percentage of `line_bps` at its mean frame size; None for a percentage without a line
+/// rate.
+pub fn spec_pps(s: &StreamSpec, line_bps: Option<f64>) -> Option<f64> {
+    use crate::stream::spec::Rate;
+    let wire_bits = (s.size.mean() + crate::wire::WIRE_OVERHEAD as f64) * 8.0;
+    match s.rate {
+        Rate::Pps(p) => Some(p),
+        Rate::Bps(b) => Some(b / wire_bits),
+        Rate::Percent(x) => line_bps.map(|l| l * x / 100.0 / wire_bits),
+    }
+}
+
+/// `--config-rate`: every stream continuous from the run's start, at its share of `total`
+/// frames per second (its rate in frames per second over the streams' sum).
+pub fn scale_to(
+    specs: &mut [StreamSpec],
+    total: f64,
+    line_bps: Option<f64>,
+) -> Result<(), Refusal> {
+    let rates = specs
+        .iter()
+        .map(|s| {
+            spec_pps(s, line_bps).ok_or_else(|| Refusal::ConfigRateUnknown {
+                stream: s.name.clone(),
+            })
+        })
+        .collect::<Result<Vec<f64>, Refusal>>()?;
+    let sum: f64 = rates.iter().sum();
+    for (s, r) in specs.iter_mut().zip(rates) {
+        s.rate = crate::stream::spec::Rate::Pps(r * total / sum);
+        s.length = Length::Continuous;
+        s.start_delay_ns = 0;
+    }
+    Ok(())
 }
 
 /// The run's count when every stream ends by a count (their sum, as pktgen's `count`);

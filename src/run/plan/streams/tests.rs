@@ -509,3 +509,82 @@ fn xdp_live_plans_a_configs_streams_and_refuses_what_it_cannot_send() {
         p.senders[0].ruled_out
     );
 }
+
+/// Three flows on a 1 Gbit/s port: 1,000 pps of 64 bytes, 2,048,000 bit/s of 128 bytes
+/// (2,000 pps: 128 × 8 bits a frame) and 3 % of the line in 1,230-byte frames (1,250 bytes a
+/// frame on the wire with preamble and gap: 3e7 / 10,000 bits = 3,000 pps); 6,000 pps in all.
+fn three_rates() -> tempfile_like::File {
+    let flow = |name: &str, size: u32, rate: &str, duration: &str| {
+        format!(
+            "  - name: {name}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {rate}\n    duration: {duration}\n"
+        )
+    };
+    tempfile_like::File::new(&format!(
+        "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nlayer1:\n  - {{name: ly, port_names: [p1, p2], speed: speed_1_gbps}}\nflows:\n{}{}{}",
+        flow("a", 64, "{pps: 1000}", "{fixed_packets: {packets: 10}}"),
+        flow(
+            "b",
+            128,
+            "{bps: 2048000}",
+            "{fixed_seconds: {seconds: 1, delay: {nanoseconds: 5000}}}"
+        ),
+        flow("c", 1230, "{percentage: 3}", "{continuous: {}}"),
+    ))
+}
+
+#[test]
+fn config_rate_scales_every_flow_to_its_share_of_the_total_and_makes_it_continuous() {
+    use crate::stream::spec::{Length, Rate};
+    let f = three_rates();
+    let p = plan(&[
+        "--config",
+        f.arg(),
+        "--config-rate",
+        "12000",
+        "--duration",
+        "2s",
+    ])
+    .unwrap();
+    let s = p.streams.as_ref().unwrap();
+    for (spec, want) in s.specs.iter().zip([2000.0, 4000.0, 6000.0]) {
+        let Rate::Pps(got) = spec.rate else {
+            panic!("{:?}", spec.rate)
+        };
+        assert!((got - want).abs() < 1e-6, "{}: {got}", spec.name);
+        assert_eq!(spec.length, Length::Continuous, "{}", spec.name);
+        assert_eq!(spec.start_delay_ns, 0, "{}", spec.name);
+    }
+    // Nothing ends by a count: --duration ends the run.
+    assert_eq!(p.senders[0].spec.cfg.count, 0);
+    assert_eq!(p.duration, Some(std::time::Duration::from_secs(2)));
+    // Without it, the flows keep their own rates and lengths.
+    let p = plan(&["--config", f.arg()]).unwrap();
+    let s = p.streams.as_ref().unwrap();
+    assert_eq!(s.specs[0].length, Length::Packets(10));
+    assert!(matches!(s.specs[2].rate, Rate::Percent(x) if x == 3.0));
+}
+
+#[test]
+fn config_rate_is_refused_out_of_range_without_a_config_and_across_ports() {
+    let f = three_rates();
+    for bad in ["0", "-5", "inf", "2e9"] {
+        let e = plan(&["--config", f.arg(), &format!("--config-rate={bad}")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--config-rate "), "{bad}: {e}");
+    }
+    let e = Cli::try_parse_from(["upktgen", "run", "--config-rate", "1000"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--config"), "{e}");
+    let f = ports_config(
+        "netns:a/e1",
+        "netns:b/e2",
+        Some("netns:c/e3"),
+        &[("x", "p1", "p2"), ("y", "p3", "p2")],
+    );
+    let e = plans(&["--config", f.arg(), "--config-rate", "1000"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("several ports"), "{e}");
+}

@@ -1,0 +1,124 @@
+//! `ndr --config FILE`: the search on the aggregate of an OTG config's flows. Each trial is
+//! `run --config FILE --config-rate R --duration T` (every flow continuous, its rate scaled
+//! by one factor so that the flows add up to R frames per second), and its loss is the sum of
+//! the flows' (sent by all, received of all at their receiving port). The frame sizes are
+//! the flows': the search's one "size" is their mean, weighted by their rates.
+
+use anyhow::{Result, anyhow, bail};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What the report says of the config: its file, its flows, and the frame size the search
+/// stands on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Aggregate {
+    pub file: PathBuf,
+    pub flows: Vec<String>,
+    /// The flows' mean frame size in bytes with the FCS, weighted by their rates in frames
+    /// per second.
+    pub mean_frame: u32,
+}
+
+/// The `--config FILE` among run options `run` (either spelling), when given.
+pub fn config_in(run: &[String]) -> Option<PathBuf> {
+    run.iter().enumerate().find_map(|(i, a)| {
+        if a == "--config" {
+            run.get(i + 1).map(PathBuf::from)
+        } else {
+            a.strip_prefix("--config=").map(PathBuf::from)
+        }
+    })
+}
+
+/// The rate-weighted mean of frames of `flows` (mean size in bytes, frames per second).
+pub fn mean_frame(flows: &[(f64, f64)]) -> Option<f64> {
+    let total: f64 = flows.iter().map(|f| f.1).sum();
+    (total > 0.0 && total.is_finite())
+        .then(|| flows.iter().map(|(size, pps)| size * pps).sum::<f64>() / total)
+}
+
+/// The config at `path`, read as `run --config` reads it.
+pub fn read(path: &Path) -> Result<Aggregate> {
+    let cfg = crate::run::plan::streams::read(path)?;
+    let mut flows = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let mean = f.size.mean();
+        let pps = f
+            .rate
+            .pps(mean, cfg.line_bps(&f.tx_port))
+            .ok_or_else(|| {
+                anyhow!(
+                    "{}: flows[{i}].rate.percentage: a rate in percent needs the port's line rate (its layer1 speed): give pps or a bit rate",
+                    path.display()
+                )
+            })?;
+        flows.push((mean, pps));
+    }
+    let Some(mean) = mean_frame(&flows) else {
+        bail!("{}: no flow to send", path.display());
+    };
+    Ok(Aggregate {
+        file: path.to_path_buf(),
+        flows: cfg.flows.iter().map(|f| f.name.clone()).collect(),
+        mean_frame: mean.round() as u32,
+    })
+}
+
+/// What ndr's options may not be beside `--config`, and the ceiling it needs.
+pub fn check_options(sizes: Option<&str>, max_rate: Option<f64>, line: Option<f64>) -> Result<()> {
+    if let Some(s) = sizes {
+        bail!(
+            "--sizes {s}: not with --config, whose flows give the frame sizes (the search is on their aggregate)"
+        );
+    }
+    if max_rate.is_none() && line.is_none() {
+        bail!(
+            "--config: give --max-rate PPS (or --line-rate MBIT): the flows' aggregate has no unpaced ceiling trial"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_config_is_found_among_the_run_options() {
+        assert_eq!(
+            config_in(&s(&["--lab", "dut", "--config", "a.yaml"])),
+            Some(PathBuf::from("a.yaml"))
+        );
+        assert_eq!(
+            config_in(&s(&["--config=b.json"])),
+            Some(PathBuf::from("b.json"))
+        );
+        assert_eq!(config_in(&s(&["--lab", "dut"])), None);
+    }
+
+    #[test]
+    fn the_mean_frame_is_weighted_by_the_rates() {
+        // 1,000 pps of 64 bytes and 3,000 of 1,518: (64,000 + 4,554,000) / 4,000 = 1,154.5.
+        assert_eq!(
+            mean_frame(&[(64.0, 1000.0), (1518.0, 3000.0)]),
+            Some(1154.5)
+        );
+        assert_eq!(mean_frame(&[]), None);
+    }
+
+    #[test]
+    fn sizes_and_no_ceiling_are_refused() {
+        let e = check_options(Some("64"), Some(1000.0), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--sizes 64: not with --config"), "{e}");
+        let e = check_options(None, None, None).unwrap_err().to_string();
+        assert!(e.contains("--max-rate"), "{e}");
+        check_options(None, Some(1000.0), None).unwrap();
+        check_options(None, None, Some(1000.0)).unwrap();
+    }
+}
