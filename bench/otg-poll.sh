@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # otg-poll.sh - what a client polling `upktgen otg`'s metrics at 10 Hz costs the senders:
-# the same flow (64-byte UDP, as fast as the engine sends, for DURATION seconds) over a veth
+# the same flow (64-byte UDP, asked at 10 Mpps, far above what the path carries, so the sender runs flat out, for DURATION seconds) over a veth
 # pair in a namespace made here, once with no call during the flow's DURATION (then one a
 # second until it stopped) and once with get_metrics called every 100 ms throughout; prints the frames sent by each and their ratio.
 # Issue 24 asks the polled run to send at least 99 % of the quiet one. Run it on a quiet
@@ -38,8 +38,8 @@ for _ in $(seq 50); do curl -sf "$URL/capabilities/version" >/dev/null && break;
 call() { curl -sf -X POST "$URL$1" -H 'Content-Type: application/json' -d "$2"; }
 call /config "{\"ports\": [{\"name\": \"p1\", \"location\": \"netns:$NS/va\"}, {\"name\": \"p2\", \"location\": \"netns:$NS/vb\"}],
   \"flows\": [{\"name\": \"f\", \"tx_rx\": {\"port\": {\"tx_name\": \"p1\", \"rx_names\": [\"p2\"]}},
-    \"packet\": [{\"ethernet\": {}}, {\"ipv4\": {}}, {\"udp\": {}}], \"size\": {\"fixed\": 64},
-    \"rate\": {\"percentage\": 100}, \"duration\": {\"fixed_seconds\": {\"seconds\": $DURATION}}}]}" >/dev/null
+    \"packet\": [{\"ethernet\": {\"dst\": {\"choice\": \"value\", \"value\": \"02:00:00:00:00:02\"}}}, {\"ipv4\": {}}, {\"udp\": {}}], \"size\": {\"fixed\": 64},
+    \"rate\": {\"pps\": 10000000}, \"duration\": {\"fixed_seconds\": {\"seconds\": $DURATION}}}]}" >/dev/null
 STATE='{"choice": "traffic", "traffic": {"choice": "flow_transmit", "flow_transmit": {"state": "%s"}}}'
 METRICS='{"choice": "flow"}'
 # One test: start, (poll), wait for the flow to stop, print its frames_tx.

@@ -241,6 +241,9 @@ fn apply_leg(
     e.pg.items
         .push(("count", count(&specs).unwrap_or(0).to_string()));
     e.pg.items.push(("pkt_size", frames.max_len().to_string()));
+    if e.duration.is_none() {
+        e.duration = wall_time(&specs);
+    }
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
     let expected = (0..cfg.flows.len())
         .filter(|&i| cfg.flows[i].rx_ports.first() == Some(&rx_port.0))
@@ -458,6 +461,25 @@ fn count(specs: &[StreamSpec]) -> Option<u64> {
         }) => Some(sum.saturating_add(packets.saturating_mul(c))),
         _ => None,
     })
+}
+
+/// How late a sender may be with a timed flow's last frames before the run's end cuts them.
+const LATE_GRACE_NS: u64 = 50_000_000;
+
+/// The run's wall-clock length when every stream ends by a time (the latest end, its delay
+/// included, plus [`LATE_GRACE_NS`]): a flow of `fixed_seconds` lasts that long even when
+/// its rate is above what the path carries, as the model means it, instead of sending
+/// every frame that was due before its end, late. None when a stream ends by a count or
+/// not at all.
+fn wall_time(specs: &[StreamSpec]) -> Option<std::time::Duration> {
+    specs
+        .iter()
+        .try_fold(0u64, |end, s| match s.length {
+            Length::Duration { ns } => Some(end.max(s.start_delay_ns.saturating_add(ns))),
+            _ => None,
+        })
+        .filter(|&ns| ns > 0)
+        .map(|ns| std::time::Duration::from_nanos(ns.saturating_add(LATE_GRACE_NS)))
 }
 
 #[cfg(test)]

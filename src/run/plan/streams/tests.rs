@@ -588,3 +588,27 @@ fn config_rate_is_refused_out_of_range_without_a_config_and_across_ports() {
         .to_string();
     assert!(e.contains("several ports"), "{e}");
 }
+
+#[test]
+fn flows_that_end_by_time_end_the_run_at_that_time() {
+    let timed = config(
+        "lab:tx",
+        "lab:rx",
+        &(flow("a", "{fixed_seconds: {seconds: 2}}")
+            + &flow("b", "{fixed_seconds: {seconds: 3.5}}")),
+    );
+    let p = plan(&["--config", timed.arg()]).unwrap();
+    // The latest end, and 50 ms for a sender late with its last frames.
+    assert_eq!(p.duration, Some(std::time::Duration::from_millis(3550)));
+    // A flow that ends by a count may take as long as it takes: no wall-clock end.
+    let mixed = config(
+        "lab:tx",
+        "lab:rx",
+        &(flow("a", "{fixed_seconds: {seconds: 2}}")
+            + &flow("b", "{fixed_packets: {packets: 10}}")),
+    );
+    assert_eq!(plan(&["--config", mixed.arg()]).unwrap().duration, None);
+    // --duration says it first.
+    let p = plan(&["--config", timed.arg(), "--duration", "1s"]).unwrap();
+    assert_eq!(p.duration, Some(std::time::Duration::from_secs(1)));
+}
