@@ -289,12 +289,13 @@ pub struct RunArgs {
     pub replay: Option<PathBuf>,
 
     /// Send the flows of an Open Traffic Generator config (JSON or YAML: the `Config` a
-    /// snappi script sets), each a stream of its own on one timeline, each counted and
-    /// timed at the receiving port by the signature at its frames' end. The ports'
-    /// locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts a
-    /// device under test between them), an interface (`eth1`), a receiving
-    /// `netns:NAME/IFACE` or `ssh://host/IFACE`. OTG sizes count the FCS. What upktgen does
-    /// not implement is refused with its path (docs/otg.md).
+    /// snappi script sets), each a stream of its own on its sending port's timeline, each
+    /// counted and timed at its receiving port by the signature at its frames' end. The
+    /// ports' locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts
+    /// a device under test between them), an interface (`eth1`), `netns:NAME/IFACE` (sent
+    /// from and received inside that namespace), a receiving `ssh://host/IFACE`; a port may
+    /// send and receive (flows both ways). OTG sizes count the FCS. What upktgen does not
+    /// implement is refused with its path (docs/otg.md).
     #[arg(long, value_name = "FILE", help_heading = "Streams", conflicts_with_all = ["replay", "pcap"])]
     pub config: Option<PathBuf>,
 
