@@ -165,3 +165,35 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
     };
     Ok((obs, fig))
 }
+
+/// What a child's end measured as a trial of `q`, with what `extra` reads of its report
+/// (the default when the trial failed) and the child's wall time; a trial that failed is an
+/// `Obs` with its error; None when Ctrl-C stopped it. ndr's and rfc2544's trials read their
+/// children through it.
+pub fn measured<T: Default>(
+    q: &Request,
+    end: std::io::Result<super::child::ChildEnd>,
+    extra: impl FnOnce(&Value) -> T,
+) -> Option<(Obs, Figures, T, f64)> {
+    let failed = |e: String, secs: f64| {
+        Some((
+            Obs {
+                requested: q.rate,
+                duration_s: q.duration_s,
+                error: Some(e),
+                ..Obs::default()
+            },
+            Figures::default(),
+            T::default(),
+            secs,
+        ))
+    };
+    let (v, secs) = match super::child::report_of(end)? {
+        Ok(r) => r,
+        Err((e, secs)) => return failed(e, secs),
+    };
+    match classify(q, &v) {
+        Ok((o, fig)) => Some((o, fig, extra(&v), secs)),
+        Err(e) => failed(e.to_string(), secs),
+    }
+}

@@ -46,26 +46,7 @@ pub fn child_args(frame: u32, q: &Request, user: &[String]) -> Vec<String> {
 /// What a child's end measured as a trial of `q`, with the child's wall time (a trial that
 /// failed is an `Obs` with its error); None when Ctrl-C stopped it.
 pub fn outcome(q: &Request, end: std::io::Result<child::ChildEnd>) -> Option<(Obs, Figures, f64)> {
-    let failed = |e: String, secs: f64| {
-        Some((
-            Obs {
-                requested: q.rate,
-                duration_s: q.duration_s,
-                error: Some(e),
-                ..Obs::default()
-            },
-            Figures::default(),
-            secs,
-        ))
-    };
-    let (v, secs) = match child::report_of(end)? {
-        Ok(r) => r,
-        Err((e, secs)) => return failed(e, secs),
-    };
-    match classify(q, &v) {
-        Ok((o, fig)) => Some((o, fig, secs)),
-        Err(e) => failed(e.to_string(), secs),
-    }
+    crate::experiment::figures::measured(q, end, |_| ()).map(|(o, f, (), s)| (o, f, s))
 }
 
 /// ndr's runner: each trial a child of `exe`, with a progress line before and after.

@@ -55,35 +55,9 @@ pub struct StreamsOutcome {
     pub flows: Vec<FlowFigures>,
 }
 
-/// One flow's final figures.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FlowFigures {
-    pub name: String,
-    pub tx_frames: u64,
-    pub tx_bytes: u64,
-    pub rx_frames: u64,
-    pub rx_bytes: u64,
-    /// Frames sent and never received.
-    pub lost: u64,
-    /// One-way latency of the received frames, when any was timed.
-    pub latency_ns: Option<LatencyNs>,
-    /// RFC 3550 interarrival jitter, ns.
-    pub jitter_ns: Option<f64>,
-    /// The first and last arrival, CLOCK_REALTIME in ns.
-    pub first_rx_ns: Option<u64>,
-    pub last_rx_ns: Option<u64>,
-}
-
-/// Latency figures, ns.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LatencyNs {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
-    pub p50: u64,
-    pub p99: u64,
-    pub p999: u64,
-}
+/// One flow's final figures (bytes with the FCS, as the model counts them) and their
+/// latency: the run's own types.
+pub use crate::run::streams::{FlowFigures, LatencyNs};
 
 impl FlowFigures {
     /// The counters part of the figures.

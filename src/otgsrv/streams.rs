@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::engine::{Engine, FlowFigures, FlowProgress, LatencyNs, Launched, StreamsOutcome};
+use super::engine::{Engine, FlowFigures, FlowProgress, Launched, StreamsOutcome};
 use crate::otg::{Config, FCS_LEN};
 use crate::run::streams;
 
@@ -58,21 +58,7 @@ impl Launched for Running {
                 .map(|f| FlowFigures {
                     tx_bytes: with_fcs(f.tx_bytes, f.tx_frames),
                     rx_bytes: with_fcs(f.rx_bytes, f.rx_frames),
-                    latency_ns: f.latency_ns.map(|l| LatencyNs {
-                        min: l.min,
-                        mean: l.mean,
-                        max: l.max,
-                        p50: l.p50,
-                        p99: l.p99,
-                        p999: l.p999,
-                    }),
-                    name: f.name,
-                    tx_frames: f.tx_frames,
-                    rx_frames: f.rx_frames,
-                    lost: f.lost,
-                    jitter_ns: f.jitter_ns,
-                    first_rx_ns: f.first_rx_ns,
-                    last_rx_ns: f.last_rx_ns,
+                    ..f
                 })
                 .collect(),
         })

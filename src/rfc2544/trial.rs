@@ -4,7 +4,7 @@
 //! RFC 8219's PDV and IPDV, from the receiver's sink ([`delay`]).
 
 use crate::experiment::child;
-use crate::experiment::figures::{Figures, classify};
+use crate::experiment::figures::Figures;
 use crate::experiment::search::{Obs, Request};
 use crate::experiment::suite::{Delay, Record, Test};
 use crate::experiment::{Coords, Ran, Runner, Trial};
@@ -36,33 +36,13 @@ pub fn delay(v: &Value) -> Option<Delay> {
     })
 }
 
-/// What a child's end measured as a trial of `q`: None when Ctrl-C stopped it; a trial that
-/// failed is an `Obs` with its error.
+/// What a child's end measured as a trial of `q`, with its delays: None when Ctrl-C stopped
+/// it; a trial that failed is an `Obs` with its error.
 pub fn outcome(
     q: &Request,
     end: std::io::Result<child::ChildEnd>,
 ) -> Option<(Obs, Figures, Option<Delay>, f64)> {
-    let failed = |e: String, secs: f64| {
-        Some((
-            Obs {
-                requested: q.rate,
-                duration_s: q.duration_s,
-                error: Some(e),
-                ..Obs::default()
-            },
-            Figures::default(),
-            None,
-            secs,
-        ))
-    };
-    let (v, secs) = match child::report_of(end)? {
-        Ok(r) => r,
-        Err((e, secs)) => return failed(e, secs),
-    };
-    match classify(q, &v) {
-        Ok((o, fig)) => Some((o, fig, delay(&v), secs)),
-        Err(e) => failed(e.to_string(), secs),
-    }
+    crate::experiment::figures::measured(q, end, delay)
 }
 
 /// rfc2544's runner: each trial a child of `exe`, with a progress line before and after.

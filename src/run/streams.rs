@@ -48,7 +48,7 @@ pub struct FlowProgress {
 }
 
 /// Latency of a flow's frames, in ns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LatencyNs {
     pub min: u64,
     pub mean: f64,
@@ -58,8 +58,9 @@ pub struct LatencyNs {
     pub p999: u64,
 }
 
-/// One flow at the end of the run.
-#[derive(Debug, Clone, PartialEq)]
+/// One flow at the end of the run (the OTG server's final figures too, its bytes counting
+/// the FCS there).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowFigures {
     pub name: String,
     pub tx_frames: u64,
@@ -68,8 +69,11 @@ pub struct FlowFigures {
     pub rx_bytes: u64,
     /// Sent and never received (the tail included).
     pub lost: u64,
+    /// One-way latency of the received frames, when any was timed.
     pub latency_ns: Option<LatencyNs>,
+    /// RFC 3550 interarrival jitter, ns.
     pub jitter_ns: Option<f64>,
+    /// The first and last arrival, CLOCK_REALTIME in ns.
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
 }
