@@ -86,6 +86,29 @@ fn run(n: usize, frames: u64) -> f64 {
     done as f64 / wall
 }
 
+/// Frames per second of the timeline alone (no frame written).
+fn timeline_only(n: usize, frames: u64) -> f64 {
+    let specs: Vec<StreamSpec> = (0..n).map(|i| stream(i, 1e7 / n as f64)).collect();
+    let schedules = specs
+        .iter()
+        .map(|s| s.schedule(None))
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(1);
+        });
+    let mut tl = Timeline::new(schedules, 0);
+    let mut batch = [Due::default(); BATCH];
+    let mut done = 0u64;
+    let t0 = Instant::now();
+    while done < frames {
+        let got = tl.fill_batch(u64::MAX, &mut batch);
+        black_box(&batch);
+        done += got as u64;
+    }
+    done as f64 / t0.elapsed().as_secs_f64()
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let frames = if quick { 2_000_000 } else { 20_000_000 };
@@ -95,4 +118,12 @@ fn main() {
     let many = run(1024, frames);
     println!("1024 streams: {:>7.2} M frames/s", many / 1e6);
     println!("ratio 1024/1: {:.3}", many / one);
+    let one = timeline_only(1, frames);
+    let many = timeline_only(1024, frames);
+    println!(
+        "timeline alone: 1 stream {:.2} M/s, 1024 streams {:.2} M/s, ratio {:.3}",
+        one / 1e6,
+        many / 1e6,
+        many / one
+    );
 }

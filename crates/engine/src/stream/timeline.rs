@@ -6,8 +6,11 @@
 //! here. A stream's deadlines are exact multiples of its interval from its start (kept in
 //! 2^-32 ns, so no drift accumulates over a run); a sender that falls behind gets the
 //! frames it owes in deadline order, so every stream catches up at once and streams stay
-//! interleaved. The queue is a binary heap of `(deadline, stream)`: O(log n) per frame,
-//! nothing allocated per frame; ties go to the lower stream index.
+//! interleaved. The queue ([`Queue`]) holds `(deadline, stream)` keys packed in one
+//! integer, ties going to the lower stream index: a run of keys in ascending order (a
+//! stream moved on whose key is the largest joins its end, O(1): streams of one rate go
+//! round so) beside a 4-ary heap for the others (O(log4 n)); nothing allocated per frame. What a frame needs of its stream (its deadline, pace and bounds)
+//! is kept apart from the rest of its schedule, so 1,024 streams' hot state stays small.
 //!
 //! A sender loop:
 //! ```text
@@ -21,9 +24,6 @@
 
 use super::spec::SizeSeq;
 use crate::wire::WIRE_OVERHEAD;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
 
 /// One nanosecond in the timeline's fixed point (2^-32 ns units).
 pub const FP_ONE: u128 = 1 << 32;
@@ -114,26 +114,43 @@ pub struct Count {
     pub bytes: u64,
 }
 
+/// What the timeline reads and writes of a stream for every frame.
 #[derive(Debug, Clone)]
-struct State {
-    sched: Schedule,
+struct Hot {
     /// The next frame's deadline, 2^-32 ns.
     next_fp: u128,
     /// Frames due from the duration's end on are not sent.
     end_fp: u128,
+    count: Count,
+    /// The frame count it ends at (`u64::MAX`: none).
+    last_packet: u64,
+    /// The interval after every frame when the pace is one, else 0 (read from `Cold`).
+    interval: u128,
+    /// The frame's length when fixed, else 0 (read from `Cold`).
+    fixed_len: u32,
     in_burst: u64,
     bursts: u64,
-    count: Count,
 }
 
-impl State {
+/// The rest of a stream's schedule: read for a frame only when its size varies, its pace
+/// is a bit rate or it sends bursts.
+#[derive(Debug, Clone)]
+struct Cold {
+    sched: Schedule,
+}
+
+impl Hot {
     /// Moves past the frame just handed out (`len` bytes); false when the stream has ended.
     #[inline]
-    fn advance(&mut self, len: u32) -> bool {
+    fn advance(&mut self, len: u32, cold: &Cold) -> bool {
         self.count.packets += 1;
         self.count.bytes += u64::from(len);
-        self.next_fp += self.sched.pace.after(len);
-        if let Some(b) = &self.sched.burst {
+        self.next_fp += if self.interval != 0 {
+            self.interval
+        } else {
+            cold.sched.pace.after(len)
+        };
+        if let Some(b) = &cold.sched.burst {
             self.in_burst += 1;
             if self.in_burst == b.packets {
                 self.in_burst = 0;
@@ -144,7 +161,7 @@ impl State {
                 self.next_fp += b.gap_fp;
             }
         }
-        if self.sched.packets == Some(self.count.packets) {
+        if self.count.packets == self.last_packet {
             return false;
         }
         self.next_fp < self.end_fp
@@ -154,59 +171,290 @@ impl State {
     fn deadline_ns(&self) -> u64 {
         (self.next_fp >> 32) as u64
     }
+
+    #[inline]
+    fn len(&self, cold: &Cold) -> u32 {
+        if self.fixed_len != 0 {
+            self.fixed_len
+        } else {
+            cold.sched.sizes.at(self.count.packets)
+        }
+    }
+}
+
+/// The timeline's keys, smallest first: `deadline << 32 | stream` in one `u128`, so one
+/// comparison orders by deadline and then by the lower stream.
+///
+/// A key that is not below the largest key of `run` joins `run`'s end, so `run` stays in
+/// ascending order and costs O(1); any other key goes to `heap`. The smallest key is the
+/// smaller of the two fronts. Streams at one rate, or a slow stream among fast ones, come
+/// back after everything queued and stay in `run`.
+#[derive(Debug, Clone, Default)]
+pub struct Queue {
+    run: std::collections::VecDeque<u128>,
+    heap: Heap,
+}
+
+impl Queue {
+    pub fn with_capacity(n: usize) -> Queue {
+        Queue {
+            run: std::collections::VecDeque::with_capacity(n),
+            heap: Heap::with_capacity(n),
+        }
+    }
+
+    /// The smallest key, and whether it is `run`'s front.
+    #[inline]
+    fn front(&self) -> Option<(u128, bool)> {
+        match (self.run.front(), self.heap.peek()) {
+            (Some(&r), Some(h)) if h < r => Some((h, false)),
+            (Some(&r), _) => Some((r, true)),
+            (None, Some(h)) => Some((h, false)),
+            (None, None) => None,
+        }
+    }
+
+    /// The smallest key.
+    #[inline]
+    pub fn peek(&self) -> Option<u128> {
+        self.front().map(|(k, _)| k)
+    }
+
+    pub fn len(&self) -> usize {
+        self.run.len() + self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.run.is_empty() && self.heap.is_empty()
+    }
+
+    /// Whether `k` can join `run`'s end.
+    #[inline]
+    fn joins_run(&self, k: u128) -> bool {
+        self.run.back().is_none_or(|&b| b <= k)
+    }
+
+    pub fn push(&mut self, k: u128) {
+        if self.joins_run(k) {
+            self.run.push_back(k);
+        } else {
+            self.heap.push(k);
+        }
+    }
+
+    /// Replaces the smallest key by `k` (the stream it named, moved on). Nothing when
+    /// empty.
+    #[inline]
+    pub fn replace_top(&mut self, k: u128) {
+        match self.front() {
+            Some((_, true)) => {
+                self.run.pop_front();
+                self.push(k);
+            }
+            Some((_, false)) => {
+                if self.joins_run(k) {
+                    self.heap.pop();
+                    self.run.push_back(k);
+                } else {
+                    self.heap.replace_top(k);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Removes the smallest key.
+    #[inline]
+    pub fn pop(&mut self) -> Option<u128> {
+        match self.front()? {
+            (_, true) => self.run.pop_front(),
+            (_, false) => self.heap.pop(),
+        }
+    }
+}
+
+/// A min-heap of keys, four children a node: half as deep as a binary heap, and a node's
+/// children side by side.
+#[derive(Debug, Clone, Default)]
+struct Heap {
+    keys: Vec<u128>,
+}
+
+/// The key of stream `i` due at `deadline_ns`.
+#[inline]
+pub fn key(deadline_ns: u64, i: u32) -> u128 {
+    (u128::from(deadline_ns) << 32) | u128::from(i)
+}
+
+/// The deadline and stream of a key.
+#[inline]
+pub fn unkey(k: u128) -> (u64, u32) {
+    ((k >> 32) as u64, k as u32)
+}
+
+impl Heap {
+    fn with_capacity(n: usize) -> Heap {
+        Heap {
+            keys: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn push(&mut self, k: u128) {
+        self.keys.push(k);
+        self.sift_up(self.keys.len() - 1, k);
+    }
+
+    /// Replaces the smallest key by `k`.
+    #[inline]
+    fn replace_top(&mut self, k: u128) {
+        // Down to a leaf along the smaller children, then up to where `k` belongs: a
+        // stream moved on usually belongs near the bottom, so this compares less than
+        // stopping on the way down.
+        let pos = self.hole_to_leaf(0);
+        self.sift_up(pos, k);
+    }
+
+    /// Removes the smallest key.
+    #[inline]
+    fn pop(&mut self) -> Option<u128> {
+        let top = self.peek()?;
+        let last = self.keys.pop()?;
+        if !self.keys.is_empty() {
+            let pos = self.hole_to_leaf(0);
+            self.sift_up(pos, last);
+        }
+        Some(top)
+    }
+
+    /// Moves the hole at `pos` down to a leaf, each step filling it with its smallest
+    /// child; returns the leaf.
+    #[inline]
+    fn hole_to_leaf(&mut self, mut pos: usize) -> usize {
+        let k = &mut self.keys;
+        let n = k.len();
+        loop {
+            let c = 4 * pos + 1;
+            if c + 4 <= n {
+                // Four children: the smallest without branching on the data.
+                let (a, b) = if k[c + 1] < k[c] {
+                    (c + 1, k[c + 1])
+                } else {
+                    (c, k[c])
+                };
+                let (d, e) = if k[c + 3] < k[c + 2] {
+                    (c + 3, k[c + 3])
+                } else {
+                    (c + 2, k[c + 2])
+                };
+                let m = if e < b { d } else { a };
+                k[pos] = k[m];
+                pos = m;
+            } else if c < n {
+                let mut m = c;
+                for j in c + 1..n {
+                    if k[j] < k[m] {
+                        m = j;
+                    }
+                }
+                k[pos] = k[m];
+                pos = m;
+            } else {
+                return pos;
+            }
+        }
+    }
+
+    /// Puts `key` at `pos` or above it, where it belongs.
+    #[inline]
+    fn sift_up(&mut self, mut pos: usize, key: u128) {
+        let k = &mut self.keys;
+        while pos > 0 {
+            let parent = (pos - 1) / 4;
+            if k[parent] <= key {
+                break;
+            }
+            k[pos] = k[parent];
+            pos = parent;
+        }
+        k[pos] = key;
+    }
 }
 
 /// The streams of one transmit queue, by next deadline.
 #[derive(Debug, Clone)]
 pub struct Timeline {
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
-    streams: Vec<State>,
+    queue: Queue,
+    hot: Vec<Hot>,
+    cold: Vec<Cold>,
 }
 
 impl Timeline {
     /// Streams starting at `start_ns` (each after its own delay). At most `u32::MAX`
     /// streams (a run has at most `wire::signature::MAX_STREAMS`).
     pub fn new(schedules: Vec<Schedule>, start_ns: u64) -> Timeline {
-        let mut heap = BinaryHeap::with_capacity(schedules.len());
-        let streams: Vec<State> = schedules
-            .into_iter()
-            .enumerate()
-            .map(|(i, sched)| {
-                let first = u128::from(start_ns.saturating_add(sched.start_delay_ns)) * FP_ONE;
-                let end_fp = match sched.duration_ns {
-                    Some(d) => first + u128::from(d) * FP_ONE,
-                    None => u128::MAX,
-                };
-                let s = State {
-                    sched,
-                    next_fp: first,
-                    end_fp,
-                    in_burst: 0,
-                    bursts: 0,
-                    count: Count::default(),
-                };
-                heap.push(Reverse((s.deadline_ns(), i as u32)));
-                s
-            })
-            .collect();
-        Timeline { heap, streams }
+        let mut queue = Queue::with_capacity(schedules.len());
+        let mut hot = Vec::with_capacity(schedules.len());
+        let mut cold = Vec::with_capacity(schedules.len());
+        for (i, sched) in schedules.into_iter().enumerate() {
+            let first = u128::from(start_ns.saturating_add(sched.start_delay_ns)) * FP_ONE;
+            let end_fp = match sched.duration_ns {
+                Some(d) => first + u128::from(d) * FP_ONE,
+                None => u128::MAX,
+            };
+            let h = Hot {
+                next_fp: first,
+                end_fp,
+                count: Count::default(),
+                last_packet: sched.packets.unwrap_or(u64::MAX),
+                interval: match sched.pace {
+                    Pace::Interval(i) => i,
+                    Pace::PerWireByte(_) => 0,
+                },
+                fixed_len: match sched.sizes {
+                    SizeSeq::Fixed(l) => l,
+                    _ => 0,
+                },
+                in_burst: 0,
+                bursts: 0,
+            };
+            // A stream asked for no frame at all (a count of 0) is over before it starts.
+            if h.last_packet != 0 {
+                queue.push(key(h.deadline_ns(), i as u32));
+            }
+            hot.push(h);
+            cold.push(Cold { sched });
+        }
+        Timeline { queue, hot, cold }
     }
 
     /// The next frame due at or before `now_ns`, if any; the stream moves on past it.
     #[inline]
     pub fn next(&mut self, now_ns: u64) -> Option<Due> {
-        let mut top = self.heap.peek_mut()?;
-        let Reverse((deadline_ns, i)) = *top;
+        let (deadline_ns, i) = unkey(self.queue.peek()?);
         if deadline_ns > now_ns {
             return None;
         }
-        let s = &mut self.streams[i as usize];
-        let seq = s.count.packets;
-        let len = s.sched.sizes.at(seq);
-        if s.advance(len) {
-            *top = Reverse((s.deadline_ns(), i));
+        let h = &mut self.hot[i as usize];
+        let c = &self.cold[i as usize];
+        let seq = h.count.packets;
+        let len = h.len(c);
+        if h.advance(len, c) {
+            self.queue.replace_top(key(h.deadline_ns(), i));
         } else {
-            PeekMut::pop(top);
+            self.queue.pop();
         }
         Some(Due {
             stream: i,
@@ -234,33 +482,33 @@ impl Timeline {
     /// When the earliest stream's next frame is due (None when all have ended).
     #[inline]
     pub fn next_deadline(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((d, _))| *d)
+        self.queue.peek().map(|k| unkey(k).0)
     }
 
     /// Whether every stream has ended.
     #[inline]
     pub fn done(&self) -> bool {
-        self.heap.is_empty()
+        self.queue.is_empty()
     }
 
     /// How many streams the timeline holds.
     pub fn len(&self) -> usize {
-        self.streams.len()
+        self.hot.len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.streams.is_empty()
+        self.hot.is_empty()
     }
 
     /// What stream `i` has been handed out so far.
     pub fn count(&self, i: usize) -> Count {
-        self.streams[i].count
+        self.hot[i].count
     }
 
     /// Every stream's count, in order.
     pub fn counts(&self) -> impl Iterator<Item = Count> + '_ {
-        self.streams.iter().map(|s| s.count)
+        self.hot.iter().map(|s| s.count)
     }
 
     /// The sum over all streams.

@@ -235,3 +235,67 @@ fn sizes_pace_a_bit_rate() {
     assert_eq!(tl.next_deadline(), Some(8192));
     assert_eq!((a.len, a.seq), (1000, 0));
 }
+
+#[test]
+fn the_queue_orders_as_a_sorted_list() {
+    // Random pushes, replacements of the top and pops, against a sorted Vec: the smallest
+    // key always comes first, at every size (a node's last children are fewer than four).
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut q = Queue::default();
+    let mut want: Vec<u128> = Vec::new();
+    for step in 0..20_000 {
+        let k = key(rnd() % 1_000, (rnd() % 64) as u32);
+        match rnd() % 4 {
+            0 | 1 => {
+                q.push(k);
+                want.push(k);
+            }
+            2 if !want.is_empty() => {
+                want.sort_unstable();
+                want[0] = k;
+                q.replace_top(k);
+            }
+            _ => {
+                want.sort_unstable();
+                let w = (!want.is_empty()).then(|| want.remove(0));
+                assert_eq!(q.pop(), w, "step {step}");
+            }
+        }
+        want.sort_unstable();
+        assert_eq!(q.peek(), want.first().copied(), "step {step}");
+        assert_eq!(q.len(), want.len());
+    }
+    while let Some(w) = (!want.is_empty()).then(|| want.remove(0)) {
+        assert_eq!(q.pop(), Some(w));
+    }
+    assert!(q.is_empty());
+}
+
+#[test]
+fn equal_deadlines_go_to_the_lower_stream_and_keys_round_trip() {
+    assert!(key(5, 9) < key(6, 0), "the deadline first");
+    assert!(key(5, 1) < key(5, 2), "then the lower stream");
+    assert_eq!(unkey(key(u64::MAX, u32::MAX)), (u64::MAX, u32::MAX));
+    // 1,024 streams at one rate: served round-robin, in index order each round.
+    let mut tl = Timeline::new((0..1024).map(|_| for_ns(pps(1000.0), 5 * MS)).collect(), 0);
+    let seq = order(&mut tl);
+    assert_eq!(seq.len(), 5 * 1024);
+    for (k, s) in seq.iter().enumerate() {
+        assert_eq!(*s as usize, k % 1024);
+    }
+}
+
+#[test]
+fn a_count_of_zero_sends_nothing() {
+    let mut z = pps(1000.0);
+    z.packets = Some(0);
+    let mut tl = Timeline::new(vec![z, for_ns(pps(1000.0), 3 * MS)], 0);
+    assert_eq!(order(&mut tl), [1, 1, 1]);
+    assert_eq!(tl.count(0).packets, 0);
+}
