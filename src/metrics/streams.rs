@@ -147,7 +147,10 @@ pub fn bounded_streams_of(
         }
         let first = rest.first().map_or(0, |x| x.0);
         let last = rest.last().map_or(0, |x| x.0);
-        out.push((label(OTHER_STREAM.to_string(), format!("{first}-{last}")), sum));
+        out.push((
+            label(OTHER_STREAM.to_string(), format!("{first}-{last}")),
+            sum,
+        ));
     }
     out
 }

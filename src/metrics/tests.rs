@@ -651,7 +651,10 @@ fn each_ports_run_has_its_own_labelled_series_and_streams() {
     // p1 sends the even ids, p2 the odd ones.
     let even: Vec<u16> = (0..200).filter(|i| i % 2 == 0).collect();
     let odd: Vec<u16> = (0..200).filter(|i| i % 2 == 1).collect();
-    let (a, b) = (Scope::port("p1", "p2", &even), Scope::port("p2", "p1", &odd));
+    let (a, b) = (
+        Scope::port("p1", "p2", &even),
+        Scope::port("p2", "p1", &odd),
+    );
     for s in [&a, &b] {
         m.observe_streams_in(s, &t);
         m.observe_rx_in(s, &RxTotals::default());

@@ -355,7 +355,8 @@ impl PortsDoc {
             })
             .collect::<serde_json::Result<Vec<_>>>()?;
         let all = |v: Vec<Option<u64>>| -> Option<u64> {
-            v.into_iter().try_fold(0u64, |a, x| x.map(|x| a.saturating_add(x)))
+            v.into_iter()
+                .try_fold(0u64, |a, x| x.map(|x| a.saturating_add(x)))
         };
         let totals = PortsTotals {
             flows: table.flows.len(),
@@ -373,7 +374,10 @@ impl PortsDoc {
         Ok(PortsDoc {
             host: crate::report::hostname(),
             version: crate::report::VERSION.into(),
-            config: streams.first().map(|s| s.config.clone()).unwrap_or_default(),
+            config: streams
+                .first()
+                .map(|s| s.config.clone())
+                .unwrap_or_default(),
             runs,
             flows: table.flows,
             ports: table.ports,

@@ -640,13 +640,18 @@ fn a_run_and_a_receiver_with_streams_made_in_process_are_valid_and_strict() {
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
         assert!(
-            e.contains(&format!("{ps}: a run-ports document (\"upktgen.run-ports/1\")"))
-                && e.lines().count() == 1,
+            e.contains(&format!(
+                "{ps}: a run-ports document (\"upktgen.run-ports/1\")"
+            )) && e.lines().count() == 1,
             "{args:?}: {e}"
         );
     }
     let inner = d.join("inner.json");
-    std::fs::write(&inner, serde_json::to_vec(&ports["runs"][0]["report"]).unwrap()).unwrap();
+    std::fs::write(
+        &inner,
+        serde_json::to_vec(&ports["runs"][0]["report"]).unwrap(),
+    )
+    .unwrap();
     let m = prints_valid(schema::MERGE, &["merge", "--json", inner.to_str().unwrap()]);
     assert_eq!(m["total"]["sent"], run["outcome"]["result"]["sent"]);
     let _ = std::fs::remove_dir_all(&d);

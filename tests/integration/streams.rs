@@ -650,7 +650,11 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
     let o = child.0.take().unwrap().wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
-    check::check(upktgen::schema::RUN_PORTS, &j, "run --config --json, two ports");
+    check::check(
+        upktgen::schema::RUN_PORTS,
+        &j,
+        "run --config --json, two ports",
+    );
     let (p1, p2) = (format!("p1 ({va})"), format!("p2 ({vb})"));
     assert_eq!(j["flows"].as_array().map(Vec::len), Some(2), "{j}");
     for (i, name, tx, rx) in [(0, "ab", &p1, &p2), (1, "ba", &p2, &p1)] {
@@ -680,14 +684,25 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
     let sent = |i: usize| j["flows"][i]["tx_frames"].as_u64().unwrap();
     let port = |i: usize| &j["ports"][i];
     assert_eq!(
-        (&port(0)["port"], &port(0)["tx_frames"], &port(0)["rx_frames"]),
+        (
+            &port(0)["port"],
+            &port(0)["tx_frames"],
+            &port(0)["rx_frames"]
+        ),
         (&json!(p1), &json!(sent(0)), &json!(sent(1)))
     );
     assert_eq!(
-        (&port(1)["port"], &port(1)["tx_frames"], &port(1)["rx_frames"]),
+        (
+            &port(1)["port"],
+            &port(1)["tx_frames"],
+            &port(1)["rx_frames"]
+        ),
         (&json!(p2), &json!(sent(1)), &json!(sent(0)))
     );
-    assert_eq!((&port(0)["unexpected"], &port(1)["unexpected"]), (&json!(0), &json!(0)));
+    assert_eq!(
+        (&port(0)["unexpected"], &port(1)["unexpected"]),
+        (&json!(0), &json!(0))
+    );
     let t = &j["totals"];
     assert_eq!(
         (&t["flows"], &t["ports"], &t["lost"], &t["unexpected"]),
@@ -811,6 +826,51 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
     let unexpected: u64 = p1[4].parse().unwrap();
     assert!(unexpected > 0 && unexpected <= 500, "{text}");
     assert_eq!(port_row("p2", "b1")[2..], ["500", "-", "-"]);
+    // The same with --json: one document, each receiving port's unexpected in it.
+    let f = ConfigFile::new(&doc);
+    let j = run_json(&["--config", f.arg()]);
+    crate::common::schema::check(upktgen::schema::RUN_PORTS, &j, "two ports into one, --json");
+    let flows: Vec<(u64, u64)> = j["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["tx_frames"].as_u64().unwrap(),
+                f["rx_frames"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(flows, [(1000, 1000), (500, 500), (200, 200)], "{j}");
+    let port = |p: &str, iface: &str| {
+        let name = format!("{p} ({})", ns.port(iface));
+        j["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["port"] == name.as_str())
+            .unwrap_or_else(|| panic!("no port {name} in {j}"))
+            .clone()
+    };
+    let p1 = port("p1", "a1");
+    let unexpected = p1["unexpected"].as_u64().unwrap();
+    assert!(unexpected > 0 && unexpected <= 500, "{p1}");
+    assert_eq!(port("p3", "c1")["unexpected"], 0);
+    assert_eq!(
+        port("p2", "b1")["unexpected"],
+        Value::Null,
+        "no receiver at p2"
+    );
+    // p3's run sends to p1: its unexpected is p1's.
+    let to_p1 = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tx_port"] == format!("p3 ({})", ns.port("c1")).as_str())
+        .unwrap();
+    assert_eq!(to_p1["unexpected"], unexpected);
+    assert_eq!(j["totals"]["unexpected"], unexpected);
+    assert_eq!(j["runs"].as_array().map(Vec::len), Some(3));
 }
 
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
