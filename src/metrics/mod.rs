@@ -203,7 +203,7 @@ type Labels = Vec<(&'static str, String)>;
 /// sending port's run of a config whose flows leave from several ports carries `port` (its
 /// name in the config) and `rx_port` (the port it sends to) first, and shows only its own
 /// streams (the flows it sends, by id), so one endpoint serves every port's run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Scope {
     labels: Labels,
     /// The stream ids of the flows it sends, ascending; None: every stream.
@@ -266,6 +266,14 @@ impl Direction {
             Direction::Rx => "rx",
         }
     }
+}
+
+/// A run's interfaces as its live probes label them: (iface, netns) of the sending one and,
+/// when one is read here, of the receiving one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct WatchedIfaces {
+    tx: (String, String),
+    rx: Option<(String, String)>,
 }
 
 /// Each counter series' value when the current run first touched it: a run's totals count
@@ -420,6 +428,9 @@ pub struct Metrics {
     flow_duplicates: CounterFamily,
     flow_reordered: CounterFamily,
     streams: streams::StreamFamilies,
+    /// Each scope's interfaces as its live probes label them (iface, netns): the report's
+    /// figures at the end go into the same series.
+    watched: Mutex<HashMap<Scope, WatchedIfaces>>,
     cpu_busy: Family<Labels, GaugeF64>,
     state: Family<Labels, Gauge>,
 }
@@ -454,6 +465,7 @@ impl Metrics {
             flow_duplicates: CounterFamily::default(),
             flow_reordered: CounterFamily::default(),
             streams: streams::StreamFamilies::default(),
+            watched: Mutex::new(HashMap::new()),
             cpu_busy: Family::default(),
             state: Family::default(),
         };
@@ -641,6 +653,15 @@ impl Metrics {
         advance_in(&mut g, "iface_drops", &self.iface_drops, &l, drops);
     }
 
+    /// `scope`'s run reads its sending interface `tx` and maybe a receiving one `rx` live,
+    /// labelled (iface, netns): its report's interface figures go into those series.
+    pub fn watching(&self, scope: &Scope, tx: (String, String), rx: Option<(String, String)>) {
+        self.watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(scope.clone(), WatchedIfaces { tx, rx });
+    }
+
     /// The CPUs' busy share, 0 to 1.
     pub fn observe_cpu_busy(&self, ratio: f64) {
         let _g = self.lock();
@@ -753,12 +774,26 @@ impl Metrics {
             self.observe_thread_in(scope, &t.device, &ThreadTotals::from_outcome(&t.outcome));
         }
         // The same netns label as the live probes give (the process's own when None).
+        // The labels the live probes gave (a port in a namespace is read there), else the
+        // same netns label as they would give (the process's own when None).
         let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| netns_name(None));
-        let tx_ns = ns(&r.target.netns);
-        self.observe_iface_in(scope, &r.target.device, &tx_ns, Direction::Tx, &r.tx_iface);
+        let watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(scope)
+            .cloned();
+        let (tx_if, tx_ns) = match &watched {
+            Some(w) => w.tx.clone(),
+            None => (r.target.device.clone(), ns(&r.target.netns)),
+        };
+        self.observe_iface_in(scope, &tx_if, &tx_ns, Direction::Tx, &r.tx_iface);
         if let Some(rx) = &r.rx_iface {
-            let rx_ns = ns(&r.target.rx_netns);
-            self.observe_iface_in(scope, crate::lab::RX_IF, &rx_ns, Direction::Rx, rx);
+            let (rx_if, rx_ns) = match watched.as_ref().and_then(|w| w.rx.clone()) {
+                Some(l) => l,
+                None => (crate::lab::RX_IF.to_string(), ns(&r.target.rx_netns)),
+            };
+            self.observe_iface_in(scope, &rx_if, &rx_ns, Direction::Rx, rx);
         }
         if let Some(a) = &r.rx_analysis {
             self.observe_rx_report_in(scope, &a.receiver);

@@ -394,6 +394,8 @@ pub fn watch_run(
 ) -> Result<()> {
     e.running();
     let scope = e.scope();
+    let label = |w: &Watched| (w.iface.clone(), netns_name(w.netns.as_deref()));
+    e.metrics().watching(scope, label(tx), rx.map(label));
     e.add_probe(
         IfaceProbe::new(tx, Direction::Tx)?
             .scoped(scope.clone())

@@ -647,6 +647,22 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
         );
     }
     promtool_ok(&scrape_as(prom_text));
+    // Each port's sending interface is one series, read in its namespace, live and at the
+    // end alike.
+    for (port, iface) in [
+        ("port=\"p1\",rx_port=\"p2\"", "va"),
+        ("port=\"p2\",rx_port=\"p1\"", "vb"),
+    ] {
+        let tx: Vec<&str> = last
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("upktgen_iface_packets_total{{{port},"))
+                    && l.contains("direction=\"tx\"")
+            })
+            .collect();
+        let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
+        assert!(tx.len() == 1 && tx[0].contains(&want), "{port}: {tx:?}");
+    }
     let o = child.0.take().unwrap().wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
