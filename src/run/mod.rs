@@ -138,6 +138,10 @@ fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
         m.finish_parts(&runs);
     }
     let reports: Vec<&RunReport> = done.iter().map(|(_, r)| r).collect();
+    if reports.is_empty() {
+        // Stopped before any port sent: nothing to report, as for one port.
+        return Ok(Exit::Interrupted);
+    }
     if json {
         let doc = crate::report::streams::PortsDoc::new(&reports)?;
         crate::out::println(crate::schema::to_pretty(crate::schema::RUN_PORTS, &doc)?)?;
