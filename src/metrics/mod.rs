@@ -45,6 +45,14 @@
 //! the receiver's frames and bytes (live), per flow (live, about every 250 ms; at most [`MAX_FLOW_LABELS`]
 //! flows are labelled, the others summed under `flow="other"`), CPU busy ratio (live), the
 //! run state (one gauge per state, 1 for the current one) and build info.
+//!
+//! # Several sending ports
+//!
+//! A config whose flows leave from several ports runs one run per sending port side by
+//! side, all on one endpoint: the whole run's endpoint begins them
+//! ([`Endpoint::begin_parts`]), each run observes into its [`Endpoint::part`], whose
+//! [`Scope`] puts `port` and `rx_port` first in each of its series and keeps its own
+//! streams only, and [`Endpoint::finish_parts`] sets every run's report once all are in.
 
 mod server;
 mod streams;

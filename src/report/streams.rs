@@ -32,8 +32,9 @@ pub struct StreamsRun {
     pub rx_port: String,
     pub streams: Vec<StreamRun>,
     /// Frames the receiving port counted that none of these streams sent (another flow's
-    /// signature, or an id beyond the config's); None: no receiver counted. In the text
-    /// only (the run document's shape stays version 2's).
+    /// signature, or an id beyond the config's); None: no receiver counted. In the text,
+    /// and beside the run in a run of several ports' document ([`PortRunDoc`]); not in the
+    /// run document itself (its shape stays `upktgen.run/3`'s).
     #[serde(skip)]
     pub unexpected: Option<u64>,
 }
