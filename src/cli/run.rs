@@ -226,7 +226,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub irq: Option<String>,
 
-    /// Print one JSON document with every raw counter instead of the text report.
+    /// Print one JSON document with every raw counter instead of the text report
+    /// (`upktgen.run/3`; with a --config whose flows leave from several ports, one
+    /// `upktgen.run-ports/1` document of every port's run, flow and port).
     #[arg(long)]
     pub json: bool,
 
@@ -294,8 +296,10 @@ pub struct RunArgs {
     /// ports' locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts
     /// a device under test between them), an interface (`eth1`), `netns:NAME/IFACE` (sent
     /// from and received inside that namespace), a receiving `ssh://host/IFACE`; a port may
-    /// send and receive (flows both ways). OTG sizes count the FCS. What upktgen does not
-    /// implement is refused with its path (docs/otg.md).
+    /// send and receive (flows both ways; each sending port is a run of its own, side by
+    /// side, with one --json document and one --metrics-listen endpoint, its series
+    /// labelled by port). OTG sizes count the FCS. What upktgen does not implement is
+    /// refused with its path (docs/otg.md).
     #[arg(long, value_name = "FILE", help_heading = "Streams", conflicts_with_all = ["replay", "pcap"])]
     pub config: Option<PathBuf>,
 

@@ -190,6 +190,12 @@ fn classify(path: &Path, v: &Value) -> Result<Doc> {
             "{name}: an ndr document: merge adds up runs (`run --json`) and receivers (`rx --json`); each host's NDR search stands on its own (compare searches with `upktgen compare`)"
         );
     }
+    if tagged == Some(crate::schema::kind(crate::schema::RUN_PORTS)) {
+        bail!(
+            "{name}: a run-ports document (\"{}\"): merge takes `upktgen run --json` and `upktgen rx --json` output; a run of several ports adds up its ports itself (its `flows`, `ports` and `totals`), and each of its `runs[].report` is a run document merge takes",
+            crate::schema::tag_of(v)
+        );
+    }
     let kind = if let Some(k) = tagged {
         if k != run && k != rx {
             bail!(

@@ -367,6 +367,19 @@ fn schema_versions_are_checked_naming_the_file() {
     );
     let e = refused(&[a.clone(), json!({"schema": schema::NDR_RESULTS})]);
     assert!(e.starts_with("h1.json: an ndr document"), "{e}");
+    // A run of several ports is refused, pointing at the run documents inside it (the
+    // run/3 report of each sending port, which merge takes).
+    let mut ports = json!({"schema": schema::RUN_PORTS, "runs": [{"report": a.clone()}]});
+    let e = refused(&[a.clone(), ports.clone()]);
+    assert!(
+        e.starts_with("h1.json: a run-ports document (\"upktgen.run-ports/1\"): merge takes")
+            && e.contains("`runs[].report`"),
+        "{e}"
+    );
+    let inner = ports["runs"][0]["report"].take();
+    let mut b = inner;
+    b["host"] = json!("b");
+    assert_eq!(merge(&docs(&[a.clone(), b])).unwrap().senders.len(), 2);
     let e = refused(&[a, json!({"schema": "upktgen.nosuch/1"})]);
     assert!(
         e.starts_with("h1.json: schema \"upktgen.nosuch/1\": this upktgen"),

@@ -45,6 +45,14 @@
 //! the receiver's frames and bytes (live), per flow (live, about every 250 ms; at most [`MAX_FLOW_LABELS`]
 //! flows are labelled, the others summed under `flow="other"`), CPU busy ratio (live), the
 //! run state (one gauge per state, 1 for the current one) and build info.
+//!
+//! # Several sending ports
+//!
+//! A config whose flows leave from several ports runs one run per sending port side by
+//! side, all on one endpoint: the whole run's endpoint begins them
+//! ([`Endpoint::begin_parts`]), each run observes into its [`Endpoint::part`], whose
+//! [`Scope`] puts `port` and `rx_port` first in each of its series and keeps its own
+//! streams only, and [`Endpoint::finish_parts`] sets every run's report once all are in.
 
 mod server;
 mod streams;
@@ -52,7 +60,7 @@ mod streams;
 pub use server::{
     CpuProbe, Endpoint, IfaceProbe, MetricsError, Probe, netns_name, rx_probe, watch_run, watch_rx,
 };
-pub use streams::{MAX_STREAM_LABELS, OTHER_STREAM, bounded_streams};
+pub use streams::{MAX_STREAM_LABELS, OTHER_STREAM, bounded_streams, bounded_streams_of};
 
 use crate::report::run::RunReport;
 use crate::rx::recv::RxProgress;
@@ -198,6 +206,34 @@ fn nonzero(a: SocketAddr, s: &str) -> Result<SocketAddr, ListenError> {
 
 /// A label set: (name, value) pairs in a fixed order.
 type Labels = Vec<(&'static str, String)>;
+
+/// Whose series an observation sets: a run alone's carry no label of their own; each
+/// sending port's run of a config whose flows leave from several ports carries `port` (its
+/// name in the config) and `rx_port` (the port it sends to) first, and shows only its own
+/// streams (the flows it sends, by id), so one endpoint serves every port's run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Scope {
+    labels: Labels,
+    /// The stream ids of the flows it sends, ascending; None: every stream.
+    ids: Option<Vec<u16>>,
+}
+
+impl Scope {
+    /// The run of the sending port `port` to `rx_port`, sending the streams `ids`.
+    pub fn port(port: &str, rx_port: &str, ids: &[u16]) -> Scope {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        Scope {
+            labels: vec![("port", port.to_string()), ("rx_port", rx_port.to_string())],
+            ids: Some(ids),
+        }
+    }
+
+    /// Its labels, then `rest`.
+    fn with(&self, rest: Labels) -> Labels {
+        self.labels.iter().cloned().chain(rest).collect()
+    }
+}
 type CounterFamily = Family<Labels, Counter>;
 type GaugeF64 = Gauge<f64, AtomicU64>;
 
@@ -238,6 +274,14 @@ impl Direction {
             Direction::Rx => "rx",
         }
     }
+}
+
+/// A run's interfaces as its live probes label them: (iface, netns) of the sending one and,
+/// when one is read here, of the receiving one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct WatchedIfaces {
+    tx: (String, String),
+    rx: Option<(String, String)>,
 }
 
 /// Each counter series' value when the current run first touched it: a run's totals count
@@ -392,6 +436,9 @@ pub struct Metrics {
     flow_duplicates: CounterFamily,
     flow_reordered: CounterFamily,
     streams: streams::StreamFamilies,
+    /// Each scope's interfaces as its live probes label them (iface, netns): the report's
+    /// figures at the end go into the same series.
+    watched: Mutex<HashMap<Scope, WatchedIfaces>>,
     cpu_busy: Family<Labels, GaugeF64>,
     state: Family<Labels, Gauge>,
 }
@@ -426,6 +473,7 @@ impl Metrics {
             flow_duplicates: CounterFamily::default(),
             flow_reordered: CounterFamily::default(),
             streams: streams::StreamFamilies::default(),
+            watched: Mutex::new(HashMap::new()),
             cpu_busy: Family::default(),
             state: Family::default(),
         };
@@ -569,8 +617,13 @@ impl Metrics {
 
     /// The receiver's totals (absolute, since it started).
     pub fn observe_rx(&self, t: &RxTotals) {
+        self.observe_rx_in(&Scope::default(), t);
+    }
+
+    /// [`Metrics::observe_rx`] for `scope`'s series.
+    pub fn observe_rx_in(&self, scope: &Scope, t: &RxTotals) {
         let mut g = self.lock();
-        let none = Labels::new();
+        let none = scope.with(Labels::new());
         advance_in(&mut g, "rx_frames", &self.rx_frames, &none, t.frames);
         advance_in(&mut g, "rx_bytes", &self.rx_bytes, &none, t.bytes);
         advance_in(&mut g, "rx_drops", &self.rx_drops, &none, t.drops);
@@ -581,19 +634,40 @@ impl Metrics {
 
     /// One interface's counters in one direction since the run started (absolute).
     pub fn observe_iface(&self, iface: &str, netns: &str, dir: Direction, c: &IfaceCounters) {
+        self.observe_iface_in(&Scope::default(), iface, netns, dir, c);
+    }
+
+    /// [`Metrics::observe_iface`] for `scope`'s series.
+    pub fn observe_iface_in(
+        &self,
+        scope: &Scope,
+        iface: &str,
+        netns: &str,
+        dir: Direction,
+        c: &IfaceCounters,
+    ) {
         let (packets, bytes, drops) = match dir {
             Direction::Tx => (c.tx_packets, c.tx_bytes, c.tx_drop),
             Direction::Rx => (c.rx_packets, c.rx_bytes, c.rx_drop),
         };
-        let l: Labels = vec![
+        let l: Labels = scope.with(vec![
             ("iface", iface.to_string()),
             ("netns", netns.to_string()),
             ("direction", dir.name().to_string()),
-        ];
+        ]);
         let mut g = self.lock();
         advance_in(&mut g, "iface_packets", &self.iface_packets, &l, packets);
         advance_in(&mut g, "iface_bytes", &self.iface_bytes, &l, bytes);
         advance_in(&mut g, "iface_drops", &self.iface_drops, &l, drops);
+    }
+
+    /// `scope`'s run reads its sending interface `tx` and maybe a receiving one `rx` live,
+    /// labelled (iface, netns): its report's interface figures go into those series.
+    pub fn watching(&self, scope: &Scope, tx: (String, String), rx: Option<(String, String)>) {
+        self.watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(scope.clone(), WatchedIfaces { tx, rx });
     }
 
     /// The CPUs' busy share, 0 to 1.
@@ -607,7 +681,12 @@ impl Metrics {
     /// One sending thread's totals (absolute). `thread`: pktgen's device name (`veth-tx@0`,
     /// or the device itself for a one-thread run).
     pub fn observe_thread(&self, thread: &str, t: &ThreadTotals) {
-        let l = thread_labels(thread);
+        self.observe_thread_in(&Scope::default(), thread, t);
+    }
+
+    /// [`Metrics::observe_thread`] for `scope`'s series.
+    pub fn observe_thread_in(&self, scope: &Scope, thread: &str, t: &ThreadTotals) {
+        let l = scope.with(thread_labels(thread));
         let mut g = self.lock();
         advance_in(
             &mut g,
@@ -629,10 +708,15 @@ impl Metrics {
 
     /// Per-flow sequence counters (absolute), bounded by [`bounded_flows`].
     pub fn observe_flows(&self, flows: &[FlowReport]) {
+        self.observe_flows_in(&Scope::default(), flows);
+    }
+
+    /// [`Metrics::observe_flows`] for `scope`'s series.
+    pub fn observe_flows_in(&self, scope: &Scope, flows: &[FlowReport]) {
         let flows = bounded_flows(flows);
         let mut g = self.lock();
         for (name, c) in flows {
-            let l = flow_labels(&name);
+            let l = scope.with(flow_labels(&name));
             advance_in(&mut g, "flow_received", &self.flow_received, &l, c.received);
             advance_in(
                 &mut g,
@@ -657,36 +741,70 @@ impl Metrics {
     /// A config's streams as the receiver's live table holds them (absolute), bounded by
     /// [`bounded_streams`].
     pub fn observe_streams(&self, t: &crate::rx::streams::LiveTable) {
+        self.observe_streams_in(&Scope::default(), t);
+    }
+
+    /// [`Metrics::observe_streams`] for `scope`'s series (its streams only).
+    pub fn observe_streams_in(&self, scope: &Scope, t: &crate::rx::streams::LiveTable) {
         let rows = t.rows();
         let mut g = self.lock();
-        self.streams.observe(&mut g, t.names(), &rows);
+        self.streams.observe(&mut g, scope, t.names(), &rows);
     }
 
     /// Everything a receiver's final report says.
     pub fn observe_rx_report(&self, r: &RxReport) {
-        self.observe_rx(&RxTotals::from_report(r));
-        self.observe_flows(&r.sink.flows);
+        self.observe_rx_report_in(&Scope::default(), r);
+    }
+
+    /// [`Metrics::observe_rx_report`] for `scope`'s series.
+    pub fn observe_rx_report_in(&self, scope: &Scope, r: &RxReport) {
+        self.observe_rx_in(scope, &RxTotals::from_report(r));
+        self.observe_flows_in(scope, &r.sink.flows);
     }
 
     /// Everything a run's final report says: each thread (the device for a one-thread run),
     /// the interfaces' deltas, the lab receiver's report when there was one.
     pub fn observe_run_report(&self, r: &RunReport) {
+        self.observe_run_report_in(&Scope::default(), r);
+    }
+
+    /// [`Metrics::observe_run_report`] for `scope`'s series (the CPUs' share is the
+    /// host's, in no scope).
+    pub fn observe_run_report_in(&self, scope: &Scope, r: &RunReport) {
         if r.threads.is_empty() {
-            self.observe_thread(&r.target.device, &ThreadTotals::from_outcome(&r.outcome));
+            self.observe_thread_in(
+                scope,
+                &r.target.device,
+                &ThreadTotals::from_outcome(&r.outcome),
+            );
         }
         for t in &r.threads {
-            self.observe_thread(&t.device, &ThreadTotals::from_outcome(&t.outcome));
+            self.observe_thread_in(scope, &t.device, &ThreadTotals::from_outcome(&t.outcome));
         }
         // The same netns label as the live probes give (the process's own when None).
+        // The labels the live probes gave (a port in a namespace is read there), else the
+        // same netns label as they would give (the process's own when None).
         let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| netns_name(None));
-        let tx_ns = ns(&r.target.netns);
-        self.observe_iface(&r.target.device, &tx_ns, Direction::Tx, &r.tx_iface);
+        let watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(scope)
+            .cloned();
+        let (tx_if, tx_ns) = match &watched {
+            Some(w) => w.tx.clone(),
+            None => (r.target.device.clone(), ns(&r.target.netns)),
+        };
+        self.observe_iface_in(scope, &tx_if, &tx_ns, Direction::Tx, &r.tx_iface);
         if let Some(rx) = &r.rx_iface {
-            let rx_ns = ns(&r.target.rx_netns);
-            self.observe_iface(crate::lab::RX_IF, &rx_ns, Direction::Rx, rx);
+            let (rx_if, rx_ns) = match watched.as_ref().and_then(|w| w.rx.clone()) {
+                Some(l) => l,
+                None => (crate::lab::RX_IF.to_string(), ns(&r.target.rx_netns)),
+            };
+            self.observe_iface_in(scope, &rx_if, &rx_ns, Direction::Rx, rx);
         }
         if let Some(a) = &r.rx_analysis {
-            self.observe_rx_report(&a.receiver);
+            self.observe_rx_report_in(scope, &a.receiver);
         }
         let busy = 1.0 - (r.system.cpu_all.id + r.system.cpu_all.wa) / 100.0;
         self.observe_cpu_busy(busy);

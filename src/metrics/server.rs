@@ -1,6 +1,6 @@
 //! The HTTP endpoint (`GET /metrics`) and the probes it runs before each scrape.
 
-use super::{Direction, Format, Metrics, RunState, RxTotals};
+use super::{Direction, Format, Metrics, RunState, RxTotals, Scope};
 use crate::http;
 use crate::live::LiveError;
 use crate::live::{DevReader, Watched};
@@ -36,12 +36,16 @@ impl Shared {
     }
 }
 
-/// The listening endpoint; its server thread ends when this is dropped.
+/// The listening endpoint; its server thread ends when this is dropped. Or a part of one
+/// ([`Endpoint::part`]): a sending port's run of several, whose series carry its
+/// [`Scope`]'s labels, served by the whole run's endpoint.
 pub struct Endpoint {
     shared: Arc<Shared>,
-    server: http::Server,
+    /// None for a part.
+    server: Option<http::Server>,
     addr: SocketAddr,
     linger: Duration,
+    scope: Scope,
 }
 
 /// What a failed bind means, for the one error line.
@@ -134,10 +138,35 @@ impl Endpoint {
         .map_err(|err| MetricsError::Serve { addr, err })?;
         Ok(Endpoint {
             shared,
-            server,
+            server: Some(server),
             addr,
             linger,
+            scope: Scope::default(),
         })
+    }
+
+    /// A part of this endpoint for one run of several side by side: what that run observes
+    /// ([`watch_run`]) goes into this endpoint's families under `scope`; its `running` does
+    /// not begin a run (the whole run's endpoint does, [`Endpoint::begin_parts`]).
+    pub fn part(&self, scope: Scope) -> Endpoint {
+        Endpoint {
+            shared: Arc::clone(&self.shared),
+            server: None,
+            addr: self.addr,
+            linger: Duration::ZERO,
+            scope,
+        }
+    }
+
+    /// The labels its run's series carry.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Runs of several ports are about to start (before any [`Endpoint::part`] of this one
+    /// watches its run): their totals count from here on.
+    pub fn begin_parts(&self) {
+        self.metrics().begin_run();
     }
 
     /// The address listened on (the port the kernel chose for port 0).
@@ -159,8 +188,12 @@ impl Endpoint {
             .push(p);
     }
 
-    /// A run begins (its totals count on from the previous runs'): state `running`.
+    /// A run begins (its totals count on from the previous runs'): state `running`. A part
+    /// does nothing: its whole run's endpoint says when they run.
     pub fn running(&self) {
+        if self.server.is_none() {
+            return;
+        }
         self.metrics().begin_run();
         self.metrics().set_state(RunState::Running);
     }
@@ -189,6 +222,21 @@ impl Endpoint {
         self.metrics().set_state(RunState::Finished);
     }
 
+    /// Every part's run is set up and sending: state `running`.
+    pub fn parts_running(&self) {
+        self.metrics().set_state(RunState::Running);
+    }
+
+    /// The reports of the runs side by side are in, each with its part's scope: the final
+    /// counters of each, state `finished`.
+    pub fn finish_parts(&self, runs: &[(&Scope, &RunReport)]) {
+        self.last_probe();
+        for (scope, r) in runs {
+            self.metrics().observe_run_report_in(scope, r);
+        }
+        self.metrics().set_state(RunState::Finished);
+    }
+
     /// Keeps serving the final values for `--metrics-linger` (call after the report is
     /// printed); returns at once without it. `stop` is the command's stop flag: it is
     /// cleared first (a Ctrl-C may have ended the run), and a signal during the linger
@@ -212,18 +260,25 @@ impl Endpoint {
 impl Drop for Endpoint {
     /// Stops the server on time, whatever its clients do (see [`http::Server::stop`]).
     fn drop(&mut self) {
-        self.server.stop();
+        if let Some(s) = &mut self.server {
+            s.stop();
+        }
     }
 }
 
 /// The probe of a running receiver: its published totals and flows (the flows as the
 /// receive loop last published them, at most [`crate::rx::recv::FLOW_PUBLISH_INTERVAL`] old).
 pub fn rx_probe(progress: Arc<RxProgress>) -> Probe {
+    rx_probe_in(Scope::default(), progress)
+}
+
+/// [`rx_probe`] for `scope`'s series.
+pub fn rx_probe_in(scope: Scope, progress: Arc<RxProgress>) -> Probe {
     Box::new(move |m: &Metrics| {
-        m.observe_rx(&RxTotals::from_progress(&progress));
-        m.observe_flows(&progress.flows.snapshot());
+        m.observe_rx_in(&scope, &RxTotals::from_progress(&progress));
+        m.observe_flows_in(&scope, &progress.flows.snapshot());
         if let Some(t) = progress.streams.get() {
-            m.observe_streams(t);
+            m.observe_streams_in(&scope, t);
         }
     })
 }
@@ -259,6 +314,7 @@ pub struct IfaceProbe {
     netns: String,
     dir: Direction,
     base: IfaceCounters,
+    scope: Scope,
 }
 
 impl IfaceProbe {
@@ -272,13 +328,20 @@ impl IfaceProbe {
             netns: netns_name(w.netns.as_deref()),
             dir,
             base,
+            scope: Scope::default(),
         })
+    }
+
+    /// Its series in `scope`.
+    pub fn scoped(self, scope: Scope) -> IfaceProbe {
+        IfaceProbe { scope, ..self }
     }
 
     pub fn into_probe(mut self) -> Probe {
         Box::new(move |m: &Metrics| {
             if let Ok(now) = self.reader.read() {
-                m.observe_iface(&self.iface, &self.netns, self.dir, &self.base.delta(&now));
+                let delta = self.base.delta(&now);
+                m.observe_iface_in(&self.scope, &self.iface, &self.netns, self.dir, &delta);
             }
         })
     }
@@ -330,12 +393,23 @@ pub fn watch_run(
     receiver: Option<Arc<RxProgress>>,
 ) -> Result<()> {
     e.running();
-    e.add_probe(IfaceProbe::new(tx, Direction::Tx)?.into_probe());
+    let scope = e.scope();
+    let label = |w: &Watched| (w.iface.clone(), netns_name(w.netns.as_deref()));
+    e.metrics().watching(scope, label(tx), rx.map(label));
+    e.add_probe(
+        IfaceProbe::new(tx, Direction::Tx)?
+            .scoped(scope.clone())
+            .into_probe(),
+    );
     if let Some(w) = rx {
-        e.add_probe(IfaceProbe::new(w, Direction::Rx)?.into_probe());
+        e.add_probe(
+            IfaceProbe::new(w, Direction::Rx)?
+                .scoped(scope.clone())
+                .into_probe(),
+        );
     }
     if let Some(p) = receiver {
-        e.add_probe(rx_probe(p));
+        e.add_probe(rx_probe_in(scope.clone(), p));
     }
     e.add_probe(CpuProbe::new()?.into_probe());
     Ok(())

@@ -8,7 +8,7 @@
 //! latency is a histogram of the table's buckets, an octave each from 512 ns to 134 ms (its
 //! quarter-octave buckets four by four): `histogram_quantile()` reads p50 or p99 from it.
 
-use super::{Bases, CounterFamily, Labels, advance_in};
+use super::{Bases, CounterFamily, Labels, Scope, advance_in};
 use crate::rx::streams::LiveRow;
 use crate::rx::streams::live::{LAT_BUCKETS, lower};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
@@ -114,6 +114,47 @@ pub fn bounded_streams(names: &[String], rows: &[LiveRow]) -> Vec<(Labels, LiveR
     out
 }
 
+/// [`bounded_streams`] of the streams `ids` only (ascending; every stream when None): the
+/// first [`MAX_STREAM_LABELS`] of them by id labelled, the others summed under
+/// `stream="other"` with `id` the range of their ids (`FIRST-LAST`; a sending port's flows
+/// need not be consecutive).
+pub fn bounded_streams_of(
+    names: &[String],
+    rows: &[LiveRow],
+    ids: Option<&[u16]>,
+) -> Vec<(Labels, LiveRow)> {
+    let Some(ids) = ids else {
+        return bounded_streams(names, rows);
+    };
+    let label = |stream: String, id: String| vec![("stream", stream), ("id", id)];
+    let mine: Vec<(usize, &LiveRow)> = ids
+        .iter()
+        .map(|&id| usize::from(id))
+        .filter_map(|i| rows.get(i).map(|r| (i, r)))
+        .collect();
+    let mut out: Vec<(Labels, LiveRow)> = mine
+        .iter()
+        .take(MAX_STREAM_LABELS)
+        .map(|&(i, r)| {
+            let name = names.get(i).cloned().unwrap_or_else(|| i.to_string());
+            (label(name, i.to_string()), *r)
+        })
+        .collect();
+    if let Some(rest) = mine.get(MAX_STREAM_LABELS..).filter(|r| !r.is_empty()) {
+        let mut sum = LiveRow::default();
+        for (_, r) in rest {
+            sum.add(r);
+        }
+        let first = rest.first().map_or(0, |x| x.0);
+        let last = rest.last().map_or(0, |x| x.0);
+        out.push((
+            label(OTHER_STREAM.to_string(), format!("{first}-{last}")),
+            sum,
+        ));
+    }
+    out
+}
+
 impl StreamFamilies {
     /// Registers the families in `reg`.
     pub fn register(&self, reg: &mut prometheus_client::registry::Registry) {
@@ -145,9 +186,10 @@ impl StreamFamilies {
         );
     }
 
-    /// Sets the series from the streams' rows (absolute, since the receiver started).
-    pub fn observe(&self, bases: &mut Bases, names: &[String], rows: &[LiveRow]) {
-        for (l, r) in bounded_streams(names, rows) {
+    /// Sets `scope`'s series from the streams' rows (absolute, since the receiver started).
+    pub fn observe(&self, bases: &mut Bases, scope: &Scope, names: &[String], rows: &[LiveRow]) {
+        for (l, r) in bounded_streams_of(names, rows, scope.ids.as_deref()) {
+            let l = scope.with(l);
             advance_in(bases, "stream_rx_frames", &self.rx_frames, &l, r.frames);
             advance_in(bases, "stream_rx_bytes", &self.rx_bytes, &l, r.bytes);
             self.lost

@@ -640,3 +640,77 @@ fn stream_labels_are_bounded_whatever_the_config() {
         .count();
     assert_eq!(buckets, (MAX_STREAM_LABELS + 1) * 20, "20 buckets a series");
 }
+
+/// Two sending ports' runs on one endpoint: each run's series carry its `port` and
+/// `rx_port` first and show its own streams only (the first 64 of them by id, the rest
+/// summed with the range of their ids); the host's CPU share and the state are in no scope.
+#[test]
+fn each_ports_run_has_its_own_labelled_series_and_streams() {
+    let m = Metrics::new();
+    let t = streams_table(200);
+    // p1 sends the even ids, p2 the odd ones.
+    let even: Vec<u16> = (0..200).filter(|i| i % 2 == 0).collect();
+    let odd: Vec<u16> = (0..200).filter(|i| i % 2 == 1).collect();
+    let (a, b) = (
+        Scope::port("p1", "p2", &even),
+        Scope::port("p2", "p1", &odd),
+    );
+    for s in [&a, &b] {
+        m.observe_streams_in(s, &t);
+        m.observe_rx_in(s, &RxTotals::default());
+        m.observe_thread_in(s, "va", &ThreadTotals::default());
+    }
+    m.observe_cpu_busy(0.5);
+    let text = m.encode(Format::OpenMetrics);
+    assert_eq!(
+        sample(
+            &text,
+            "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p2\",stream=\"s4\",id=\"4\"}"
+        ),
+        "5"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "upktgen_stream_rx_frames_total{port=\"p2\",rx_port=\"p1\",stream=\"s5\",id=\"5\"}"
+        ),
+        "6"
+    );
+    // p1's 100 streams: 64 labelled (ids 0 to 126), the other 36 (128 to 198) summed.
+    let p1_rest: u64 = (128..200).step_by(2).map(|i| i + 1).sum();
+    assert_eq!(
+        sample(
+            &text,
+            "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p2\",stream=\"other\",id=\"128-198\"}"
+        ),
+        p1_rest.to_string()
+    );
+    let series = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(
+        series("upktgen_stream_rx_frames_total{port=\"p1\","),
+        MAX_STREAM_LABELS + 1
+    );
+    assert_eq!(
+        series("upktgen_stream_rx_frames_total{port=\"p2\","),
+        MAX_STREAM_LABELS + 1
+    );
+    assert_eq!(series("upktgen_stream_rx_frames_total{stream="), 0);
+    assert_eq!(
+        sample(
+            &text,
+            "upktgen_thread_sent_packets_total{port=\"p2\",rx_port=\"p1\",thread=\"va\"}"
+        ),
+        "0"
+    );
+    assert_eq!(
+        sample(&text, "upktgen_rx_frames_total{port=\"p1\",rx_port=\"p2\"}"),
+        "0"
+    );
+    assert_eq!(sample(&text, "upktgen_cpu_busy_ratio"), "0.5");
+    // Every stream of a scope without ids (a run alone) is bounded as before.
+    let all = bounded_streams_of(t.names(), &t.rows(), None);
+    assert_eq!(all, bounded_streams(t.names(), &t.rows()));
+    let few = bounded_streams_of(t.names(), &t.rows(), Some(&[3, 7]));
+    assert_eq!(few.len(), 2);
+    assert_eq!(few[1].0[1], ("id", "7".to_string()));
+}

@@ -32,8 +32,9 @@ pub struct StreamsRun {
     pub rx_port: String,
     pub streams: Vec<StreamRun>,
     /// Frames the receiving port counted that none of these streams sent (another flow's
-    /// signature, or an id beyond the config's); None: no receiver counted. In the text
-    /// only (the run document's shape stays version 2's).
+    /// signature, or an id beyond the config's); None: no receiver counted. In the text,
+    /// and beside the run in a run of several ports' document ([`PortRunDoc`]); not in the
+    /// run document itself (its shape stays `upktgen.run/3`'s).
     #[serde(skip)]
     pub unexpected: Option<u64>,
 }
@@ -155,11 +156,16 @@ pub struct PortsRun {
 pub struct FlowRun {
     pub id: u16,
     pub name: String,
+    /// The sending and the receiving port, as `name (location)`.
     pub tx_port: String,
     pub rx_port: String,
     pub tx_frames: u64,
+    /// Bytes of the frames sent, without FCS.
+    pub tx_bytes: u64,
+    /// Distinct frames its receiving port counted; None: no receiver counted there.
     pub rx_frames: Option<u64>,
     pub lost: Option<u64>,
+    pub loss_pct: Option<f64>,
 }
 
 /// One port of a [`PortsRun`].
@@ -187,8 +193,10 @@ impl PortsRun {
                     tx_port: r.tx_port.clone(),
                     rx_port: r.rx_port.clone(),
                     tx_frames: s.tx_frames,
+                    tx_bytes: s.tx_bytes,
                     rx_frames: s.rx_frames,
                     lost: s.lost,
+                    loss_pct: s.loss_pct,
                 })
             })
             .collect();
@@ -282,6 +290,100 @@ impl PortsRun {
             );
         }
         s
+    }
+}
+
+/// `run --config FILE --json` when the flows leave from several ports
+/// ([`crate::schema::RUN_PORTS`]): one document for the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PortsDoc {
+    pub host: String,
+    pub version: String,
+    /// The config file.
+    pub config: String,
+    /// Each sending port's run, in the order the flows first name the ports.
+    pub runs: Vec<PortRunDoc>,
+    /// Every flow, by id: its ports, sent, received at its port, lost.
+    pub flows: Vec<FlowRun>,
+    /// Every port that sends or receives, in the order it first appears.
+    pub ports: Vec<PortRun>,
+    pub totals: PortsTotals,
+}
+
+/// One sending port's run in a [`PortsDoc`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PortRunDoc {
+    /// Its port and its receiving port, as `name (location)`.
+    pub tx_port: String,
+    pub rx_port: String,
+    /// Frames its receiving port counted of no flow sent there (from any port); None: no
+    /// receiver counted.
+    pub unexpected: Option<u64>,
+    /// Its report: the document `run --json` writes for a run of one sending port (an
+    /// `upktgen.run/3` document, its `schema` first), so `merge` and `compare` read it.
+    pub report: serde_json::Value,
+}
+
+/// The sums of a [`PortsDoc`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PortsTotals {
+    pub flows: usize,
+    pub ports: usize,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    /// None when no port counted (a flow's receiving port had no receiver).
+    pub rx_frames: Option<u64>,
+    pub lost: Option<u64>,
+    /// Frames some port counted of no flow sent to it, summed over the ports.
+    pub unexpected: Option<u64>,
+}
+
+impl PortsDoc {
+    /// The document of the runs `reports` (one per sending port, each with its streams).
+    pub fn new(reports: &[&crate::report::run::RunReport]) -> serde_json::Result<PortsDoc> {
+        let streams: Vec<&StreamsRun> = reports.iter().filter_map(|r| r.streams.as_ref()).collect();
+        let table = PortsRun::new(&streams);
+        let runs = reports
+            .iter()
+            .filter_map(|r| r.streams.as_ref().map(|s| (r, s)))
+            .map(|(r, s)| {
+                Ok(PortRunDoc {
+                    tx_port: s.tx_port.clone(),
+                    rx_port: s.rx_port.clone(),
+                    unexpected: s.unexpected,
+                    report: serde_json::to_value(crate::schema::tagged(crate::schema::RUN, r))?,
+                })
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?;
+        let all = |v: Vec<Option<u64>>| -> Option<u64> {
+            v.into_iter()
+                .try_fold(0u64, |a, x| x.map(|x| a.saturating_add(x)))
+        };
+        let totals = PortsTotals {
+            flows: table.flows.len(),
+            ports: table.ports.len(),
+            tx_frames: table.flows.iter().map(|f| f.tx_frames).sum(),
+            tx_bytes: table.flows.iter().map(|f| f.tx_bytes).sum(),
+            rx_frames: all(table.flows.iter().map(|f| f.rx_frames).collect()),
+            lost: all(table.flows.iter().map(|f| f.lost).collect()),
+            unexpected: table
+                .ports
+                .iter()
+                .filter_map(|p| p.unexpected)
+                .reduce(u64::saturating_add),
+        };
+        Ok(PortsDoc {
+            host: crate::report::hostname(),
+            version: crate::report::VERSION.into(),
+            config: streams
+                .first()
+                .map(|s| s.config.clone())
+                .unwrap_or_default(),
+            runs,
+            flows: table.flows,
+            ports: table.ports,
+            totals,
+        })
     }
 }
 

@@ -104,30 +104,62 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
 }
 
 /// A config whose flows leave from several ports: one run per transmitting port, side by
-/// side, each report printed, then every flow and port.
+/// side; each report printed, then every flow and port, or (`--json`) one document of them
+/// all. With `--metrics-listen`, one endpoint serves every port's run, each run's series
+/// labelled by its port.
 fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
-    let results = streams::start(plans, stop)?
-        .into_iter()
-        .map(streams::Leg::wait)
-        .collect::<Vec<_>>();
-    let mut runs = Vec::new();
+    let json = plans.first().is_some_and(|p| p.output.json);
+    // Bound before anything is sent: a bad address stops the run first.
+    let metrics = match plans.first() {
+        Some(p) => p.metrics.start()?,
+        None => None,
+    };
+    let scopes: Vec<crate::metrics::Scope> = plans.iter().map(streams::scope_of).collect();
+    if let Some(m) = &metrics {
+        m.begin_parts();
+    }
+    let legs = streams::start(plans, stop, metrics.as_ref())?;
+    if let Some(m) = &metrics {
+        m.parts_running();
+    }
+    let results = legs.into_iter().map(streams::Leg::wait).collect::<Vec<_>>();
+    let mut done = Vec::new();
     let mut interrupted = false;
-    for r in results {
+    for (r, scope) in results.into_iter().zip(scopes) {
         let Some(r) = r? else {
             interrupted = true;
             continue;
         };
-        crate::out::print(r.report.text(false))?;
-        crate::out::print("\n")?;
         interrupted |= r.interrupted;
-        if let Some((what, why)) = r.report.missing.first() {
-            bail!("the {what} failed after the send: {why} (the report above lacks its part)");
-        }
-        runs.extend(r.report.streams);
+        done.push((scope, r.report));
     }
-    crate::out::print(
-        crate::report::streams::PortsRun::new(&runs.iter().collect::<Vec<_>>()).text(),
-    )?;
+    if let Some(m) = &metrics {
+        let runs: Vec<_> = done.iter().map(|(s, r)| (s, r)).collect();
+        m.finish_parts(&runs);
+    }
+    let reports: Vec<&RunReport> = done.iter().map(|(_, r)| r).collect();
+    if reports.is_empty() {
+        // Stopped before any port sent: nothing to report, as for one port.
+        return Ok(Exit::Interrupted);
+    }
+    if json {
+        let doc = crate::report::streams::PortsDoc::new(&reports)?;
+        crate::out::println(crate::schema::to_pretty(crate::schema::RUN_PORTS, &doc)?)?;
+    } else {
+        for r in &reports {
+            crate::out::print(r.text(false))?;
+            crate::out::print("\n")?;
+        }
+        let runs: Vec<_> = reports.iter().filter_map(|r| r.streams.as_ref()).collect();
+        crate::out::print(crate::report::streams::PortsRun::new(&runs).text())?;
+    }
+    if let Some(m) = &metrics {
+        m.linger(stop);
+    }
+    if let Some((what, why)) = reports.iter().find_map(|r| r.missing.first()) {
+        // The reports are out, whole but for this part: the failure is the last word.
+        bail!("the {what} failed after the send: {why} (the report above lacks its part)");
+    }
     Ok(if interrupted {
         Exit::Interrupted
     } else {

@@ -167,7 +167,7 @@ pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launche
         .and_then(|p| p.streams.as_ref())
         .map(|s| s.names.clone())
         .unwrap_or_default();
-    let legs = start(plans, &stop)?;
+    let legs = start(plans, &stop, None)?;
     let ports: Vec<String> = cfg.ports.iter().map(|p| p.name.clone()).collect();
     let at = |name: &str| ports.iter().position(|p| p == name).unwrap_or(usize::MAX);
     let ends = cfg
@@ -233,10 +233,24 @@ pub(crate) fn plan_in_lab(
     Ok((plans, Some(lab)))
 }
 
+/// The metrics scope of a sending port's run of several: its port's and its receiving
+/// port's names, its streams.
+pub(crate) fn scope_of(plan: &RunPlan) -> crate::metrics::Scope {
+    match &plan.streams {
+        Some(s) => crate::metrics::Scope::port(&s.tx_port.0, &s.rx_port.0, &s.ids),
+        None => crate::metrics::Scope::default(),
+    }
+}
+
 /// Starts each plan's run on its own thread and waits until each has set up its senders;
 /// on a failure of one, the others are stopped (and waited for, when dropped) and its
-/// error is the answer.
-pub(crate) fn start(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Vec<Leg>> {
+/// error is the answer. With `metrics`, each run feeds its part of that endpoint
+/// ([`scope_of`] its plan).
+pub(crate) fn start(
+    plans: Vec<RunPlan>,
+    stop: &Arc<AtomicBool>,
+    metrics: Option<&crate::metrics::Endpoint>,
+) -> Result<Vec<Leg>> {
     let mut legs = Vec::with_capacity(plans.len());
     for plan in plans {
         let ids = plan
@@ -246,9 +260,10 @@ pub(crate) fn start(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Vec<L
             .unwrap_or_default();
         let live = Arc::new(LiveSlot::default());
         let (l, s) = (Arc::clone(&live), Arc::clone(stop));
+        let part = metrics.map(|m| m.part(scope_of(&plan)));
         let thread = std::thread::Builder::new()
             .name("upktgen-streams".into())
-            .spawn(move || super::execute_with(plan, &s, None, Some(&l)));
+            .spawn(move || super::execute_with(plan, &s, part.as_ref(), Some(&l)));
         let thread = match thread {
             Ok(t) => t,
             Err(e) => {

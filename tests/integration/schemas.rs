@@ -608,6 +608,102 @@ fn a_run_and_a_receiver_with_streams_made_in_process_are_valid_and_strict() {
         .unwrap()
         .remove("lost");
     assert!(!check::errors("rx", &missing).is_empty());
+    // A run of several ports, made of the code's own types: each of its runs a run
+    // document; strict at every level.
+    let ports = run_ports_made_in_process(&run);
+    check::check(schema::RUN_PORTS, &ports, "a run of two ports");
+    let mut extra = ports.clone();
+    extra["flows"][1]["surprise"] = json!(1);
+    assert!(!check::errors("run-ports", &extra).is_empty());
+    let mut extra = ports.clone();
+    extra["totals"]["surprise"] = json!(1);
+    assert!(!check::errors("run-ports", &extra).is_empty());
+    let mut not_a_run = ports.clone();
+    not_a_run["runs"][0]["report"]
+        .as_object_mut()
+        .unwrap()
+        .remove("reconciliation");
+    assert!(!check::errors("run-ports", &not_a_run).is_empty());
+    let mut untagged = ports.clone();
+    untagged["runs"][1]["report"]
+        .as_object_mut()
+        .unwrap()
+        .remove("schema");
+    assert!(!check::errors("run-ports", &untagged).is_empty());
+    // compare and merge refuse it in one line, naming the file; merge takes the run inside.
+    let d = tmp("ports");
+    let p = d.join("ports.json");
+    std::fs::write(&p, serde_json::to_vec(&ports).unwrap()).unwrap();
+    let ps = p.to_str().unwrap();
+    for args in [vec!["compare", ps, ps], vec!["merge", ps]] {
+        let o = upktgen(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(
+            e.contains(&format!(
+                "{ps}: a run-ports document (\"upktgen.run-ports/1\")"
+            )) && e.lines().count() == 1,
+            "{args:?}: {e}"
+        );
+    }
+    let inner = d.join("inner.json");
+    std::fs::write(
+        &inner,
+        serde_json::to_vec(&ports["runs"][0]["report"]).unwrap(),
+    )
+    .unwrap();
+    let m = prints_valid(schema::MERGE, &["merge", "--json", inner.to_str().unwrap()]);
+    assert_eq!(m["total"]["sent"], run["outcome"]["result"]["sent"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A run-ports document of two runs, each `run` (a run document with streams) as a port's.
+fn run_ports_made_in_process(run: &Value) -> Value {
+    use upktgen::report::streams::{FlowRun, PortRun, PortRunDoc, PortsDoc, PortsTotals};
+    let flow = |id: u16, tx: &str, rx: &str| FlowRun {
+        id,
+        name: format!("f{id}"),
+        tx_port: tx.into(),
+        rx_port: rx.into(),
+        tx_frames: 10,
+        tx_bytes: 600,
+        rx_frames: Some(10),
+        lost: Some(0),
+        loss_pct: Some(0.0),
+    };
+    let port = |name: &str| PortRun {
+        port: name.into(),
+        tx_frames: 10,
+        rx_frames: Some(10),
+        unexpected: Some(0),
+    };
+    let (a, b) = ("p1 (netns:x/va)", "p2 (netns:x/vb)");
+    let doc = PortsDoc {
+        host: "vm".into(),
+        version: "0.1.0".into(),
+        config: "both.yaml".into(),
+        runs: [(a, b), (b, a)]
+            .into_iter()
+            .map(|(tx, rx)| PortRunDoc {
+                tx_port: tx.into(),
+                rx_port: rx.into(),
+                unexpected: Some(0),
+                report: run.clone(),
+            })
+            .collect(),
+        flows: vec![flow(0, a, b), flow(1, b, a)],
+        ports: vec![port(a), port(b)],
+        totals: PortsTotals {
+            flows: 2,
+            ports: 2,
+            tx_frames: 20,
+            tx_bytes: 1200,
+            rx_frames: Some(20),
+            lost: Some(0),
+            unexpected: None,
+        },
+    };
+    serde_json::to_value(upktgen::schema::tagged(schema::RUN_PORTS, &doc)).unwrap()
 }
 
 fn version_1_runs_and_receivers_are_still_read_by_merge_and_compare() {

@@ -530,6 +530,206 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
     assert_eq!(p2[2..], ["1000", "2500", "0"]);
 }
 
+/// Flows both ways over a veth pair in a namespace the test made, with `--json` and
+/// `--metrics-listen`: one endpoint serves both ports' runs, each run's series labelled by
+/// its port (scraped while they run: both ports' streams counting, promtool-checked; and
+/// once final: each flow's frames as its port's receiver counted them); one document
+/// (`upktgen.run-ports/1`, valid against its schema) holds both runs (each a run document
+/// with its receiving port's `unexpected`), every flow between its ports received as sent,
+/// every port and the totals.
+fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
+    use crate::common::VethNs;
+    use crate::common::schema as check;
+    use crate::metrics::{promtool_ok, tools_or_skip, value as sample};
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("bjson");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let mut flows = vec![
+        flow(
+            "ab",
+            udp("02:00:00:00:00:02"),
+            json!({"choice": "fixed", "fixed": 128}),
+            1_000,
+            3.0,
+        ),
+        flow(
+            "ba",
+            udp("02:00:00:00:00:01"),
+            json!({"choice": "fixed", "fixed": 256}),
+            500,
+            3.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    let mut doc = config(flows);
+    let (va, vb) = (ns.port("va"), ns.port("vb"));
+    doc["ports"] = json!([
+        {"name": "p1", "location": va},
+        {"name": "p2", "location": vb}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let listen = format!("127.0.0.1:{}", 30_000 + std::process::id() % 10_000);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["run", "--json", "--config", f.arg()])
+        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed if an assertion fails before it is waited for.
+    struct Kill(Option<std::process::Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Some(c) = &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut child = Kill(Some(child));
+    let url = format!("http://{listen}/metrics");
+    let scrape_as = |accept: &str| {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "5", "-H", accept, &url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let open_metrics = "Accept: application/openmetrics-text; version=1.0.0";
+    let prom_text = "Accept: text/plain; version=0.0.4";
+    let ab = "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p2\",stream=\"ab\",id=\"0\"}";
+    let ba = "upktgen_stream_rx_frames_total{port=\"p2\",rx_port=\"p1\",stream=\"ba\",id=\"1\"}";
+    let running = "upktgen_state{state=\"running\"}";
+    let finished = "upktgen_state{state=\"finished\"}";
+    let t0 = std::time::Instant::now();
+    let mut during = None;
+    let last = loop {
+        let b = scrape_as(open_metrics);
+        if sample(&b, finished) == Some(1.0) {
+            break b;
+        }
+        if during.is_none()
+            && sample(&b, running) == Some(1.0)
+            && sample(&b, ab) > Some(0.0)
+            && sample(&b, ba) > Some(0.0)
+        {
+            // Both ports' streams counting, in the format promtool reads.
+            let text = scrape_as(prom_text);
+            promtool_ok(&text);
+            during = Some(text);
+        }
+        let c = child.0.as_mut().unwrap();
+        assert!(
+            c.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "never finished");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let during = during.expect("no scrape while both ports' streams were counting");
+    // The same families for both ports: their sending interfaces, their receivers.
+    for port in ["port=\"p1\",rx_port=\"p2\"", "port=\"p2\",rx_port=\"p1\""] {
+        assert!(
+            during.contains(&format!("upktgen_rx_frames_total{{{port}}}")),
+            "{port}: {during}"
+        );
+        assert!(
+            during.contains(&format!("upktgen_iface_packets_total{{{port},")),
+            "{port}: {during}"
+        );
+    }
+    promtool_ok(&scrape_as(prom_text));
+    // Each port's sending interface is one series, read in its namespace, live and at the
+    // end alike.
+    for (port, iface) in [
+        ("port=\"p1\",rx_port=\"p2\"", "va"),
+        ("port=\"p2\",rx_port=\"p1\"", "vb"),
+    ] {
+        let tx: Vec<&str> = last
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("upktgen_iface_packets_total{{{port},"))
+                    && l.contains("direction=\"tx\"")
+            })
+            .collect();
+        let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
+        assert!(tx.len() == 1 && tx[0].contains(&want), "{port}: {tx:?}");
+    }
+    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    check::check(
+        upktgen::schema::RUN_PORTS,
+        &j,
+        "run --config --json, two ports",
+    );
+    let (p1, p2) = (format!("p1 ({va})"), format!("p2 ({vb})"));
+    assert_eq!(j["flows"].as_array().map(Vec::len), Some(2), "{j}");
+    for (i, name, tx, rx) in [(0, "ab", &p1, &p2), (1, "ba", &p2, &p1)] {
+        let fl = &j["flows"][i];
+        assert_eq!(
+            (&fl["id"], &fl["name"], &fl["tx_port"], &fl["rx_port"]),
+            (&json!(i), &json!(name), &json!(tx), &json!(rx)),
+            "{fl}"
+        );
+        let sent = fl["tx_frames"].as_u64().unwrap();
+        assert!(sent > 0, "{fl}");
+        assert_eq!(fl["rx_frames"], sent, "{fl}");
+        assert_eq!(fl["lost"], 0, "{fl}");
+        // Each run is a run document, its flow's figures the same, its receiving port's
+        // unexpected beside it.
+        let run = &j["runs"][i];
+        assert_eq!((&run["tx_port"], &run["rx_port"]), (&json!(tx), &json!(rx)));
+        assert_eq!(run["unexpected"], 0, "{run}");
+        let report = &run["report"];
+        assert_eq!(report["schema"], upktgen::schema::RUN);
+        assert_eq!(report["streams"]["streams"][0]["tx_frames"], sent);
+        assert_eq!(report["outcome"]["result"]["sent"], sent, "{report}");
+        // The final series: what its port's receiver counted.
+        let series = if i == 0 { ab } else { ba };
+        assert_eq!(sample(&last, series), Some(sent as f64), "{series}");
+    }
+    let sent = |i: usize| j["flows"][i]["tx_frames"].as_u64().unwrap();
+    let port = |i: usize| &j["ports"][i];
+    assert_eq!(
+        (
+            &port(0)["port"],
+            &port(0)["tx_frames"],
+            &port(0)["rx_frames"]
+        ),
+        (&json!(p1), &json!(sent(0)), &json!(sent(1)))
+    );
+    assert_eq!(
+        (
+            &port(1)["port"],
+            &port(1)["tx_frames"],
+            &port(1)["rx_frames"]
+        ),
+        (&json!(p2), &json!(sent(1)), &json!(sent(0)))
+    );
+    assert_eq!(
+        (&port(0)["unexpected"], &port(1)["unexpected"]),
+        (&json!(0), &json!(0))
+    );
+    let t = &j["totals"];
+    assert_eq!(
+        (&t["flows"], &t["ports"], &t["lost"], &t["unexpected"]),
+        (&json!(2), &json!(2), &json!(0), &json!(0)),
+        "{t}"
+    );
+    assert_eq!(t["tx_frames"], sent(0) + sent(1));
+    assert_eq!(t["rx_frames"], sent(0) + sent(1));
+    assert_eq!(t["tx_bytes"], sent(0) * 124 + sent(1) * 252, "{t}");
+}
+
 /// Flows both ways between the private lab's ends: the run makes the lab once, each end
 /// sends and receives, every flow arrives as sent, and the lab is gone afterwards.
 fn flows_both_ways_in_the_lab_each_arrive_as_sent() {
@@ -642,6 +842,51 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
     let unexpected: u64 = p1[4].parse().unwrap();
     assert!(unexpected > 0 && unexpected <= 500, "{text}");
     assert_eq!(port_row("p2", "b1")[2..], ["500", "-", "-"]);
+    // The same with --json: one document, each receiving port's unexpected in it.
+    let f = ConfigFile::new(&doc);
+    let j = run_json(&["--config", f.arg()]);
+    crate::common::schema::check(upktgen::schema::RUN_PORTS, &j, "two ports into one, --json");
+    let flows: Vec<(u64, u64)> = j["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["tx_frames"].as_u64().unwrap(),
+                f["rx_frames"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(flows, [(1000, 1000), (500, 500), (200, 200)], "{j}");
+    let port = |p: &str, iface: &str| {
+        let name = format!("{p} ({})", ns.port(iface));
+        j["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["port"] == name.as_str())
+            .unwrap_or_else(|| panic!("no port {name} in {j}"))
+            .clone()
+    };
+    let p1 = port("p1", "a1");
+    let unexpected = p1["unexpected"].as_u64().unwrap();
+    assert!(unexpected > 0 && unexpected <= 500, "{p1}");
+    assert_eq!(port("p3", "c1")["unexpected"], 0);
+    assert_eq!(
+        port("p2", "b1")["unexpected"],
+        Value::Null,
+        "no receiver at p2"
+    );
+    // p3's run sends to p1: its unexpected is p1's.
+    let to_p1 = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tx_port"] == format!("p3 ({})", ns.port("c1")).as_str())
+        .unwrap();
+    assert_eq!(to_p1["unexpected"], unexpected);
+    assert_eq!(j["totals"]["unexpected"], unexpected);
+    assert_eq!(j["runs"].as_array().map(Vec::len), Some(3));
 }
 
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
@@ -948,6 +1193,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
     flows_both_ways_between_two_ports_each_arrive_as_sent,
+    flows_both_ways_make_one_json_document_and_one_metrics_endpoint,
     flows_both_ways_in_the_lab_each_arrive_as_sent,
     two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,

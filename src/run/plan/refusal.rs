@@ -44,10 +44,6 @@ pub enum Refusal {
     )]
     ConfigBothWaysDut,
     #[error(
-        "{option}: not yet with a config whose flows leave from several ports (each port's run prints its report, then the flows and ports table)"
-    )]
-    ConfigPortsWith { option: &'static str },
-    #[error(
         "--config-rate {given}: give the flows' total rate in frames per second, at least 1 and at most 1e9"
     )]
     ConfigRate { given: String },

@@ -133,17 +133,6 @@ pub fn apply_config_in(
     if legs.len() > 1 && a.config_rate.is_some() {
         return Err(Refusal::ConfigRatePorts.into());
     }
-    if legs.len() > 1 {
-        // Several runs side by side print their text reports and one table.
-        for (given, option) in [
-            (a.json, "--json"),
-            (a.metrics.metrics_listen.is_some(), "--metrics-listen"),
-        ] {
-            if given {
-                return Err(Refusal::ConfigPortsWith { option }.into());
-            }
-        }
-    }
     legs.into_iter()
         .map(|l| apply_leg(a, cfg, path, seed, l))
         .collect()
