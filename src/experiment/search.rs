@@ -615,7 +615,9 @@ impl Search {
             // passed: the DUT keeps up with the line.
             let lo = lo.map(|l| l.0);
             return Err(TargetResult {
-                note: Some("no loss at the highest rate asked (--max-rate)".into()),
+                note: Some(
+                    "no loss at the highest rate asked (--max-rate, or the line rate)".into(),
+                ),
                 ..self.result(&t, lo, lo.map(|l| (l, Bound::Sender)))
             });
         };
