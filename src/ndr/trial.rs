@@ -93,12 +93,24 @@ impl Runner<TrialRecord> for ChildTrials {
                 o.receiver_lost,
                 o.sender_lost
             );
+            let us = |l: Option<&Latency>| {
+                l.map_or(String::new(), |l| {
+                    format!(", latency p50 {:.0} us, p99 {:.0} us", l.p50_us, l.p99_us)
+                })
+            };
             for fl in &f.flows {
                 crate::errln!(
-                    "[ndr]     flow {}: sent {}, received {}",
+                    "[ndr]     flow {}: sent {}, received {}{}",
                     crate::text::printable(&fl.name),
                     fl.sent,
-                    fl.received
+                    fl.received,
+                    us(fl.latency.as_ref())
+                );
+            }
+            if !f.flows.is_empty() && f.latency.is_some() {
+                crate::errln!(
+                    "[ndr]     all flows together{}",
+                    us(f.latency.as_ref())
                 );
             }
         }
