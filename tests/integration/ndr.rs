@@ -701,6 +701,14 @@ fn a_layer1_speed_is_a_configs_ceiling() {
         ndr["note"].as_str().unwrap_or("").contains("line rate"),
         "{s}"
     );
+    // The ceiling's short pass was confirmed by a full-length trial.
+    assert!(
+        trials.iter().any(|t| t["request"]["rate"] == rate
+            && t["request"]["duration_s"] == TRIAL_S
+            && t["request"]["purpose"] == "confirm"
+            && t["obs"]["dut_lost"] == 0),
+        "{why}"
+    );
     for t in trials {
         let r = t["request"]["rate"].as_f64().unwrap();
         assert!(r <= ceiling, "no trial above the ceiling: {t}");
