@@ -1072,8 +1072,11 @@ mod tests {
         assert_eq!(ndr.rate, Some(100_000.0));
         assert!(ndr.note.unwrap().contains("--max-rate"));
         // The ceiling's short pass, then its confirmation at full length.
-        let asked: Vec<(Option<f64>, f64)> =
-            s.trials.iter().map(|(q, _)| (q.rate, q.duration_s)).collect();
+        let asked: Vec<(Option<f64>, f64)> = s
+            .trials
+            .iter()
+            .map(|(q, _)| (q.rate, q.duration_s))
+            .collect();
         assert_eq!(
             asked,
             [(Some(100_000.0), c.search_s), (Some(100_000.0), c.final_s)]
@@ -1087,7 +1090,10 @@ mod tests {
         let ndr = s.results()[0].clone().unwrap();
         assert_eq!(ndr.bound, Bound::Dut, "{ndr:?}");
         let got = ndr.rate.unwrap();
-        assert!(got < 100_000.0 && got <= truth(60_000.0, 50_000.0, 10.0) + 1.0, "{ndr:?}");
+        assert!(
+            got < 100_000.0 && got <= truth(60_000.0, 50_000.0, 10.0) + 1.0,
+            "{ndr:?}"
+        );
         assert!(got >= 60_000.0, "{ndr:?}");
     }
 

@@ -899,10 +899,8 @@ mod tests {
     #[test]
     fn a_configs_layer1_speed_is_its_ceiling_unless_given_otherwise() {
         use clap::Parser;
-        let f = std::env::temp_dir().join(format!(
-            "upktgen-ndr-layer1-{}.yaml",
-            std::process::id()
-        ));
+        let f =
+            std::env::temp_dir().join(format!("upktgen-ndr-layer1-{}.yaml", std::process::id()));
         // 10 pps of 64 bytes and 30 of 1,400: a mean of 1,066 bytes; p1's line 10 Mb/s.
         let flow = |n: &str, size: u32, pps: u32| {
             format!(

@@ -108,10 +108,7 @@ impl Runner<TrialRecord> for ChildTrials {
                 );
             }
             if !f.flows.is_empty() && f.latency.is_some() {
-                crate::errln!(
-                    "[ndr]     all flows together{}",
-                    us(f.latency.as_ref())
-                );
+                crate::errln!("[ndr]     all flows together{}", us(f.latency.as_ref()));
             }
         }
         Ran::Done(TrialRecord {

@@ -712,7 +712,10 @@ fn a_layer1_speed_is_a_configs_ceiling() {
     for t in trials {
         let r = t["request"]["rate"].as_f64().unwrap();
         assert!(r <= ceiling, "no trial above the ceiling: {t}");
-        assert_eq!(t["obs"]["dut_lost"], 0, "nothing lost below the limiter: {t}");
+        assert_eq!(
+            t["obs"]["dut_lost"], 0,
+            "nothing lost below the limiter: {t}"
+        );
         latency_of_a_configs_trial(t);
     }
     // The three latency trials below the NDR, each with the union's figures.
