@@ -32,12 +32,15 @@ pub const SIM_SWEEP: &str = "upktgen.sim-sweep/1";
 pub const SIM_SEED: &str = "upktgen.sim-seed/1";
 /// A sweep's runs.json.
 pub const SWEEP: &str = "upktgen.sweep/1";
-/// `upktgen ndr --json` and ndr.json: a whole search.
-pub const NDR: &str = "upktgen.ndr/2";
+/// `upktgen ndr --json` and ndr.json: a whole search. Version 2: a trial's `figures.flows`
+/// (`--config`). Version 3: each flow's `latency` there.
+pub const NDR: &str = "upktgen.ndr/3";
 /// The first line of an ndr results file (JSON lines).
 pub const NDR_RESULTS: &str = "upktgen.ndr-results/1";
-/// Every other line of an ndr results file: one trial.
-pub const NDR_TRIAL: &str = "upktgen.ndr-trial/2";
+/// Every other line of an ndr results file: one trial. Version 2: `figures.flows`
+/// (`--config`). Version 3: each flow's `latency` there (a config's trial's `latency` is
+/// the union of its flows' frames).
+pub const NDR_TRIAL: &str = "upktgen.ndr-trial/3";
 /// `upktgen rfc2544 --json` and rfc2544.json: the whole suite.
 pub const RFC2544: &str = "upktgen.rfc2544/1";
 /// The first line of an rfc2544 results file (JSON lines).
@@ -78,7 +81,7 @@ pub const ALL: &[&str] = &[
 /// shape is the current one's without the fields added since (a run or a receiver of
 /// version 1 has no `streams`), so a reader takes them as they are. A kind not named here is
 /// read at its current version only (and version 0).
-pub const OLDER_READ: &[(&str, &[u32])] = &[("run", &[1, 2]), ("rx", &[1]), ("ndr-trial", &[1])];
+pub const OLDER_READ: &[(&str, &[u32])] = &[("run", &[1, 2]), ("rx", &[1]), ("ndr-trial", &[1, 2])];
 
 /// The versions of `kind` (one of [`ALL`]'s kinds at `current`) this build reads, lowest
 /// first: [`OLDER_READ`]'s, then `current`.

@@ -61,12 +61,14 @@ pub struct NdrArgs {
     /// (`500`, `500pps`; at least 1) [1%].
     #[arg(long, value_name = "P")]
     pub precision: Option<String>,
-    /// The first trial's rate in packets per second [the line rate when --line-rate is
-    /// given; else the sender's own ceiling, measured by an unpaced trial].
+    /// The first trial's rate in packets per second [the line rate when one is known
+    /// (--line-rate, --dev's speed, a --config's layer1 speed); else the sender's own
+    /// ceiling, measured by an unpaced trial].
     #[arg(long, value_name = "PPS")]
     pub max_rate: Option<f64>,
-    /// The link's rate in Mb/s, for % of line rate and the default --max-rate [--dev's
-    /// /sys/class/net/IFACE/speed when it says; none in the lab: veth has no line rate].
+    /// The link's rate in Mb/s, for % of line rate and the default --max-rate [a
+    /// --config's sending port's layer1 speed; --dev's /sys/class/net/IFACE/speed when it
+    /// says; none in the lab: veth has no line rate].
     #[arg(long, value_name = "MBIT")]
     pub line_rate: Option<f64>,
     /// The lowest rate tried: a target losing there has no result [1 % of the first trial's].
@@ -99,8 +101,10 @@ pub struct NdrArgs {
     pub out: Option<PathBuf>,
     /// Search on the aggregate of an Open Traffic Generator config's flows (`run --config`):
     /// each trial sends every flow continuously, its rate scaled by one common factor so
-    /// that they add up to the trial's rate; its loss is the sum of the flows'. Their sizes
-    /// are the frames (not with --sizes); needs --max-rate (or --line-rate).
+    /// that they add up to the trial's rate; its loss is the sum of the flows', its latency
+    /// that of all their frames together. Their sizes are the frames (not with --sizes);
+    /// the ceiling is the sending port's layer1 speed at their mean frame, or --max-rate
+    /// (or --line-rate), one of which is needed.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// `upktgen run` options for every trial (the far end, backend, addresses, ...).

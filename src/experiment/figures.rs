@@ -35,17 +35,44 @@ pub struct Figures {
 }
 
 /// One flow of a config's trial.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowCount {
     pub name: String,
     pub sent: u64,
     pub received: u64,
+    /// The one-way latency of its received frames (the receiver's table for its stream
+    /// id), when any was timed; absent in trials of ndr-trial/2 and before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
 }
 
-/// A config's flows in a run's report (`streams.streams`): None without a config; an error
+/// A latency summary of the receiver's report (`min_ns`, `p50_ns`, `p99_ns`, `max_ns`) in µs;
+/// None when absent or null.
+fn latency_of(l: Option<&Value>) -> Option<Latency> {
+    let l = l.filter(|l| !l.is_null())?;
+    let us = |k: &str| f(l, &[k]).map(|x| x / 1000.0);
+    Some(Latency {
+        min_us: us("min_ns")?,
+        p50_us: us("p50_ns")?,
+        p99_us: us("p99_ns")?,
+        max_us: us("max_ns")?,
+    })
+}
+
+/// A config's flows in a run's report (`streams.streams`, the sender's, each with its
+/// receiving port's count), each with its latency from the receiver's table of streams
+/// (`rx_analysis.receiver.streams.streams`, by stream id): None without a config; an error
 /// when a flow has no receiver's count.
 fn flows_of(v: &Value) -> Option<Result<Vec<FlowCount>, ReportError>> {
     let st = v.pointer("/streams/streams")?.as_array()?;
+    let rx = v
+        .pointer("/rx_analysis/receiver/streams/streams")
+        .and_then(Value::as_array);
+    let rx_latency = |id: Option<u64>| {
+        let id = id?;
+        let s = rx?.iter().find(|s| u(s, &["id"]) == Some(id))?;
+        latency_of(s.get("latency"))
+    };
     Some(
         st.iter()
             .map(|s| {
@@ -53,10 +80,25 @@ fn flows_of(v: &Value) -> Option<Result<Vec<FlowCount>, ReportError>> {
                     name: s["name"].as_str().unwrap_or_default().to_string(),
                     sent: u(s, &["tx_frames"]).unwrap_or(0),
                     received: u(s, &["rx_frames"]).ok_or(ReportError::NoReceiver)?,
+                    latency: rx_latency(u(s, &["id"])),
                 })
             })
             .collect(),
     )
+}
+
+/// A config's trial's latency: over every frame its flows' receiving port timed, the
+/// percentiles of their union. The receiver keeps a histogram per stream and merges them
+/// into its table's aggregate (`rx_analysis.receiver.streams.aggregate`); percentiles of the
+/// flows' percentiles (a mean of p99s, say) would be no percentile of the trial's frames, so
+/// only the merged figure is taken, and only when the table is the trial's flows (as many
+/// streams as flows): otherwise none.
+fn union_latency(v: &Value, flows: usize) -> Option<Latency> {
+    let t = v.pointer("/rx_analysis/receiver/streams")?;
+    let a = t.get("aggregate")?;
+    (u(a, &["streams"]) == Some(flows as u64))
+        .then(|| latency_of(a.get("latency")))
+        .flatten()
 }
 
 fn u(v: &Value, path: &[&str]) -> Option<u64> {
@@ -130,18 +172,12 @@ pub fn classify(q: &Request, v: &Value) -> Result<(Obs, Figures), ReportError> {
         sender_lost,
         error: None,
     };
-    let lat = v
-        .pointer("/rx_analysis/receiver/sink/latency")
-        .filter(|l| !l.is_null());
-    let us = |l: &Value, k: &str| f(l, &[k]).map(|x| x / 1000.0);
-    let latency = lat.and_then(|l| {
-        Some(Latency {
-            min_us: us(l, "min_ns")?,
-            p50_us: us(l, "p50_ns")?,
-            p99_us: us(l, "p99_ns")?,
-            max_us: us(l, "max_ns")?,
-        })
-    });
+    // One stream: the sink's figures; a config's flows: the union of theirs.
+    let latency = if flows.is_empty() {
+        latency_of(v.pointer("/rx_analysis/receiver/sink/latency"))
+    } else {
+        union_latency(v, flows.len())
+    };
     let cpu = v.pointer("/system/cpu_all").and_then(|c| {
         Some([
             f(c, &["us"])?,

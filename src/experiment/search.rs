@@ -612,10 +612,23 @@ impl Search {
         };
         let Some((h, hb)) = hi else {
             // Nothing failed or capped: only when the ceiling was asked at a line rate and
-            // passed: the DUT keeps up with the line.
+            // passed: the DUT keeps up with the line. A short pass is confirmed at full
+            // length first (a token bucket's burst passes short trials); its failure moves
+            // the target to full-length trials below.
+            if let Some((l, dur)) = lo
+                && dur + 1e-9 < self.cfg.final_s
+            {
+                return Ok(Request {
+                    rate: Some(l),
+                    duration_s: self.cfg.final_s,
+                    purpose: Purpose::Confirm,
+                });
+            }
             let lo = lo.map(|l| l.0);
             return Err(TargetResult {
-                note: Some("no loss at the highest rate asked (--max-rate)".into()),
+                note: Some(
+                    "no loss at the highest rate asked (--max-rate, or the line rate)".into(),
+                ),
                 ..self.result(&t, lo, lo.map(|l| (l, Bound::Sender)))
             });
         };
@@ -1054,10 +1067,34 @@ mod tests {
             max_rate: Some(100_000.0),
             ..cfg()
         };
-        let s = run(c, &Dut::limiter(1e9, 0.0));
+        let s = run(c.clone(), &Dut::limiter(1e9, 0.0));
         let ndr = s.results()[0].clone().unwrap();
         assert_eq!(ndr.rate, Some(100_000.0));
         assert!(ndr.note.unwrap().contains("--max-rate"));
+        // The ceiling's short pass, then its confirmation at full length.
+        let asked: Vec<(Option<f64>, f64)> = s
+            .trials
+            .iter()
+            .map(|(q, _)| (q.rate, q.duration_s))
+            .collect();
+        assert_eq!(
+            asked,
+            [(Some(100_000.0), c.search_s), (Some(100_000.0), c.final_s)]
+        );
+        // A token bucket whose burst carries a short trial at the line but not a full one:
+        // the confirmation fails, and the result is the bucket's, found below with
+        // full-length trials.
+        let dut = Dut::limiter(60_000.0, 50_000.0);
+        let s = run(Config { pdr: None, ..c }, &dut);
+        assert_eq!(s.trials[0].1.dut_lost, 0, "the short ceiling passes");
+        let ndr = s.results()[0].clone().unwrap();
+        assert_eq!(ndr.bound, Bound::Dut, "{ndr:?}");
+        let got = ndr.rate.unwrap();
+        assert!(
+            got < 100_000.0 && got <= truth(60_000.0, 50_000.0, 10.0) + 1.0,
+            "{ndr:?}"
+        );
+        assert!(got >= 60_000.0, "{ndr:?}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! `run --config FILE --config-rate R --duration T` (every flow continuous, its rate scaled
 //! by one factor so that the flows add up to R frames per second), and its loss is the sum of
 //! the flows' (sent by all, received of all at their receiving port). The frame sizes are
-//! the flows': the search's one "size" is their mean, weighted by their rates.
+//! the flows': the search's one "size" is their mean, weighted by their rates. The
+//! search's ceiling, unless `--max-rate` or `--line-rate` says otherwise, is the sending
+//! port's `layer1` speed at that mean frame ([`ceiling_line`]).
 
 use anyhow::{Result, anyhow, bail};
 use serde::Serialize;
@@ -17,6 +19,10 @@ pub struct Aggregate {
     /// The flows' mean frame size in bytes with the FCS, weighted by their rates in frames
     /// per second.
     pub mean_frame: u32,
+    /// The sending port's line rate in bits per second, when its `layer1` entry names a
+    /// speed (None too when the flows leave from several ports: such a config is refused
+    /// before the first trial).
+    pub line_bps: Option<u64>,
 }
 
 /// The `--config FILE` among run options `run` (either spelling), when given.
@@ -57,23 +63,41 @@ pub fn read(path: &Path) -> Result<Aggregate> {
     let Some(mean) = mean_frame(&flows) else {
         bail!("{}: no flow to send", path.display());
     };
+    let tx = cfg.flows.first().map(|f| f.tx_port.as_str());
+    let one_port = cfg.flows.iter().all(|f| Some(f.tx_port.as_str()) == tx);
     Ok(Aggregate {
         file: path.to_path_buf(),
         flows: cfg.flows.iter().map(|f| f.name.clone()).collect(),
         mean_frame: mean.round() as u32,
+        line_bps: tx.filter(|_| one_port).and_then(|p| cfg.line_bps(p)),
     })
 }
 
-/// What ndr's options may not be beside `--config`, and the ceiling it needs.
-pub fn check_options(sizes: Option<&str>, max_rate: Option<f64>, line: Option<f64>) -> Result<()> {
+/// The line rate (Mb/s) a config's search reckons with: `--line-rate` when given (it wins:
+/// the link as it is, whatever the config says), else the sending port's `layer1` speed.
+/// Without `--max-rate` the search's ceiling is this line rate at the flows' mean frame on
+/// the wire (with its preamble, delimiter and least gap: `line_pps`).
+pub fn ceiling_line(line_rate: Option<f64>, layer1_bps: Option<u64>) -> Option<f64> {
+    line_rate.or(layer1_bps.map(|b| b as f64 / 1e6))
+}
+
+/// `--sizes` may not be given beside `--config`: the flows give the frame sizes.
+pub fn check_sizes(sizes: Option<&str>) -> Result<()> {
     if let Some(s) = sizes {
         bail!(
             "--sizes {s}: not with --config, whose flows give the frame sizes (the search is on their aggregate)"
         );
     }
+    Ok(())
+}
+
+/// What ndr's options may not be beside `--config`, and the ceiling it needs: `max_rate`,
+/// or `line` (`--line-rate`, or the sending port's `layer1` speed: [`ceiling_line`]).
+pub fn check_options(sizes: Option<&str>, max_rate: Option<f64>, line: Option<f64>) -> Result<()> {
+    check_sizes(sizes)?;
     if max_rate.is_none() && line.is_none() {
         bail!(
-            "--config: give --max-rate PPS (or --line-rate MBIT): the flows' aggregate has no unpaced ceiling trial"
+            "--config: give --max-rate PPS (or --line-rate MBIT, or a layer1 speed for the sending port): the flows' aggregate has no unpaced ceiling trial"
         );
     }
     Ok(())
@@ -120,5 +144,20 @@ mod tests {
         assert!(e.contains("--max-rate"), "{e}");
         check_options(None, Some(1000.0), None).unwrap();
         check_options(None, None, Some(1000.0)).unwrap();
+    }
+
+    #[test]
+    fn the_ceilings_line_is_the_line_rate_given_else_the_layer1_speed() {
+        assert_eq!(ceiling_line(None, Some(10_000_000)), Some(10.0));
+        assert_eq!(ceiling_line(Some(40.0), Some(10_000_000)), Some(40.0));
+        assert_eq!(ceiling_line(Some(40.0), None), Some(40.0));
+        assert_eq!(ceiling_line(None, None), None);
+        // At the flows' mean frame of 881 bytes, 10 Mb/s on the wire is 10^7 / (901 x 8)
+        // = 1,387.3 frames a second: the ceiling trial asks 1,387.
+        let line = ceiling_line(None, Some(10_000_000)).unwrap();
+        assert_eq!(
+            crate::experiment::searching::line_pps(881, line).floor(),
+            1387.0
+        );
     }
 }

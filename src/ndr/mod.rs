@@ -149,11 +149,20 @@ const DEFAULT_TOLERANCE: &str = "2%";
 pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
     // ndr's --config, or one among the run options (`-- --config FILE`): the same search.
     let config = args.config.clone().or_else(|| config::config_in(&args.run));
+    // A config's sending port may say its line rate (its layer1 speed).
+    let mut layer1_bps = None;
     let sizes = match &config {
         // The flows' sizes are the frames: the search's one size is their mean.
         Some(c) => {
-            config::check_options(args.sizes.as_deref(), args.max_rate, args.line_rate)?;
-            vec![config::read(c)?.mean_frame]
+            config::check_sizes(args.sizes.as_deref())?;
+            let agg = config::read(c)?;
+            layer1_bps = agg.line_bps;
+            config::check_options(
+                None,
+                args.max_rate,
+                config::ceiling_line(args.line_rate, layer1_bps),
+            )?;
+            vec![agg.mean_frame]
         }
         None => parse_sizes(args.sizes.as_deref().unwrap_or(RFC2544_SIZES))?,
     };
@@ -178,7 +187,7 @@ pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
         Some(d) => d.as_secs_f64(),
         None => (final_s / 10.0).max(1.0).min(final_s),
     };
-    let line = args.line_rate.or_else(|| link_speed(&args.run));
+    let line = config::ceiling_line(args.line_rate, layer1_bps).or_else(|| link_speed(&args.run));
     let h = Header {
         upktgen_ndr: FORMAT,
         sizes,
@@ -884,6 +893,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--config-rate: ndr sets it"), "{e}");
+        let _ = std::fs::remove_file(&f);
+    }
+
+    #[test]
+    fn a_configs_layer1_speed_is_its_ceiling_unless_given_otherwise() {
+        use clap::Parser;
+        let f =
+            std::env::temp_dir().join(format!("upktgen-ndr-layer1-{}.yaml", std::process::id()));
+        // 10 pps of 64 bytes and 30 of 1,400: a mean of 1,066 bytes; p1's line 10 Mb/s.
+        let flow = |n: &str, size: u32, pps: u32| {
+            format!(
+                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
+            )
+        };
+        std::fs::write(
+            &f,
+            format!(
+                "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nlayer1:\n  - {{name: l1, port_names: [p1], speed: speed_10_fd_mbps}}\nflows:\n{}{}",
+                flow("a", 64, 10),
+                flow("b", 1400, 30)
+            ),
+        )
+        .unwrap();
+        let fs = f.to_str().unwrap();
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["upktgen", "ndr", "--config", fs];
+            v.extend_from_slice(extra);
+            let c = crate::cli::Cli::try_parse_from(v).unwrap();
+            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+                panic!()
+            };
+            header_from(&a)
+        };
+        // No --max-rate needed: the ceiling is 10 Mb/s at 1,066 + 20 bytes on the wire.
+        let h = parse(&[]).unwrap();
+        assert_eq!(h.sizes, [1066]);
+        assert_eq!((h.line_rate_mbps, h.config.max_rate), (Some(10.0), None));
+        let sp = space_of(&h);
+        assert_eq!(sp.config_for(1066).max_rate, Some(1151.0));
+        // The search's first trial asks it.
+        let mut s = search::Search::new(sp.config_for(1066));
+        assert_eq!(s.next_trial().unwrap().rate, Some(1151.0));
+        // --max-rate sets the ceiling trial (the line rate still gives the table's line %);
+        // --line-rate replaces the config's speed (the link as it is).
+        let h = parse(&["--max-rate", "500"]).unwrap();
+        assert_eq!(space_of(&h).config_for(1066).max_rate, Some(500.0));
+        assert_eq!(h.line_rate_mbps, Some(10.0));
+        let h = parse(&["--line-rate", "1"]).unwrap();
+        assert_eq!(h.line_rate_mbps, Some(1.0));
+        assert_eq!(space_of(&h).config_for(1066).max_rate, Some(115.0));
+        // Checked again as a resumed header is: a layer1 ceiling needs no option.
+        check_header(&parse(&[]).unwrap()).unwrap();
         let _ = std::fs::remove_file(&f);
     }
 

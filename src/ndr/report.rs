@@ -194,6 +194,24 @@ pub fn table(run: &NdrRun) -> String {
         }
         if let Some(t) = target(r, "NDR").and_then(|t| result_trial(run, t)) {
             let f = &t.figures;
+            // A config's flows, each with its own latency (the row's is their union).
+            if f.flows.iter().any(|fl| fl.latency.is_some()) {
+                let per: Vec<String> = f
+                    .flows
+                    .iter()
+                    .map(|fl| {
+                        format!(
+                            "{} {}",
+                            crate::text::printable(&fl.name),
+                            lat_text(fl.latency.as_ref())
+                        )
+                    })
+                    .collect();
+                notes.push(format!(
+                    "NDR trial's flows, latency us min/50/99/max: {}",
+                    per.join(", ")
+                ));
+            }
             if let Some(cpu) = f.cpu {
                 let per = f
                     .interrupts

@@ -93,13 +93,22 @@ impl Runner<TrialRecord> for ChildTrials {
                 o.receiver_lost,
                 o.sender_lost
             );
+            let us = |l: Option<&Latency>| {
+                l.map_or(String::new(), |l| {
+                    format!(", latency p50 {:.0} us, p99 {:.0} us", l.p50_us, l.p99_us)
+                })
+            };
             for fl in &f.flows {
                 crate::errln!(
-                    "[ndr]     flow {}: sent {}, received {}",
+                    "[ndr]     flow {}: sent {}, received {}{}",
                     crate::text::printable(&fl.name),
                     fl.sent,
-                    fl.received
+                    fl.received,
+                    us(fl.latency.as_ref())
                 );
+            }
+            if !f.flows.is_empty() && f.latency.is_some() {
+                crate::errln!("[ndr]     all flows together{}", us(f.latency.as_ref()));
             }
         }
         Ran::Done(TrialRecord {
@@ -204,6 +213,61 @@ mod tests {
         // A flow no receiver counted: no trial figures.
         v["streams"]["streams"][1]["rx_frames"] = Value::Null;
         assert!(classify(&q(Some(1000.0)), &v).is_err());
+    }
+
+    /// A receiver's summary of latency, in ns.
+    fn lat(min: u64, p50: u64, p99: u64, max: u64) -> Value {
+        serde_json::json!({"count": 10, "min_ns": min, "mean_ns": p50 as f64, "p50_ns": p50,
+                           "p90_ns": p99, "p99_ns": p99, "p999_ns": max, "max_ns": max})
+    }
+
+    #[test]
+    fn a_configs_latency_is_the_union_of_its_flows_and_each_flows_own() {
+        let mut v = report(600, 0, 0, 0, 0);
+        v["rx_analysis"]["receiver"]["sink"]["latency"] = Value::Null;
+        v["streams"] = serde_json::json!({"streams": [
+            {"id": 0, "name": "fast", "tx_frames": 500, "rx_frames": 500},
+            {"id": 1, "name": "slow", "tx_frames": 100, "rx_frames": 100},
+            {"id": 2, "name": "none", "tx_frames": 0, "rx_frames": 0}]});
+        // The receiver's table, in another order: each flow's latency is its stream id's;
+        // the aggregate is the table's merged histograms (the union of the frames).
+        v["rx_analysis"]["receiver"]["streams"] = serde_json::json!({
+            "aggregate": {"streams": 3, "latency": lat(9_000, 10_000, 990_000, 1_000_000)},
+            "streams": [
+                {"id": 1, "latency": lat(900_000, 1_000_000, 1_000_000, 1_000_000)},
+                {"id": 2, "latency": null},
+                {"id": 0, "latency": lat(9_000, 10_000, 12_000, 13_000)}]});
+        let (_, fig) = classify(&q(Some(1000.0)), &v).unwrap();
+        let l = fig.latency.unwrap();
+        // The union's p50 is the many fast frames' (10 µs), not a mean of the flows' p50s
+        // (505 µs); its p99 the slow flow's.
+        assert_eq!(
+            (l.min_us, l.p50_us, l.p99_us, l.max_us),
+            (9.0, 10.0, 990.0, 1000.0)
+        );
+        let per: Vec<Option<f64>> = fig
+            .flows
+            .iter()
+            .map(|f| f.latency.map(|l| l.p50_us))
+            .collect();
+        assert_eq!(per, [Some(10.0), Some(1000.0), None]);
+        assert_eq!(fig.flows[0].latency.unwrap().p99_us, 12.0);
+        // A table that is not the trial's flows (another count of streams): no aggregate
+        // latency rather than a wrong one; the flows keep their own.
+        v["rx_analysis"]["receiver"]["streams"]["aggregate"]["streams"] = 4.into();
+        let (_, fig) = classify(&q(Some(1000.0)), &v).unwrap();
+        assert_eq!(fig.latency, None);
+        assert!(fig.flows[1].latency.is_some());
+        // Written and read back (a results file's line): the flows' latency is kept; a row
+        // without one (ndr-trial/2) reads as none.
+        let back: Figures = serde_json::from_value(serde_json::to_value(&fig).unwrap()).unwrap();
+        assert_eq!(back, fig);
+        let old: Figures = serde_json::from_value(serde_json::json!({
+            "latency": null, "cpu": null, "interrupts": null, "softirq_net_rx": null,
+            "softirq_net_tx": null, "seq_lost": 0, "tail_lost": 0, "ring_drops": 0,
+            "not_transmitted": 0, "flows": [{"name": "a", "sent": 1, "received": 1}]}))
+        .unwrap();
+        assert_eq!(old.flows[0].latency, None);
     }
 
     #[test]

@@ -496,13 +496,19 @@ fn a_limiter_before_a_second_local_interface_is_found() {
 
 /// Three flows of different sizes and rates (1:2:3) through the DUT lab, to its receiver.
 fn three_flows_config(path: &std::path::Path) {
-    let mut s =
-        "ports:\n  - {name: p1, location: lab:tx}\n  - {name: p2, location: lab:rx}\nflows:\n"
-            .to_string();
+    three_flows_config_with(path, "", 1000);
+}
+
+/// The three flows (64, 512 and 1,400 bytes at rates 1:2:3, `unit` pps the first), after
+/// `layer1` (the config's `layer1:` section, or nothing).
+fn three_flows_config_with(path: &std::path::Path, layer1: &str, unit: u32) {
+    let mut s = format!(
+        "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\n{layer1}flows:\n"
+    );
     for (name, size, pps, port) in [
-        ("small", 64, 1000, 20000),
-        ("mid", 512, 2000, 20001),
-        ("big", 1400, 3000, 20002),
+        ("small", 64, unit, 20000),
+        ("mid", 512, 2 * unit, 20001),
+        ("big", 1400, 3 * unit, 20002),
     ] {
         s += &format!(
             "  - name: {name}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{src: {{value: 10.99.0.1}}, dst: {{value: 10.99.1.2}}}}}}, {{udp: {{src_port: {{value: 7}}, dst_port: {{value: {port}}}}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n    duration: {{fixed_packets: {{packets: 100}}}}\n"
@@ -580,7 +586,171 @@ fn a_configs_aggregate_is_found_through_a_limiter() {
                 "{t}"
             );
         }
+        latency_of_a_configs_trial(t);
     }
+}
+
+/// min <= p50 <= p99 <= max, all above 0 (µs).
+fn plausible_latency(l: &Value, what: &str) -> [f64; 4] {
+    let k = |n: &str| {
+        l[n].as_f64()
+            .unwrap_or_else(|| panic!("{what}: no {n}: {l}"))
+    };
+    let v = [k("min_us"), k("p50_us"), k("p99_us"), k("max_us")];
+    assert!(
+        v[0] > 0.0 && v[0] <= v[1] && v[1] <= v[2] && v[2] <= v[3],
+        "{what}: {l}"
+    );
+    v
+}
+
+/// A config's trial that received frames has a latency over all of them, and each flow
+/// its own; the trial's is the union's: its min and max the flows' extremes (both exact),
+/// its median between the flows' medians (a percentile of frames pooled lies between the
+/// pools' own, here within the histograms' 1 %).
+fn latency_of_a_configs_trial(t: &Value) {
+    let flows = t["figures"]["flows"].as_array().unwrap();
+    if flows.iter().all(|f| f["received"] == 0) {
+        return;
+    }
+    let all = plausible_latency(&t["figures"]["latency"], &format!("trial {t}"));
+    let per: Vec<[f64; 4]> = flows
+        .iter()
+        .filter(|f| f["received"].as_u64().unwrap() > 0)
+        .map(|f| plausible_latency(&f["latency"], &format!("flow {f} of {t}")))
+        .collect();
+    let lo = |i: usize| per.iter().map(|l| l[i]).fold(f64::INFINITY, f64::min);
+    let hi = |i: usize| per.iter().map(|l| l[i]).fold(0.0, f64::max);
+    assert_eq!((all[0], all[3]), (lo(0), hi(3)), "{t}");
+    assert!(
+        all[1] >= lo(1) * 0.99 - 0.01 && all[1] <= hi(1) * 1.01 + 0.01,
+        "{t}"
+    );
+}
+
+/// `ndr --config` without `--max-rate`: the sending port's `layer1` speed is the ceiling,
+/// its line rate at the flows' mean frame on the wire (881 + 20 bytes at 10 Mb/s: 1,387
+/// frames a second), well below what the DUT's limiter passes (R): the search's result is
+/// that ceiling, nothing lost on the way, and the latency trials below it have latency.
+fn a_layer1_speed_is_a_configs_ceiling() {
+    if !root_or_skip() || !nft_or_skip() {
+        return;
+    }
+    let d = tmp("layer1");
+    let cfg = d.join("slow.yaml");
+    three_flows_config_with(
+        &cfg,
+        "layer1:\n  - {name: l1, port_names: [p1], speed: speed_10_fd_mbps}\n",
+        10,
+    );
+    let cfg_s = cfg.to_string_lossy().into_owned();
+    let setup = format!(
+        "nft add table inet ndr_test && nft add chain inet ndr_test f '{{ type filter hook forward priority 0; }}' && nft add rule inet ndr_test f limit rate over {R}/second burst {BURST} packets counter drop"
+    );
+    let results = d.join("r.jsonl");
+    let results_s = results.to_string_lossy().into_owned();
+    let o = upktgen(&[
+        "ndr",
+        "--config",
+        &cfg_s,
+        "--trial",
+        "500ms",
+        "--search-trial",
+        "250ms",
+        "--precision",
+        "2%",
+        "--pdr",
+        "none",
+        "--results",
+        &results_s,
+        "--json",
+        "--",
+        "--lab",
+        "dut",
+        "--dut-setup",
+        &setup,
+    ]);
+    let why = stderr(&o);
+    assert!(o.status.success(), "{why}");
+    let v = json_of(&o);
+    // The document and the results file's trials (each flow's latency in them) are the
+    // schema's.
+    crate::common::schema::check(upktgen::schema::NDR, &v, "ndr --json");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let trial_lines: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    crate::common::schema::check_lines(upktgen::schema::NDR_TRIAL, &trial_lines, "r.jsonl");
+    let h = &v["header"];
+    assert_eq!(h["line_rate_mbps"], 10.0, "{h}");
+    assert_eq!(h["config"]["max_rate"], Value::Null, "{h}");
+    let s = &v["sizes"][0];
+    assert_eq!(s["size"], 881, "{s}");
+    // 10^7 / (901 x 8) = 1,387.3.
+    let ceiling = 1387.0;
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials[0]["request"]["rate"], ceiling, "{why}");
+    assert_eq!(trials[0]["request"]["purpose"], "ceiling", "{why}");
+    let ndr = target(s, "NDR");
+    let rate = ndr["rate"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no NDR: {s}\n{why}"));
+    assert!(
+        rate <= ceiling && rate >= ceiling * 0.98,
+        "NDR {rate}, the ceiling {ceiling}: {s}\n{why}"
+    );
+    assert!(
+        ndr["note"].as_str().unwrap_or("").contains("line rate"),
+        "{s}"
+    );
+    // The ceiling's short pass was confirmed by a full-length trial.
+    assert!(
+        trials.iter().any(|t| t["request"]["rate"] == rate
+            && t["request"]["duration_s"] == TRIAL_S
+            && t["request"]["purpose"] == "confirm"
+            && t["obs"]["dut_lost"] == 0),
+        "{why}"
+    );
+    for t in trials {
+        let r = t["request"]["rate"].as_f64().unwrap();
+        assert!(r <= ceiling, "no trial above the ceiling: {t}");
+        assert_eq!(
+            t["obs"]["dut_lost"], 0,
+            "nothing lost below the limiter: {t}"
+        );
+        latency_of_a_configs_trial(t);
+    }
+    // The three latency trials below the NDR, each with the union's figures.
+    let lat = s["latency_trials"].as_array().unwrap();
+    assert_eq!(lat.len(), 3, "{s}");
+    for l in lat {
+        let t = &trials[l[1].as_u64().unwrap() as usize];
+        plausible_latency(&t["figures"]["latency"], &format!("latency trial {t}"));
+    }
+    // Resumed from its file with no option: the same header (the ceiling from the config).
+    let o = upktgen(&[
+        "ndr",
+        "--resume",
+        &results_s,
+        "--config",
+        &cfg_s,
+        "--",
+        "--lab",
+        "dut",
+        "--dut-setup",
+        &setup,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("line rate 10 Mb/s"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("881 "))
+        .unwrap_or_else(|| panic!("no row for 881: {out}"));
+    // size, round, NDR, Mb/s, line %, PDR, latency at the NDR, p50 at 10/50/90 %, ...
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((cells[2], cells[4]), ("1387", "100.0"), "{out}");
+    let us: Vec<f64> = cells[6].split('/').map(|x| x.parse().unwrap()).collect();
+    assert!(us.len() == 4 && us[0] > 0.0 && us.is_sorted(), "{out}");
+    assert_eq!(cells[7].split('/').count(), 3, "{out}");
 }
 
 // The searches run alone (harness.rs): each measures rates, and eight of them at once on a
@@ -596,4 +766,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_limiter_at_an_ssh_far_end_is_found,
     a_limiter_before_a_second_local_interface_is_found,
     a_configs_aggregate_is_found_through_a_limiter,
+    a_layer1_speed_is_a_configs_ceiling,
 ];

@@ -337,26 +337,32 @@ fn ndr_writes_documents_matching_the_schema_and_its_readers_check_versions() {
     // (As the older upktgen wrote them: the header starts with its format.)
     let old = text
         .replace("\"schema\":\"upktgen.ndr-results/1\",", "")
-        .replace("\"schema\":\"upktgen.ndr-trial/2\",", "");
+        .replace("\"schema\":\"upktgen.ndr-trial/3\",", "");
     assert!(old.starts_with("{\"upktgen_ndr\":1,") && !old.contains("\"schema\""));
     let p0 = d.join("old.jsonl");
     std::fs::write(&p0, old).unwrap();
     let o = upktgen(&["compare", p0.to_str().unwrap(), ts]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // Version 1's trials (before a config's flows were counted) are read as they were.
-    let v1 = text.replace("\"upktgen.ndr-trial/2\"", "\"upktgen.ndr-trial/1\"");
-    let p1 = d.join("v1.jsonl");
-    std::fs::write(&p1, v1).unwrap();
-    let o = upktgen(&["compare", p1.to_str().unwrap(), ts]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Version 1's trials (before a config's flows were counted) and version 2's (before
+    // their latency) are read as they were.
+    for older in [1, 2] {
+        let v = text.replace(
+            "\"upktgen.ndr-trial/3\"",
+            &format!("\"upktgen.ndr-trial/{older}\""),
+        );
+        let p1 = d.join(format!("v{older}.jsonl"));
+        std::fs::write(&p1, v).unwrap();
+        let o = upktgen(&["compare", p1.to_str().unwrap(), ts]);
+        assert!(o.status.success(), "{older}: {}", stderr(&o));
+    }
     // A trial of another version: refused, naming the file and its line, by compare and
     // by --resume.
-    let newer = text.replacen("\"upktgen.ndr-trial/2\"", "\"upktgen.ndr-trial/3\"", 2);
+    let newer = text.replacen("\"upktgen.ndr-trial/3\"", "\"upktgen.ndr-trial/4\"", 2);
     let p2 = d.join("newer.jsonl");
     std::fs::write(&p2, newer).unwrap();
     let s2 = p2.to_str().unwrap();
     let want = format!(
-        "{s2}:2: an ndr-trial document of schema version 3 (\"upktgen.ndr-trial/3\"), written by a newer upktgen"
+        "{s2}:2: an ndr-trial document of schema version 4 (\"upktgen.ndr-trial/4\"), written by a newer upktgen"
     );
     let o = upktgen(&["compare", ts, s2]);
     assert_eq!(o.status.code(), Some(1));
