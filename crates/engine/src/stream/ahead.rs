@@ -45,6 +45,13 @@ impl Ahead {
         d
     }
 
+    /// The frame `i` places after the next one to take, if the loop has already looked
+    /// that far ahead (nothing is taken from the timeline).
+    #[inline]
+    pub fn queued(&self, i: usize) -> Option<&Due> {
+        self.ahead.get(i)
+    }
+
     /// When frame `k` of the run is due, in ns from the start: its stream's deadline; a
     /// frame already taken (a batch the backend sent only part of) is due as the last one
     /// taken was; after the last frame of every stream, `u64::MAX` (never).

@@ -14,6 +14,9 @@ use super::{FrameSource, Stamp};
 pub use crate::tally::Tally;
 use std::sync::Arc;
 
+/// How many frames ahead of the one written a stream's data is touched.
+const TOUCH_AHEAD: usize = 4;
+
 /// A queue's streams, sent in the order of their deadlines.
 pub struct MultiStream {
     frames: Vec<StreamFrames>,
@@ -99,6 +102,11 @@ impl FrameSource for MultiStream {
             ..self.cur
         });
         self.cur = d;
+        // A frame a few places on (the loop has looked at its batch's due times): touch its
+        // stream's data now, so with many streams it is in the cache when written.
+        if let Some(next) = self.timeline.queued(TOUCH_AHEAD) {
+            self.frames[next.stream as usize].touch();
+        }
         d.len as usize
     }
 
