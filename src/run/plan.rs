@@ -262,7 +262,7 @@ impl RunPlan {
         let specs = if pcap.is_some() {
             vec![SenderSpec { cfg, cpu: a.cpu }]
         } else {
-            thread_specs(a, &cfg, cpus)?
+            thread_specs(a, &cfg, cpus, streams.as_ref())?
         };
         let knobs = Knobs {
             dev: a.dev.clone(),
@@ -758,8 +758,15 @@ pub fn check_pktgen_params(a: &RunArgs) -> std::result::Result<(), OptionError> 
 /// The senders `-t N` asks for: one per thread, named `dev@i` as the kernel's sample scripts
 /// name them, pinned to the i-th CPU of `cpus` (counting from --cpu's), each with its share
 /// of the rate so the total is what was asked. With one thread: the device itself, on --cpu.
-/// More threads than CPUs need --allow-oversubscribe.
-fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<SenderSpec>> {
+/// More threads than CPUs need --allow-oversubscribe. A config's streams are not split
+/// evenly: thread i sends queue i's streams (`count` their frames), each counted by its
+/// signature, so the lab's receiver tells the threads' streams apart.
+fn thread_specs(
+    a: &RunArgs,
+    cfg: &DevConfig,
+    cpus: &[usize],
+    streams: Option<&streams::StreamsPlan>,
+) -> Result<Vec<SenderSpec>> {
     let n = usize::from(a.threads);
     if n == 0 {
         return Err(Refusal::NoThreads.into());
@@ -770,7 +777,7 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<Send
             cpu: a.cpu,
         }]);
     }
-    if a.rx_analyze {
+    if a.rx_analyze && streams.is_none() {
         return Err(Refusal::RxAnalyzeWithThreads(n).into());
     }
     if cpus.is_empty() {
@@ -799,6 +806,9 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<Send
             c.ifname = format!("{}@{i}", cfg.device());
             if c.delay != 0 && c.delay != u64::MAX {
                 c.delay = c.delay.saturating_mul(n as u64);
+            }
+            if let Some(q) = streams.and_then(|s| s.queues.get(i).map(|q| (s, q))) {
+                c.count = q.0.queue_count(q.1);
             }
             SenderSpec {
                 cfg: c,

@@ -28,10 +28,6 @@ pub enum Refusal {
     #[error("{option}: the config's ports say where to send and receive (their `location`)")]
     ConfigWithOption { option: &'static str },
     #[error(
-        "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)"
-    )]
-    ConfigWithThreads,
-    #[error(
         "--config: port {port:?} sends from {location}: upktgen sends from lab:tx, an interface or netns:NAME/IFACE (to send from another host, run it there)"
     )]
     ConfigTxPort { port: String, location: String },
