@@ -396,7 +396,12 @@ fn execute_with(
             no_timestamp: first.has(Flag::NoTimestamp),
         },
         seed: uses_random.then_some(plan.seed),
-        count: first.count,
+        // A config's queues each send their streams' count: the run's is their sum.
+        count: if plan.streams.is_some() {
+            total_count(senders.iter().map(|d| d.spec.cfg.count))
+        } else {
+            first.count
+        },
         delay_ns: first.delay,
         reconciliation,
         tx_iface: tx_if,

@@ -217,14 +217,21 @@ pub(crate) fn plan_in_lab(
     if !plan::streams::both_ways_in_lab(cfg) {
         return Ok((RunPlan::from_config(a, cfg, name, None)?, None));
     }
-    RunPlan::from_config(a, cfg, name, Some(PLANNED))?;
+    let planned = RunPlan::from_config(a, cfg, name, Some(PLANNED))?;
+    // A queue each way for each end's sender (-t N).
+    let queues = planned
+        .iter()
+        .map(|p| u16::try_from(p.senders.len()).unwrap_or(u16::MAX))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     use crate::caps::{self, Cap};
     caps::require(
         &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
         "the private lab (network namespaces and a veth pair)",
     )?;
     // Each end's receiver is a tap: the frames climb no further than the stack.
-    let lab = crate::lab::Lab::create_opts(crate::lab::RxMode::Stack, false, 1)?;
+    let lab = crate::lab::Lab::create_opts(crate::lab::RxMode::Stack, false, queues)?;
     let ends = plan::streams::LabEnds {
         tx_ns: &lab.tx_ns,
         rx_ns: &lab.rx_ns,
