@@ -10,8 +10,17 @@ use crate::otg::{Config, FCS_LEN};
 use crate::run::streams;
 
 /// The run engine's streams.
-#[derive(Debug, Default)]
-pub struct StreamsEngine;
+#[derive(Debug)]
+pub struct StreamsEngine {
+    /// Transmit queues per sending port (`upktgen otg -t N`).
+    pub threads: u16,
+}
+
+impl Default for StreamsEngine {
+    fn default() -> StreamsEngine {
+        StreamsEngine { threads: 1 }
+    }
+}
 
 struct Running(streams::Launched);
 
@@ -22,11 +31,15 @@ fn with_fcs(bytes: u64, frames: u64) -> u64 {
 
 impl Engine for StreamsEngine {
     fn check(&self, cfg: &Config) -> anyhow::Result<()> {
-        streams::plan(cfg).map(drop)
+        streams::plan_on(cfg, self.threads).map(drop)
     }
 
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>> {
-        Ok(Box::new(Running(streams::launch(cfg, stop)?)))
+        Ok(Box::new(Running(streams::launch_on(
+            cfg,
+            stop,
+            self.threads,
+        )?)))
     }
 }
 

@@ -160,7 +160,16 @@ const SET_UP: Duration = Duration::from_secs(60);
 /// returns once the senders are set up and sending, or with the run's error. `stop` ends
 /// it early (the flows' own durations end it otherwise).
 pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launched> {
-    let args = default_run_args()?;
+    launch_on(cfg, stop, 1)
+}
+
+/// [`launch`] with each sending port's flows on `threads` transmit queues (`-t N`).
+pub fn launch_on(
+    cfg: &crate::otg::Config,
+    stop: Arc<AtomicBool>,
+    threads: u16,
+) -> Result<Launched> {
+    let args = run_args(threads)?;
     let (plans, lab) = plan_in_lab(&args, cfg, std::path::Path::new(CONFIG))?;
     let names = plans
         .first()
@@ -202,8 +211,13 @@ const PLANNED: plan::streams::LabEnds<'static> = plan::streams::LabEnds {
 /// The plans `launch` would run for `cfg` (one per transmitting port), made without
 /// sending or making anything: every refusal `run --config` makes.
 pub fn plan(cfg: &crate::otg::Config) -> Result<Vec<RunPlan>> {
+    plan_on(cfg, 1)
+}
+
+/// [`plan`] with each sending port's flows on `threads` transmit queues.
+pub fn plan_on(cfg: &crate::otg::Config, threads: u16) -> Result<Vec<RunPlan>> {
     let lab = plan::streams::both_ways_in_lab(cfg).then_some(PLANNED);
-    RunPlan::from_config(&default_run_args()?, cfg, std::path::Path::new(CONFIG), lab)
+    RunPlan::from_config(&run_args(threads)?, cfg, std::path::Path::new(CONFIG), lab)
 }
 
 /// The plans of `cfg` (named `name`) with options `a`; for flows both ways between the
@@ -331,11 +345,11 @@ impl Drop for Leg {
     }
 }
 
-/// `upktgen run`'s defaults, as the command line gives them with no option.
-fn default_run_args() -> Result<RunArgs> {
+/// `upktgen run`'s defaults, as the command line gives them with no option but `-t threads`.
+fn run_args(threads: u16) -> Result<RunArgs> {
     use clap::Parser;
     match crate::cli::Cli::try_parse_from(["upktgen", "run"])?.cmd {
-        Some(crate::cli::Cmd::Run(a)) => Ok(*a),
+        Some(crate::cli::Cmd::Run(a)) => Ok(RunArgs { threads, ..*a }),
         _ => Err(anyhow!("`upktgen run` did not parse as run")),
     }
 }

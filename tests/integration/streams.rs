@@ -1397,6 +1397,63 @@ fn flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent() {
     assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
 }
 
+/// The OTG server's way in with `upktgen otg -t 2` (`run::streams::launch_on`): three flows
+/// on two queues, each flow's progress and final figures its own, the text listing the
+/// queues.
+fn a_launched_config_on_two_queues_shows_each_flows_figures() {
+    if !root_or_skip() {
+        return;
+    }
+    if upktgen::sys::allowed_cpus().len() < 2 {
+        crate::harness::skip("needs 2 CPUs for -t 2 (one per sender)");
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let size = json!({"choice": "fixed", "fixed": 128});
+    let doc = config(
+        [("a", 3_000), ("b", 1_000), ("c", 2_000)]
+            .iter()
+            .map(|&(n, pps)| flow(n, eth.clone(), size.clone(), pps, 1.0))
+            .collect(),
+    );
+    let cfg = upktgen::otg::Config::from_value(&doc).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let l = upktgen::run::streams::launch_on(&cfg, stop, 2).unwrap();
+    while !l.finished() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let got: Vec<(String, u64, u64)> = l
+        .progress()
+        .into_iter()
+        .map(|p| (p.name, p.tx_frames, p.rx_frames))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a".to_string(), 3_000, 3_000),
+            ("b".to_string(), 1_000, 1_000),
+            ("c".to_string(), 2_000, 2_000)
+        ]
+    );
+    let out = l.wait().unwrap();
+    for (f, n) in out.flows.iter().zip([3_000, 1_000, 2_000]) {
+        assert_eq!((f.tx_frames, f.rx_frames, f.lost), (n, n, 0), "{f:?}");
+        assert_eq!(f.tx_bytes, n * 124, "{f:?}");
+    }
+    assert_eq!(out.ports[0].tx_frames, 6_000);
+    // a alone on one queue, b and c on the other.
+    assert!(out.text.contains("\nQueues:      2 ("), "{}", out.text);
+    assert!(
+        out.text
+            .contains("  veth-tx@0              1       3000.0         3000  0\n")
+            && out
+                .text
+                .contains("  veth-tx@1              2       3000.0         3000  1 2\n"),
+        "{}",
+        out.text
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     flows_on_two_queues_each_arrive_as_sent_at_its_rate,
     flows_on_two_queues_through_xdp_live_arrive_as_sent,
@@ -1408,6 +1465,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
+    a_launched_config_on_two_queues_shows_each_flows_figures,
     flows_both_ways_between_two_ports_each_arrive_as_sent,
     flows_both_ways_make_one_json_document_and_one_metrics_endpoint,
     flows_both_ways_in_the_lab_each_arrive_as_sent,
