@@ -46,6 +46,11 @@ pub struct OtgArgs {
     #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
 
+    /// Allow -t N above the CPUs this process may run on (threads then share CPUs), as
+    /// `run --allow-oversubscribe`.
+    #[arg(long)]
+    pub allow_oversubscribe: bool,
+
     /// Run a fake engine that sends nothing: each flow's counters follow its rate and
     /// duration (for trying a client without root or interfaces; hidden).
     #[arg(long, hide = true)]

@@ -10,16 +10,10 @@ use crate::otg::{Config, FCS_LEN};
 use crate::run::streams;
 
 /// The run engine's streams.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct StreamsEngine {
     /// Transmit queues per sending port (`upktgen otg -t N`).
-    pub threads: u16,
-}
-
-impl Default for StreamsEngine {
-    fn default() -> StreamsEngine {
-        StreamsEngine { threads: 1 }
-    }
+    pub queues: streams::Queues,
 }
 
 struct Running(streams::Launched);
@@ -31,14 +25,14 @@ fn with_fcs(bytes: u64, frames: u64) -> u64 {
 
 impl Engine for StreamsEngine {
     fn check(&self, cfg: &Config) -> anyhow::Result<()> {
-        streams::plan_on(cfg, self.threads).map(drop)
+        streams::plan_on(cfg, self.queues).map(drop)
     }
 
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>> {
         Ok(Box::new(Running(streams::launch_on(
             cfg,
             stop,
-            self.threads,
+            self.queues,
         )?)))
     }
 }

@@ -160,16 +160,33 @@ const SET_UP: Duration = Duration::from_secs(60);
 /// returns once the senders are set up and sending, or with the run's error. `stop` ends
 /// it early (the flows' own durations end it otherwise).
 pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launched> {
-    launch_on(cfg, stop, 1)
+    launch_on(cfg, stop, Queues::default())
 }
 
-/// [`launch`] with each sending port's flows on `threads` transmit queues (`-t N`).
+/// How many transmit queues each sending port has (`-t N`), and whether their threads may
+/// share CPUs (`--allow-oversubscribe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queues {
+    pub threads: u16,
+    pub oversubscribe: bool,
+}
+
+impl Default for Queues {
+    fn default() -> Queues {
+        Queues {
+            threads: 1,
+            oversubscribe: false,
+        }
+    }
+}
+
+/// [`launch`] with each sending port's flows on `queues` transmit queues (`-t N`).
 pub fn launch_on(
     cfg: &crate::otg::Config,
     stop: Arc<AtomicBool>,
-    threads: u16,
+    queues: Queues,
 ) -> Result<Launched> {
-    let args = run_args(threads)?;
+    let args = run_args(queues)?;
     let (plans, lab) = plan_in_lab(&args, cfg, std::path::Path::new(CONFIG))?;
     let names = plans
         .first()
@@ -211,13 +228,13 @@ const PLANNED: plan::streams::LabEnds<'static> = plan::streams::LabEnds {
 /// The plans `launch` would run for `cfg` (one per transmitting port), made without
 /// sending or making anything: every refusal `run --config` makes.
 pub fn plan(cfg: &crate::otg::Config) -> Result<Vec<RunPlan>> {
-    plan_on(cfg, 1)
+    plan_on(cfg, Queues::default())
 }
 
-/// [`plan`] with each sending port's flows on `threads` transmit queues.
-pub fn plan_on(cfg: &crate::otg::Config, threads: u16) -> Result<Vec<RunPlan>> {
+/// [`plan`] with each sending port's flows on `queues` transmit queues.
+pub fn plan_on(cfg: &crate::otg::Config, queues: Queues) -> Result<Vec<RunPlan>> {
     let lab = plan::streams::both_ways_in_lab(cfg).then_some(PLANNED);
-    RunPlan::from_config(&run_args(threads)?, cfg, std::path::Path::new(CONFIG), lab)
+    RunPlan::from_config(&run_args(queues)?, cfg, std::path::Path::new(CONFIG), lab)
 }
 
 /// The plans of `cfg` (named `name`) with options `a`; for flows both ways between the
@@ -345,11 +362,16 @@ impl Drop for Leg {
     }
 }
 
-/// `upktgen run`'s defaults, as the command line gives them with no option but `-t threads`.
-fn run_args(threads: u16) -> Result<RunArgs> {
+/// `upktgen run`'s defaults, as the command line gives them with no option but `-t N` (and
+/// `--allow-oversubscribe`).
+fn run_args(q: Queues) -> Result<RunArgs> {
     use clap::Parser;
     match crate::cli::Cli::try_parse_from(["upktgen", "run"])?.cmd {
-        Some(crate::cli::Cmd::Run(a)) => Ok(RunArgs { threads, ..*a }),
+        Some(crate::cli::Cmd::Run(a)) => Ok(RunArgs {
+            threads: q.threads,
+            allow_oversubscribe: q.oversubscribe,
+            ..*a
+        }),
         _ => Err(anyhow!("`upktgen run` did not parse as run")),
     }
 }

@@ -1329,8 +1329,8 @@ fn flows_on_two_queues_through_xdp_live_arrive_as_sent() {
     eight_flows_on_two_queues(&f, "xdp_live");
 }
 
-/// Flows both ways between the lab's ends with `-t 2` on af_xdp: each end's flows on two
-/// queues, each sender bound to a queue of its own (the lab made with two each way, each
+/// Flows both ways between the lab's ends with `-t 2` on af_xdp (four threads: with
+/// --allow-oversubscribe on two CPUs): each end's flows on two queues, each sender bound to a queue of its own (the lab made with two each way, each
 /// end's queues asked of its driver inside its namespace): every flow received as sent,
 /// each port's text listing its two queues.
 fn flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent() {
@@ -1361,6 +1361,8 @@ fn flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent() {
         "--backend",
         "af_xdp",
         "--no-live",
+        // Two ports of two threads on this VM's two CPUs.
+        "--allow-oversubscribe",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = crate::common::stdout(&o);
@@ -1418,7 +1420,11 @@ fn a_launched_config_on_two_queues_shows_each_flows_figures() {
     );
     let cfg = upktgen::otg::Config::from_value(&doc).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let l = upktgen::run::streams::launch_on(&cfg, stop, 2).unwrap();
+    let queues = upktgen::run::streams::Queues {
+        threads: 2,
+        oversubscribe: false,
+    };
+    let l = upktgen::run::streams::launch_on(&cfg, stop, queues).unwrap();
     while !l.finished() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -135,6 +135,18 @@ pub enum Refusal {
         cpus.len()
     )]
     TooManyThreads { n: usize, cpus: Vec<usize> },
+    #[error(
+        "-t/--threads {n} on {ports} sending ports: {total} sender threads, and this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
+        cpus.len(),
+        if cpus.len() == 1 { "" } else { "s" },
+        (cpus.len() / ports).max(1)
+    )]
+    PortsTooManyThreads {
+        n: usize,
+        ports: usize,
+        total: usize,
+        cpus: Vec<usize>,
+    },
     #[error("--cpu {cpu}: not a CPU this process may run on (allowed: {cpus:?})")]
     NotAllowedCpu { cpu: usize, cpus: Vec<usize> },
     #[error("--replay-speed: scales the file's gaps; it goes with --replay-timing file")]

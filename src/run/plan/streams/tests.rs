@@ -713,3 +713,46 @@ fn threads_send_a_configs_streams_on_as_many_queues() {
     let counts: Vec<u64> = p.senders.iter().map(|x| x.spec.cfg.count).collect();
     assert_eq!(counts, [0, 10]);
 }
+
+#[test]
+fn several_ports_of_several_threads_each_take_cpus_of_their_own() {
+    let f = ports_config(
+        "netns:upk-ab/va",
+        "netns:upk-ab/vb",
+        None,
+        &[
+            ("ab1", "p1", "p2"),
+            ("ba1", "p2", "p1"),
+            ("ab2", "p1", "p2"),
+            ("ba2", "p2", "p1"),
+        ],
+    );
+    let cpus_of = |ps: &[RunPlan]| -> Vec<Vec<Option<usize>>> {
+        ps.iter()
+            .map(|p| p.senders.iter().map(|s| s.spec.cpu).collect())
+            .collect()
+    };
+    // Four CPUs: p1's threads on 0 and 1, p2's on 2 and 3.
+    let ps = RunPlan::each_from_args_on(&args(&["--config", f.arg(), "-t", "2"]), &[0, 1, 2, 3])
+        .unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(0), Some(1)], [Some(2), Some(3)]]);
+    // From --cpu's, round the CPUs.
+    let ps = RunPlan::each_from_args_on(
+        &args(&["--config", f.arg(), "-t", "2", "--cpu", "3"]),
+        &[0, 1, 2, 3],
+    )
+    .unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(3), Some(0)], [Some(1), Some(2)]]);
+    // Two CPUs: four threads need --allow-oversubscribe, which shares them.
+    assert_eq!(
+        plans(&["--config", f.arg(), "-t", "2"])
+            .unwrap_err()
+            .to_string(),
+        "-t/--threads 2 on 2 sending ports: 4 sender threads, and this process may run on 2 CPUs ([0, 1]): give at most -t 1, or add --allow-oversubscribe to share CPUs between threads"
+    );
+    let ps = plans(&["--config", f.arg(), "-t", "2", "--allow-oversubscribe"]).unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(0), Some(1)], [Some(0), Some(1)]]);
+    // One thread a port: as before, unpinned.
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    assert_eq!(cpus_of(&ps), [[None], [None]]);
+}
