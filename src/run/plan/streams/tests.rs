@@ -756,3 +756,17 @@ fn several_ports_of_several_threads_each_take_cpus_of_their_own() {
     let ps = plans(&["--config", f.arg()]).unwrap();
     assert_eq!(cpus_of(&ps), [[None], [None]]);
 }
+
+#[test]
+fn a_rate_in_bits_or_percent_is_split_as_its_frames_per_second() {
+    // 1,000 pps, 2,048,000 bit/s = 2,000 pps and 3 % of 1 Gbit/s = 3,000 pps.
+    let f = three_rates();
+    let p = plan(&["--config", f.arg(), "-t", "2"]).unwrap();
+    let s = p.streams.as_ref().unwrap();
+    let q: Vec<(Vec<usize>, f64)> = s
+        .queues
+        .iter()
+        .map(|q| (q.streams.clone(), q.pps.round()))
+        .collect();
+    assert_eq!(q, [(vec![2], 3000.0), (vec![0, 1], 3000.0)]);
+}
