@@ -47,7 +47,13 @@ fn main() -> ExitCode {
         .map(|_| Exit::Done),
         Some(Cmd::Otg(args)) => stop_flag().and_then(|stop| {
             let opts = upktgen::otgsrv::options(&args.allow, args.watchdog, args.capture_mib)?;
-            let engine = upktgen::otgsrv::engine(args.fake_engine)?;
+            let engine = upktgen::otgsrv::engine(
+                args.fake_engine,
+                upktgen::run::streams::Queues {
+                    threads: args.threads,
+                    oversubscribe: args.allow_oversubscribe,
+                },
+            )?;
             upktgen::otgsrv::main(args.listen, engine, opts, &stop).map(|()| Exit::Done)
         }),
         Some(Cmd::Run(args)) => stop_flag().and_then(|stop| upktgen::run::run(args, &stop)),

@@ -39,6 +39,18 @@ pub struct OtgArgs {
     #[arg(long, default_value_t = 64, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub capture_mib: u32,
 
+    /// Transmit queues per sending port, as `run --config -t N`: a port's flows spread over
+    /// N sender threads, each with its own queue, socket and timeline (a flow on one queue
+    /// only, the largest rate first onto the least-loaded queue; more than a port's flows:
+    /// one per flow). At most as many as CPUs this process may run on.
+    #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
+
+    /// Allow -t N above the CPUs this process may run on (threads then share CPUs), as
+    /// `run --allow-oversubscribe`.
+    #[arg(long)]
+    pub allow_oversubscribe: bool,
+
     /// Run a fake engine that sends nothing: each flow's counters follow its rate and
     /// duration (for trying a client without root or interfaces; hidden).
     #[arg(long, hide = true)]

@@ -206,7 +206,10 @@ pub struct RunArgs {
     /// Sender threads, as the kernel's kpktgend_N: thread i sends as `DEV@i` on its own
     /// socket, pinned to CPU i, with `count` frames each; a rate (delay/rate/ratep) is the
     /// total, split evenly across the threads. In the lab, the veth pair gets one queue per
-    /// thread.
+    /// thread. With --config: each sending port's flows spread over N transmit queues, a
+    /// flow on one queue only (largest rate first onto the least-loaded queue), each queue a
+    /// thread with its own socket and timeline (more threads than a port's flows: one per
+    /// flow).
     /// At most as many threads as CPUs this process may run on (its affinity mask), unless
     /// --allow-oversubscribe.
     #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N")]
@@ -291,7 +294,8 @@ pub struct RunArgs {
     pub replay: Option<PathBuf>,
 
     /// Send the flows of an Open Traffic Generator config (JSON or YAML: the `Config` a
-    /// snappi script sets), each a stream of its own on its sending port's timeline, each
+    /// snappi script sets), each a stream of its own on its sending port's timeline (-t N:
+    /// N queues' timelines), each
     /// counted and timed at its receiving port by the signature at its frames' end. The
     /// ports' locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts
     /// a device under test between them), an interface (`eth1`), `netns:NAME/IFACE` (sent

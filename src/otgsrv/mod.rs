@@ -131,11 +131,11 @@ pub fn options(allow: &[String], watchdog: Duration, capture_mib: u32) -> anyhow
 
 /// The engine `upktgen otg` runs: the fake one when asked (`--fake-engine`, for trying a
 /// client's script without root), else the run engine's streams.
-pub fn engine(fake: bool) -> anyhow::Result<Arc<dyn Engine>> {
+pub fn engine(fake: bool, queues: crate::run::streams::Queues) -> anyhow::Result<Arc<dyn Engine>> {
     if fake {
         return Ok(Arc::new(fake::FakeEngine::new(Arc::new(
             fake::WallClock::default(),
         ))));
     }
-    Ok(Arc::new(streams::StreamsEngine))
+    Ok(Arc::new(streams::StreamsEngine { queues }))
 }

@@ -11,7 +11,10 @@ use crate::run::streams;
 
 /// The run engine's streams.
 #[derive(Debug, Default)]
-pub struct StreamsEngine;
+pub struct StreamsEngine {
+    /// Transmit queues per sending port (`upktgen otg -t N`).
+    pub queues: streams::Queues,
+}
 
 struct Running(streams::Launched);
 
@@ -22,11 +25,15 @@ fn with_fcs(bytes: u64, frames: u64) -> u64 {
 
 impl Engine for StreamsEngine {
     fn check(&self, cfg: &Config) -> anyhow::Result<()> {
-        streams::plan(cfg).map(drop)
+        streams::plan_on(cfg, self.queues).map(drop)
     }
 
     fn launch(&self, cfg: &Config, stop: Arc<AtomicBool>) -> anyhow::Result<Box<dyn Launched>> {
-        Ok(Box::new(Running(streams::launch(cfg, stop)?)))
+        Ok(Box::new(Running(streams::launch_on(
+            cfg,
+            stop,
+            self.queues,
+        )?)))
     }
 }
 

@@ -673,7 +673,7 @@ fn what_the_engine_cannot_send_is_refused_at_set_config() {
             ]),
             ..opts()
         },
-        Some(Arc::new(super::streams::StreamsEngine)),
+        Some(Arc::new(super::streams::StreamsEngine::default())),
     );
     let flow = |name: &str, tx: &str, rx: &str, size: u64| {
         json!({

@@ -37,7 +37,27 @@ pub struct StreamsRun {
     /// run document itself (its shape stays `upktgen.run/3`'s).
     #[serde(skip)]
     pub unexpected: Option<u64>,
+    /// With several transmit queues (`-t N`): which streams each queue's sender sent, and
+    /// the rate it was given; empty with one. In the text only, as `unexpected`.
+    #[serde(skip)]
+    pub queues: Vec<QueueRun>,
 }
+
+/// One transmit queue of a port (one sender thread, its socket and its timeline).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueRun {
+    /// The sender's device, `dev@i`.
+    pub sender: String,
+    /// The stream ids it sent, ascending.
+    pub ids: Vec<u16>,
+    /// The sum of their rates, frames per second.
+    pub pps: f64,
+    /// Frames it sent (its streams' sum).
+    pub tx_frames: u64,
+}
+
+/// How many of a queue's stream ids its row lists (the others are counted).
+const QUEUE_IDS_SHOWN: usize = 16;
 
 impl StreamsRun {
     /// The streams signed `ids` (of the config's flows `names`, by id), stream `i` as
@@ -84,6 +104,7 @@ impl StreamsRun {
             rx_port: ports.1,
             streams,
             unexpected: None,
+            queues: Vec::new(),
         }
         .expecting(rx, ids)
     }
@@ -99,6 +120,12 @@ impl StreamsRun {
                     .map(|s| s.frames)
                     .sum::<u64>()
         });
+        self
+    }
+
+    /// The queues that sent the streams (`-t N`; none or one: not shown).
+    pub fn on_queues(mut self, queues: Vec<QueueRun>) -> StreamsRun {
+        self.queues = queues;
         self
     }
 
@@ -136,6 +163,46 @@ impl StreamsRun {
                 s,
                 "  unexpected at {}: {n} frames of no stream sent to it",
                 crate::text::printable(&self.rx_port)
+            );
+        }
+        s.push_str(&self.queues_text());
+        s
+    }
+
+    /// With several queues: a line, then one row per queue (its sender, how many streams,
+    /// the rate it was given, the frames it sent, the first ids).
+    fn queues_text(&self) -> String {
+        let mut s = String::new();
+        if self.queues.len() < 2 {
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "Queues:      {} (a sender thread, a socket and a timeline each; a stream stays on one; largest rate first onto the least-loaded queue)",
+            self.queues.len()
+        );
+        let _ = writeln!(
+            s,
+            "     sender        streams          pps         sent  ids"
+        );
+        for q in &self.queues {
+            let mut ids: Vec<String> = q
+                .ids
+                .iter()
+                .take(QUEUE_IDS_SHOWN)
+                .map(u16::to_string)
+                .collect();
+            if q.ids.len() > QUEUE_IDS_SHOWN {
+                ids.push(format!("(+{})", q.ids.len() - QUEUE_IDS_SHOWN));
+            }
+            let _ = writeln!(
+                s,
+                "  {:<16} {:>7} {:>12.1} {:>12}  {}",
+                crate::text::printable(&q.sender),
+                q.ids.len(),
+                q.pps,
+                q.tx_frames,
+                ids.join(" ")
             );
         }
         s
@@ -453,6 +520,53 @@ mod tests {
     }
 
     #[test]
+    fn several_queues_are_listed_with_their_streams_and_rate() {
+        let names: Vec<String> = (0..3).map(|i| format!("f{i}")).collect();
+        let t = Tally::of(&[(10, 600), (20, 1200), (30, 1800)]);
+        let one = StreamsRun::new(
+            "c".into(),
+            ("a".into(), "b".into()),
+            (&[0, 1, 2], &names),
+            &t,
+            None,
+        );
+        assert!(!one.text().contains("Queues:"), "one queue: no table");
+        let q = |sender: &str, ids: &[u16], pps, tx_frames| QueueRun {
+            sender: sender.into(),
+            ids: ids.to_vec(),
+            pps,
+            tx_frames,
+        };
+        let two = one.on_queues(vec![
+            q("veth-tx@0", &[2], 3000.0, 30),
+            q("veth-tx@1", &[0, 1], 3000.0, 30),
+        ]);
+        let text = two.text();
+        assert!(text.contains("\nQueues:      2 ("), "{text}");
+        assert!(
+            text.contains("  veth-tx@0              1       3000.0           30  2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  veth-tx@1              2       3000.0           30  0 1\n"),
+            "{text}"
+        );
+        // Many ids: the first few, then how many more.
+        let many = StreamsRun::new(
+            "c".into(),
+            ("a".into(), "b".into()),
+            (&[0], &names),
+            &t,
+            None,
+        )
+        .on_queues(vec![
+            q("d@0", &(0..20).collect::<Vec<_>>(), 1.0, 0),
+            q("d@1", &[20], 1.0, 0),
+        ]);
+        assert!(many.text().contains(" 15 (+4)\n"), "{}", many.text());
+    }
+
+    #[test]
     fn ports_add_up_their_flows_and_what_no_flow_sent_them() {
         let run = |tx: &str, rx: &str, rows: &[(u16, u64, Option<u64>)], unexpected| StreamsRun {
             config: "c".into(),
@@ -471,6 +585,7 @@ mod tests {
                 })
                 .collect(),
             unexpected,
+            queues: Vec::new(),
         };
         let a = run(
             "p1",

@@ -35,12 +35,18 @@ impl Device {
             // A packet socket is the handle for the interface ioctls; it is closed right away.
             let sock = PacketSocket::open(ifindex)?;
             let flags = sock.if_flags(&owned)?;
+            // In another namespace, asked of the driver from inside it (sysfs shows the one it
+            // was mounted in); a driver that does not say has one.
+            let tx_queues = sys::xsk_rx::tx_queues(&owned)
+                .ok()
+                .flatten()
+                .map_or(1, |n| u16::try_from(n).unwrap_or(u16::MAX));
             let dev = Device {
                 mtu: sock.if_mtu(&owned)?,
                 info: DeviceInfo {
                     mac: MacAddr(sock.if_hwaddr(&owned)?),
                     ipv4: sock.if_addr4(&owned)?,
-                    tx_queues: 1,
+                    tx_queues,
                 },
                 name: owned,
                 netns: None,
@@ -64,7 +70,7 @@ impl Device {
         }
         dev.netns = ns.map(Path::to_path_buf);
         if ns.is_none() {
-            // sysfs shows the namespace it was mounted in: only trusted for our own.
+            // sysfs shows the namespace it was mounted in: trusted for our own.
             dev.info.tx_queues = sysfs_tx_queues(name).unwrap_or(1);
         }
         Ok(dev)

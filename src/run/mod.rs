@@ -379,7 +379,8 @@ fn execute_with(
                     t,
                     rx,
                 )
-                .expecting(rx, &s.expected),
+                .expecting(rx, &s.expected)
+                .on_queues(queue_runs(s, &senders)),
             )
         }
         _ => None,
@@ -395,7 +396,12 @@ fn execute_with(
             no_timestamp: first.has(Flag::NoTimestamp),
         },
         seed: uses_random.then_some(plan.seed),
-        count: first.count,
+        // A config's queues each send their streams' count: the run's is their sum.
+        count: if plan.streams.is_some() {
+            total_count(senders.iter().map(|d| d.spec.cfg.count))
+        } else {
+            first.count
+        },
         delay_ns: first.delay,
         reconciliation,
         tx_iface: tx_if,
@@ -419,6 +425,27 @@ fn execute_with(
         senders,
         interrupted,
     }))
+}
+
+/// A port's queues as the report shows them (none with one sender): queue i's streams, its
+/// rate, and what sender i sent.
+fn queue_runs(
+    s: &plan::streams::StreamsPlan,
+    senders: &[SenderDone],
+) -> Vec<crate::report::streams::QueueRun> {
+    if senders.len() < 2 || senders.len() != s.queues.len() {
+        return Vec::new();
+    }
+    s.queues
+        .iter()
+        .zip(senders)
+        .map(|(q, d)| crate::report::streams::QueueRun {
+            sender: d.spec.cfg.ifname.clone(),
+            ids: q.streams.iter().map(|&k| s.ids[k]).collect(),
+            pps: q.pps,
+            tx_frames: d.outcome.result.sent,
+        })
+        .collect()
 }
 
 /// The plan's observers, in the order they start and finish: the far receiver first (it
@@ -662,6 +689,7 @@ fn thread_reports(senders: &[SenderDone], sender_of: &[usize]) -> Vec<ThreadRepo
 fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
     let mut jobs = Vec::with_capacity(plan.senders.len());
     let mut uses_random = false;
+    let mut tally: Option<Arc<stream::multi::Tally>> = None;
     for (i, s) in plan.senders.iter().enumerate() {
         let cfg = &s.spec.cfg;
         let dev = device_of(devices, cfg.device())?;
@@ -673,12 +701,28 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
             }
             (None, Some(s)) => {
                 check_frame_fits(cfg, dev.mtu, &dev.name)?;
-                // Checked by the plan: the same streams build again.
+                // Checked by the plan: the same streams build again, sender i sending queue
+                // i's, every queue counting in the port's tally.
+                let tally =
+                    tally.get_or_insert_with(|| Arc::new(stream::multi::Tally::new(s.specs.len())));
+                let all: Vec<usize>;
+                let on = match s.queues.get(i) {
+                    Some(q) if plan.senders.len() > 1 => &q.streams,
+                    _ => {
+                        all = (0..s.specs.len()).collect();
+                        &all
+                    }
+                };
+                let specs: Vec<_> = on.iter().map(|&k| s.specs[k].clone()).collect();
+                let ids: Vec<u16> = on.iter().map(|&k| s.ids[k]).collect();
+                let slots: Vec<u32> = on.iter().map(|&k| k as u32).collect();
                 Frames::Multi(Box::new(
-                    stream::multi::MultiStream::signed(
-                        &s.specs,
-                        &s.ids,
+                    stream::multi::MultiStream::on_queue(
+                        &specs,
+                        &ids,
                         s.line_bps.map(|b| b as f64),
+                        Arc::clone(tally),
+                        &slots,
                     )
                     .map_err(|e| anyhow!("{}: {e}", s.config.display()))?,
                 ))
@@ -695,6 +739,9 @@ fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
         };
         if i == 0 {
             print_notes(s);
+            for n in plan.streams.iter().flat_map(|s| &s.notes) {
+                crate::errln!("upktgen: note: {n}");
+            }
         }
         jobs.push(SendJob {
             backends: s.backends.clone(),

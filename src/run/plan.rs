@@ -195,10 +195,7 @@ impl RunPlan {
         // A config's ports stand for the options that say where: planned as those.
         let seed = a.seed.unwrap_or_else(fresh_seed);
         match streams::apply(a, seed)? {
-            Some(legs) => legs
-                .into_iter()
-                .map(|(e, s)| RunPlan::prepared(&e, cpus, Some(s), seed))
-                .collect(),
+            Some(legs) => RunPlan::legs(a, legs, cpus, seed),
             None => Ok(vec![RunPlan::prepared(a, cpus, None, seed)?]),
         }
     }
@@ -213,9 +210,22 @@ impl RunPlan {
         lab: Option<streams::LabEnds>,
     ) -> Result<Vec<RunPlan>> {
         let seed = a.seed.unwrap_or_else(fresh_seed);
-        streams::apply_config_in(a, cfg, name, seed, lab)?
-            .into_iter()
-            .map(|(e, s)| RunPlan::prepared(&e, &crate::sys::allowed_cpus(), Some(s), seed))
+        let legs = streams::apply_config_in(a, cfg, name, seed, lab)?;
+        RunPlan::legs(a, legs, &crate::sys::allowed_cpus(), seed)
+    }
+
+    /// The plans of a config's transmitting ports (`legs`, planned from options `a`), their
+    /// sender threads placed on `cpus`.
+    fn legs(
+        a: &RunArgs,
+        mut legs: Vec<(RunArgs, streams::StreamsPlan)>,
+        cpus: &[usize],
+        seed: u64,
+    ) -> Result<Vec<RunPlan>> {
+        let placed = port_cpus(a, &mut legs, cpus)?;
+        legs.into_iter()
+            .zip(placed)
+            .map(|((e, s), cpus)| RunPlan::prepared(&e, &cpus, Some(s), seed))
             .collect()
     }
 
@@ -262,7 +272,7 @@ impl RunPlan {
         let specs = if pcap.is_some() {
             vec![SenderSpec { cfg, cpu: a.cpu }]
         } else {
-            thread_specs(a, &cfg, cpus)?
+            thread_specs(a, &cfg, cpus, streams.as_ref())?
         };
         let knobs = Knobs {
             dev: a.dev.clone(),
@@ -758,8 +768,15 @@ pub fn check_pktgen_params(a: &RunArgs) -> std::result::Result<(), OptionError> 
 /// The senders `-t N` asks for: one per thread, named `dev@i` as the kernel's sample scripts
 /// name them, pinned to the i-th CPU of `cpus` (counting from --cpu's), each with its share
 /// of the rate so the total is what was asked. With one thread: the device itself, on --cpu.
-/// More threads than CPUs need --allow-oversubscribe.
-fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<SenderSpec>> {
+/// More threads than CPUs need --allow-oversubscribe. A config's streams are not split
+/// evenly: thread i sends queue i's streams (`count` their frames), each counted by its
+/// signature, so the lab's receiver tells the threads' streams apart.
+fn thread_specs(
+    a: &RunArgs,
+    cfg: &DevConfig,
+    cpus: &[usize],
+    streams: Option<&streams::StreamsPlan>,
+) -> Result<Vec<SenderSpec>> {
     let n = usize::from(a.threads);
     if n == 0 {
         return Err(Refusal::NoThreads.into());
@@ -770,7 +787,7 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<Send
             cpu: a.cpu,
         }]);
     }
-    if a.rx_analyze {
+    if a.rx_analyze && streams.is_none() {
         return Err(Refusal::RxAnalyzeWithThreads(n).into());
     }
     if cpus.is_empty() {
@@ -800,10 +817,63 @@ fn thread_specs(a: &RunArgs, cfg: &DevConfig, cpus: &[usize]) -> Result<Vec<Send
             if c.delay != 0 && c.delay != u64::MAX {
                 c.delay = c.delay.saturating_mul(n as u64);
             }
+            if let Some(q) = streams.and_then(|s| s.queues.get(i).map(|q| (s, q))) {
+                c.count = q.0.queue_count(q.1);
+            }
             SenderSpec {
                 cfg: c,
                 cpu: Some(cpus[(first + i) % cpus.len()]),
             }
+        })
+        .collect())
+}
+
+/// The CPUs each of a config's transmitting ports (`legs`) places its threads on, in order:
+/// with several ports of several threads (`-t N`), port k's threads on the CPUs after port
+/// k-1's (from --cpu's, or the first), every thread on a CPU of its own unless
+/// --allow-oversubscribe; otherwise `cpus` for each, as for one port. A port of one thread
+/// stays where `-t 1` puts it.
+fn port_cpus(
+    a: &RunArgs,
+    legs: &mut [(RunArgs, streams::StreamsPlan)],
+    cpus: &[usize],
+) -> Result<Vec<Vec<usize>>> {
+    let threads: Vec<usize> = legs.iter().map(|(e, _)| usize::from(e.threads)).collect();
+    if legs.len() < 2 || threads.iter().all(|&t| t <= 1) || cpus.is_empty() {
+        return Ok(vec![cpus.to_vec(); legs.len()]);
+    }
+    let total: usize = threads.iter().sum();
+    if total > cpus.len() && !a.allow_oversubscribe {
+        return Err(Refusal::PortsTooManyThreads {
+            n: usize::from(a.threads),
+            ports: legs.len(),
+            total,
+            cpus: cpus.to_vec(),
+        }
+        .into());
+    }
+    // From --cpu's place among the CPUs (one not among them is refused by thread_specs).
+    let base = match a.cpu {
+        Some(c) => match cpus.iter().position(|&x| x == c) {
+            Some(p) => p,
+            None => return Ok(vec![cpus.to_vec(); legs.len()]),
+        },
+        None => 0,
+    };
+    let mut offset = base;
+    Ok(legs
+        .iter_mut()
+        .zip(threads)
+        .map(|((e, _), t)| {
+            let mine: Vec<usize> = (0..cpus.len())
+                .map(|i| cpus[(offset + i) % cpus.len()])
+                .collect();
+            if t > 1 {
+                // Its first thread on the first of its CPUs.
+                e.cpu = a.cpu.map(|_| mine[0]);
+                offset += t;
+            }
+            mine
         })
         .collect())
 }

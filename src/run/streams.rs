@@ -160,7 +160,33 @@ const SET_UP: Duration = Duration::from_secs(60);
 /// returns once the senders are set up and sending, or with the run's error. `stop` ends
 /// it early (the flows' own durations end it otherwise).
 pub fn launch(cfg: &crate::otg::Config, stop: Arc<AtomicBool>) -> Result<Launched> {
-    let args = default_run_args()?;
+    launch_on(cfg, stop, Queues::default())
+}
+
+/// How many transmit queues each sending port has (`-t N`), and whether their threads may
+/// share CPUs (`--allow-oversubscribe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queues {
+    pub threads: u16,
+    pub oversubscribe: bool,
+}
+
+impl Default for Queues {
+    fn default() -> Queues {
+        Queues {
+            threads: 1,
+            oversubscribe: false,
+        }
+    }
+}
+
+/// [`launch`] with each sending port's flows on `queues` transmit queues (`-t N`).
+pub fn launch_on(
+    cfg: &crate::otg::Config,
+    stop: Arc<AtomicBool>,
+    queues: Queues,
+) -> Result<Launched> {
+    let args = run_args(queues)?;
     let (plans, lab) = plan_in_lab(&args, cfg, std::path::Path::new(CONFIG))?;
     let names = plans
         .first()
@@ -202,8 +228,13 @@ const PLANNED: plan::streams::LabEnds<'static> = plan::streams::LabEnds {
 /// The plans `launch` would run for `cfg` (one per transmitting port), made without
 /// sending or making anything: every refusal `run --config` makes.
 pub fn plan(cfg: &crate::otg::Config) -> Result<Vec<RunPlan>> {
+    plan_on(cfg, Queues::default())
+}
+
+/// [`plan`] with each sending port's flows on `queues` transmit queues.
+pub fn plan_on(cfg: &crate::otg::Config, queues: Queues) -> Result<Vec<RunPlan>> {
     let lab = plan::streams::both_ways_in_lab(cfg).then_some(PLANNED);
-    RunPlan::from_config(&default_run_args()?, cfg, std::path::Path::new(CONFIG), lab)
+    RunPlan::from_config(&run_args(queues)?, cfg, std::path::Path::new(CONFIG), lab)
 }
 
 /// The plans of `cfg` (named `name`) with options `a`; for flows both ways between the
@@ -217,14 +248,21 @@ pub(crate) fn plan_in_lab(
     if !plan::streams::both_ways_in_lab(cfg) {
         return Ok((RunPlan::from_config(a, cfg, name, None)?, None));
     }
-    RunPlan::from_config(a, cfg, name, Some(PLANNED))?;
+    let planned = RunPlan::from_config(a, cfg, name, Some(PLANNED))?;
+    // A queue each way for each end's sender (-t N).
+    let queues = planned
+        .iter()
+        .map(|p| u16::try_from(p.senders.len()).unwrap_or(u16::MAX))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     use crate::caps::{self, Cap};
     caps::require(
         &[Cap::SysAdmin, Cap::NetAdmin, Cap::NetRaw],
         "the private lab (network namespaces and a veth pair)",
     )?;
     // Each end's receiver is a tap: the frames climb no further than the stack.
-    let lab = crate::lab::Lab::create_opts(crate::lab::RxMode::Stack, false, 1)?;
+    let lab = crate::lab::Lab::create_opts(crate::lab::RxMode::Stack, false, queues)?;
     let ends = plan::streams::LabEnds {
         tx_ns: &lab.tx_ns,
         rx_ns: &lab.rx_ns,
@@ -324,11 +362,16 @@ impl Drop for Leg {
     }
 }
 
-/// `upktgen run`'s defaults, as the command line gives them with no option.
-fn default_run_args() -> Result<RunArgs> {
+/// `upktgen run`'s defaults, as the command line gives them with no option but `-t N` (and
+/// `--allow-oversubscribe`).
+fn run_args(q: Queues) -> Result<RunArgs> {
     use clap::Parser;
     match crate::cli::Cli::try_parse_from(["upktgen", "run"])?.cmd {
-        Some(crate::cli::Cmd::Run(a)) => Ok(*a),
+        Some(crate::cli::Cmd::Run(a)) => Ok(RunArgs {
+            threads: q.threads,
+            allow_oversubscribe: q.oversubscribe,
+            ..*a
+        }),
         _ => Err(anyhow!("`upktgen run` did not parse as run")),
     }
 }

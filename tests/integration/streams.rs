@@ -1183,7 +1183,286 @@ fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
     );
 }
 
+/// Eight flows of unlike rates (and sizes) for the queues' tests: flow `i` at `PPS8[i]`.
+const PPS8: [u64; 8] = [500, 1500, 2500, 4000, 6000, 9000, 3000, 7000];
+
+/// How `-t 2` splits [`PPS8`] (largest first onto the least-loaded queue): 9000 → q0,
+/// 7000 → q1, 6000 → q1, 4000 → q0, 3000 → q0 (13,000 each: the lowest), 2500 → q1, 1500
+/// → q1, 500 → q0.
+const QUEUES8: [&[usize]; 2] = [&[0, 3, 5, 6], &[1, 2, 4, 7]];
+
+fn eight_flows(seconds: f64) -> Value {
+    config(
+        PPS8.iter()
+            .enumerate()
+            .map(|(i, &pps)| {
+                flow(
+                    &format!("f{i}_{pps}"),
+                    json!([
+                        {"choice": "ethernet", "ethernet": {}},
+                        {"choice": "ipv4", "ipv4": {"dst": value("198.18.1.1")}},
+                        {"choice": "udp", "udp": {"src_port": value(2000 + i)}}
+                    ]),
+                    json!({"choice": "fixed", "fixed": 64 + 32 * i}),
+                    pps,
+                    seconds,
+                )
+            })
+            .collect(),
+    )
+}
+
+/// `run --config -t 2`: the port's flows on two transmit queues, each a sender thread with
+/// its own socket and timeline, on af_packet and af_xdp (each thread bound to its queue):
+/// every flow received as sent, none reordered, each at its rate within 1 %; both
+/// senders sent, each exactly its queue's flows (the split above), on a CPU of its own;
+/// the text report lists the queues.
+fn flows_on_two_queues_each_arrive_as_sent_at_its_rate() {
+    if !root_or_skip() {
+        return;
+    }
+    if upktgen::sys::allowed_cpus().len() < 2 {
+        crate::harness::skip("needs 2 CPUs for -t 2 (one per sender)");
+        return;
+    }
+    let f = ConfigFile::new(&eight_flows(QUEUES_SECONDS as f64));
+    for backend in ["af_packet", "af_xdp"] {
+        eight_flows_on_two_queues(&f, backend);
+    }
+    // The text report lists the queues: each one's sender, streams, rate, frames and ids.
+    let short = ConfigFile::new(&eight_flows(1.0));
+    let o = upktgen(&["run", "--config", short.arg(), "-t", "2", "--no-live"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("\nQueues:      2 ("), "{text}");
+    for (k, q) in QUEUES8.iter().enumerate() {
+        let pps: u64 = q.iter().map(|&i| PPS8[i]).sum();
+        let ids: Vec<String> = q.iter().map(|i| i.to_string()).collect();
+        let table = &text[text.find("\nQueues:").unwrap()..];
+        let row: Vec<String> = table
+            .lines()
+            .find(|l| l.starts_with(&format!("  veth-tx@{k} ")))
+            .unwrap_or_else(|| panic!("no queue {k} in {table}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(
+            row,
+            [
+                format!("veth-tx@{k}"),
+                "4".to_string(),
+                format!("{pps}.0"),
+                pps.to_string(),
+            ]
+            .into_iter()
+            .chain(ids)
+            .collect::<Vec<_>>(),
+            "{text}"
+        );
+    }
+}
+
+/// How long the queues' tests send.
+const QUEUES_SECONDS: u64 = 3;
+
+/// [`eight_flows`] in `f` sent with `-t 2` from `backend`: each flow received as sent at
+/// its rate, each sender its queue's flows.
+fn eight_flows_on_two_queues(f: &ConfigFile, backend: &str) {
+    const SECONDS: u64 = QUEUES_SECONDS;
+    let j = run_json(&["--config", f.arg(), "-t", "2", "--backend", backend]);
+    let st = &j["streams"]["streams"];
+    for (i, &pps) in PPS8.iter().enumerate() {
+        let s = &st[i];
+        assert_eq!(s["tx_frames"], pps * SECONDS, "{backend}: {s}");
+        assert_eq!(s["rx_frames"], s["tx_frames"], "{backend}: {s}");
+        assert_eq!(s["lost"], 0, "{backend}: {s}");
+        let r = rx_stream(&j, i);
+        assert_eq!(r["duplicates"], 0, "{backend}: {r}");
+        assert_eq!(r["reordered"], 0, "{backend}: {r}");
+        let span_s =
+            (r["last_rx_ns"].as_u64().unwrap() - r["first_rx_ns"].as_u64().unwrap()) as f64 / 1e9;
+        let rate = (r["frames"].as_u64().unwrap() - 1) as f64 / span_s;
+        assert!(
+            (rate / pps as f64 - 1.0).abs() < 0.01,
+            "{backend}: flow {i}: {rate:.1} pps received, {pps} asked"
+        );
+    }
+    // Two senders, each its queue's flows: its frames are theirs, its bytes theirs.
+    let t = j["threads"].as_array().unwrap();
+    assert_eq!(t.len(), 2, "{backend}: {t:?}");
+    for (k, q) in QUEUES8.iter().enumerate() {
+        assert_eq!(t[k]["device"], format!("veth-tx@{k}"), "{backend}");
+        assert_eq!(t[k]["backend"], backend, "{backend}");
+        let r = &t[k]["outcome"]["result"];
+        let frames: u64 = q.iter().map(|&i| PPS8[i] * SECONDS).sum();
+        let bytes: u64 = q.iter().map(|&i| st[i]["tx_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(r["sent"], frames, "{backend}: sender {k}: {r}");
+        assert_eq!(r["imix_bytes"], bytes, "{backend}: sender {k}: {r}");
+        // pktgen's per-thread accounting: each on its own CPU, its own time and idle.
+        assert_eq!(t[k]["cpu"], upktgen::sys::allowed_cpus()[k], "{backend}");
+        let (elapsed, idle) = (r["elapsed_ns"].as_u64(), r["idle_ns"].as_u64());
+        assert!(elapsed > Some(0) && idle <= elapsed, "{backend}: {r}");
+    }
+    if backend == "af_xdp" {
+        for (k, th) in t.iter().enumerate() {
+            let d = th["detail"].as_str().unwrap();
+            assert!(d.contains(&format!("queue {k},")), "{d}");
+        }
+    }
+    // The run's Result adds up both senders' frames, all of them delivered.
+    let sent: u64 = PPS8.iter().map(|p| p * SECONDS).sum();
+    assert_eq!(j["outcome"]["result"]["sent"], sent, "{backend}");
+    assert_eq!(j["reconciliation"]["rx_packets"], sent, "{backend}");
+}
+
+/// [`flows_on_two_queues_each_arrive_as_sent_at_its_rate`] from xdp_live: each sender's
+/// own program run, its own slots.
+fn flows_on_two_queues_through_xdp_live_arrive_as_sent() {
+    if !live_frames_or_skip() {
+        return;
+    }
+    if upktgen::sys::allowed_cpus().len() < 2 {
+        crate::harness::skip("needs 2 CPUs for -t 2 (one per sender)");
+        return;
+    }
+    let f = ConfigFile::new(&eight_flows(QUEUES_SECONDS as f64));
+    eight_flows_on_two_queues(&f, "xdp_live");
+}
+
+/// Flows both ways between the lab's ends with `-t 2` on af_xdp (four threads: with
+/// --allow-oversubscribe on two CPUs): each end's flows on two queues, each sender bound to a queue of its own (the lab made with two each way, each
+/// end's queues asked of its driver inside its namespace): every flow received as sent,
+/// each port's text listing its two queues.
+fn flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent() {
+    use crate::common::namespaces_with_prefix;
+    if !root_or_skip() {
+        return;
+    }
+    if upktgen::sys::allowed_cpus().len() < 2 {
+        crate::harness::skip("needs 2 CPUs for -t 2 (one per sender)");
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let size = json!({"choice": "fixed", "fixed": 128});
+    let mut flows: Vec<Value> = [("ab0", 3_000), ("ab1", 1_000), ("ba0", 2_000), ("ba1", 500)]
+        .iter()
+        .map(|&(name, pps)| flow(name, eth.clone(), size.clone(), pps, 1.0))
+        .collect();
+    for f in &mut flows[2..] {
+        f["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    }
+    let f = ConfigFile::new(&config(flows));
+    let (pid, o) = crate::common::upktgen_with_pid(&[
+        "run",
+        "--config",
+        f.arg(),
+        "-t",
+        "2",
+        "--backend",
+        "af_xdp",
+        "--no-live",
+        // Two ports of two threads on this VM's two CPUs.
+        "--allow-oversubscribe",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = crate::common::stdout(&o);
+    let row = |start: &str| table_row(&text, start);
+    assert_eq!(row("0 ab0 ")[..5], ["0", "ab0", "3000", "3000", "0"]);
+    assert_eq!(row("1 ab1 ")[..5], ["1", "ab1", "1000", "1000", "0"]);
+    assert_eq!(row("2 ba0 ")[..5], ["2", "ba0", "2000", "2000", "0"]);
+    assert_eq!(row("3 ba1 ")[..5], ["3", "ba1", "500", "500", "0"]);
+    assert_eq!(text.matches("\nQueues:      2 (").count(), 2, "{text}");
+    for (dev, q) in [
+        ("veth-tx", [("0", "3000", "0"), ("1", "1000", "1")]),
+        ("veth-rx", [("0", "2000", "2"), ("1", "500", "3")]),
+    ] {
+        for (k, sent, id) in q {
+            let line = format!("  {dev}@{k} ");
+            let r: Vec<&str> = text
+                .lines()
+                .find(|l| l.starts_with(&line) && !l.contains("Result"))
+                .unwrap_or_else(|| panic!("no queue {line:?} in {text}"))
+                .split_whitespace()
+                .collect();
+            assert_eq!(r[1..], ["1", &format!("{sent}.0"), sent, id], "{text}");
+        }
+        // Each sender bound its own queue.
+        for k in ["0", "1"] {
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with(&format!("  {dev}@{k} on CPU "))
+                        && l.contains(": Result: OK")),
+                "{text}"
+            );
+        }
+    }
+    assert!(namespaces_with_prefix(&format!("upktgen-{pid}-")).is_empty());
+}
+
+/// The OTG server's way in with `upktgen otg -t 2` (`run::streams::launch_on`): three flows
+/// on two queues, each flow's progress and final figures its own, the text listing the
+/// queues.
+fn a_launched_config_on_two_queues_shows_each_flows_figures() {
+    if !root_or_skip() {
+        return;
+    }
+    if upktgen::sys::allowed_cpus().len() < 2 {
+        crate::harness::skip("needs 2 CPUs for -t 2 (one per sender)");
+        return;
+    }
+    let eth = json!([{"choice": "ethernet", "ethernet": {}}, {"choice": "ipv4", "ipv4": {}}, {"choice": "udp", "udp": {}}]);
+    let size = json!({"choice": "fixed", "fixed": 128});
+    let doc = config(
+        [("a", 3_000), ("b", 1_000), ("c", 2_000)]
+            .iter()
+            .map(|&(n, pps)| flow(n, eth.clone(), size.clone(), pps, 1.0))
+            .collect(),
+    );
+    let cfg = upktgen::otg::Config::from_value(&doc).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let queues = upktgen::run::streams::Queues {
+        threads: 2,
+        oversubscribe: false,
+    };
+    let l = upktgen::run::streams::launch_on(&cfg, stop, queues).unwrap();
+    while !l.finished() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let got: Vec<(String, u64, u64)> = l
+        .progress()
+        .into_iter()
+        .map(|p| (p.name, p.tx_frames, p.rx_frames))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a".to_string(), 3_000, 3_000),
+            ("b".to_string(), 1_000, 1_000),
+            ("c".to_string(), 2_000, 2_000)
+        ]
+    );
+    let out = l.wait().unwrap();
+    for (f, n) in out.flows.iter().zip([3_000, 1_000, 2_000]) {
+        assert_eq!((f.tx_frames, f.rx_frames, f.lost), (n, n, 0), "{f:?}");
+        assert_eq!(f.tx_bytes, n * 124, "{f:?}");
+    }
+    assert_eq!(out.ports[0].tx_frames, 6_000);
+    // a alone on one queue, b and c on the other.
+    assert!(out.text.contains("\nQueues:      2 ("), "{}", out.text);
+    assert!(
+        out.text
+            .contains("  veth-tx@0              1       3000.0         3000  0\n")
+            && out
+                .text
+                .contains("  veth-tx@1              2       3000.0         3000  1 2\n"),
+        "{}",
+        out.text
+    );
+}
+
 pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
+    flows_on_two_queues_each_arrive_as_sent_at_its_rate,
+    flows_on_two_queues_through_xdp_live_arrive_as_sent,
     a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate,
@@ -1192,9 +1471,11 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     a_config_is_refused_before_anything_is_sent,
     three_flows_to_a_netns_peer_decode_with_their_headers,
     a_launched_config_shows_its_progress_then_its_figures,
+    a_launched_config_on_two_queues_shows_each_flows_figures,
     flows_both_ways_between_two_ports_each_arrive_as_sent,
     flows_both_ways_make_one_json_document_and_one_metrics_endpoint,
     flows_both_ways_in_the_lab_each_arrive_as_sent,
+    flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent,
     two_ports_into_one_each_flow_counted_and_floods_unexpected,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,

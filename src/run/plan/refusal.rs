@@ -28,10 +28,6 @@ pub enum Refusal {
     #[error("{option}: the config's ports say where to send and receive (their `location`)")]
     ConfigWithOption { option: &'static str },
     #[error(
-        "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)"
-    )]
-    ConfigWithThreads,
-    #[error(
         "--config: port {port:?} sends from {location}: upktgen sends from lab:tx, an interface or netns:NAME/IFACE (to send from another host, run it there)"
     )]
     ConfigTxPort { port: String, location: String },
@@ -139,6 +135,18 @@ pub enum Refusal {
         cpus.len()
     )]
     TooManyThreads { n: usize, cpus: Vec<usize> },
+    #[error(
+        "-t/--threads {n} on {ports} sending ports: {total} sender threads, and this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
+        cpus.len(),
+        if cpus.len() == 1 { "" } else { "s" },
+        (cpus.len() / ports).max(1)
+    )]
+    PortsTooManyThreads {
+        n: usize,
+        ports: usize,
+        total: usize,
+        cpus: Vec<usize>,
+    },
     #[error("--cpu {cpu}: not a CPU this process may run on (allowed: {cpus:?})")]
     NotAllowedCpu { cpu: usize, cpus: Vec<usize> },
     #[error("--replay-speed: scales the file's gaps; it goes with --replay-timing file")]

@@ -38,6 +38,51 @@ pub struct StreamsPlan {
     /// The transmitting port's line rate in bits per second, when its `layer1` names a
     /// speed (a percentage and a gap in bytes are reckoned against it).
     pub line_bps: Option<u64>,
+    /// The port's transmit queues (`-t N`): each a sender thread with its own socket and
+    /// timeline of these streams; one queue without -t.
+    pub queues: Vec<Queue>,
+    /// What the plan decided that the user should hear (printed once, before the send).
+    pub notes: Vec<String>,
+}
+
+/// One transmit queue of a port: the streams it sends and the frame rate they add up to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    /// Indices in the plan's `specs`, ascending (the queue's timeline takes them in that
+    /// order).
+    pub streams: Vec<usize>,
+    /// The sum of their rates, frames per second.
+    pub pps: f64,
+}
+
+/// A port's streams of rates `pps` (frames per second) spread over `n` transmit queues, a
+/// stream on one queue only (its frames and sequence stay in order): the largest rate
+/// first onto the least-loaded queue (equal rates in stream order, equally loaded queues
+/// the lowest first), so the queues' rates come out as even as the streams allow. At most
+/// one queue per stream (`n` above their number gives one each) and at least one.
+pub fn split(pps: &[f64], n: usize) -> Vec<Queue> {
+    let n = n.min(pps.len()).max(1);
+    let mut order: Vec<usize> = (0..pps.len()).collect();
+    // Stable: equal rates keep the streams' order.
+    order.sort_by(|&a, &b| pps[b].total_cmp(&pps[a]));
+    let mut queues = vec![
+        Queue {
+            streams: Vec::new(),
+            pps: 0.0,
+        };
+        n
+    ];
+    for i in order {
+        let q = (0..n)
+            .min_by(|&a, &b| queues[a].pps.total_cmp(&queues[b].pps))
+            .unwrap_or(0);
+        queues[q].streams.push(i);
+        queues[q].pps += pps[i];
+    }
+    for q in &mut queues {
+        q.streams.sort_unstable();
+    }
+    queues
 }
 
 /// A port's name and location.
@@ -56,6 +101,13 @@ impl StreamsPlan {
     /// The network namespace the transmitting port is in, when not the current one.
     pub fn tx_netns(&self) -> Option<PathBuf> {
         self.tx_port.1.netns_path()
+    }
+
+    /// The count of queue `q`'s sender: its streams' frames when every one ends by a
+    /// count, else 0 (it ends when its timeline is empty, at the run's duration or Ctrl-C).
+    pub fn queue_count(&self, q: &Queue) -> u64 {
+        let specs: Vec<StreamSpec> = q.streams.iter().map(|&i| self.specs[i].clone()).collect();
+        count(&specs).unwrap_or(0)
     }
 }
 
@@ -233,6 +285,26 @@ fn apply_leg(
     if e.duration.is_none() {
         e.duration = wall_time(&specs);
     }
+    // -t N: the streams spread over N queues by rate (every rate is known here: a
+    // percentage without a line rate was refused by the build above).
+    let rates: Vec<f64> = specs
+        .iter()
+        .map(|s| spec_pps(s, line_bps.map(|b| b as f64)).unwrap_or(0.0))
+        .collect();
+    let want = usize::from(a.threads);
+    let queues = split(&rates, want);
+    let mut notes = Vec::new();
+    if want > queues.len() {
+        notes.push(format!(
+            "-t {want}: port {:?} sends {} flow{}, so {} queue{} (a flow stays on one queue, its frames in order)",
+            tx_port.0,
+            specs.len(),
+            if specs.len() == 1 { "" } else { "s" },
+            queues.len(),
+            if queues.len() == 1 { "" } else { "s" },
+        ));
+        e.threads = u16::try_from(queues.len()).unwrap_or(u16::MAX);
+    }
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
     let expected = (0..cfg.flows.len())
         .filter(|&i| cfg.flows[i].rx_ports.first() == Some(&rx_port.0))
@@ -249,6 +321,8 @@ fn apply_leg(
             tx_port,
             rx_port,
             line_bps,
+            queues,
+            notes,
         },
     ))
 }
@@ -271,9 +345,6 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
         if given {
             return Err(Refusal::ConfigWithOption { option }.into());
         }
-    }
-    if a.threads != 1 {
-        return Err(Refusal::ConfigWithThreads.into());
     }
     Ok(())
 }

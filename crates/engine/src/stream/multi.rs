@@ -23,6 +23,9 @@ pub struct MultiStream {
     timeline: Ahead,
     cur: Due,
     tally: Arc<Tally>,
+    /// Each stream's place in the tally (a queue's streams in a port's tally, which every
+    /// queue of the port shares; each place has one writer: its stream's queue).
+    slots: Box<[u32]>,
     /// Bytes of every frame advanced to (the Result line's bytes).
     bytes: u64,
     min_len: u32,
@@ -44,6 +47,22 @@ impl MultiStream {
         ids: &[u16],
         line_bps: Option<f64>,
     ) -> Result<MultiStream, StreamError> {
+        let tally = Arc::new(Tally::new(specs.len()));
+        let slots: Vec<u32> = (0..specs.len() as u32).collect();
+        MultiStream::on_queue(specs, ids, line_bps, tally, &slots)
+    }
+
+    /// One transmit queue of a port whose streams several queues send: [`MultiStream::signed`]
+    /// with stream `i` counted in `tally` at `slots[i]` (the port's tally, shared by its
+    /// queues; a stream is on one queue, so each place still has one writer).
+    pub fn on_queue(
+        specs: &[StreamSpec],
+        ids: &[u16],
+        line_bps: Option<f64>,
+        tally: Arc<Tally>,
+        slots: &[u32],
+    ) -> Result<MultiStream, StreamError> {
+        assert_eq!(slots.len(), specs.len(), "one tally place per stream");
         let frames = build_signed(specs, ids)?;
         let schedules = specs
             .iter()
@@ -52,7 +71,8 @@ impl MultiStream {
         let max_len = frames.iter().map(StreamFrames::max_len).max().unwrap_or(0);
         let min_len = frames.iter().map(StreamFrames::min_len).min().unwrap_or(0) as u32;
         Ok(MultiStream {
-            tally: Arc::new(Tally::new(frames.len())),
+            tally,
+            slots: slots.into(),
             frames,
             timeline: Ahead::new(Timeline::new(schedules, 0)),
             cur: Due::default(),
@@ -120,7 +140,8 @@ impl FrameSource for MultiStream {
     fn sent(&mut self) {
         // One writer (this sender's thread): a load and a store, no locked add.
         let d = self.cur;
-        self.tally.add(d.stream as usize, u64::from(d.len));
+        self.tally
+            .add(self.slots[d.stream as usize] as usize, u64::from(d.len));
         self.bytes += u64::from(d.len);
     }
 
@@ -232,6 +253,35 @@ mod tests {
         // The backend took only two of the three: frame 2 is asked for again.
         assert_eq!(m.due_ns(2), Some(2_000_000));
         assert_eq!(m.due_ns(3), Some(3_000_000));
+    }
+
+    #[test]
+    fn queues_of_one_port_count_their_streams_in_its_tally() {
+        // Port streams 0..3; queue A sends 0 and 2, queue B sends 1.
+        let specs = [
+            udp("a", 1_000.0, 2, 60),
+            udp("b", 1_000.0, 3, 80),
+            udp("c", 1_000.0, 4, 100),
+        ];
+        let tally = Arc::new(Tally::new(3));
+        let mut qa = MultiStream::on_queue(
+            &[specs[0].clone(), specs[2].clone()],
+            &[10, 12],
+            None,
+            Arc::clone(&tally),
+            &[0, 2],
+        )
+        .unwrap();
+        let mut qb =
+            MultiStream::on_queue(&specs[1..2], &[11], None, Arc::clone(&tally), &[1]).unwrap();
+        let a = drain(&mut qa, 6);
+        let b = drain(&mut qb, 3);
+        assert!(a.iter().all(|g| g.1.stream == 10 || g.1.stream == 12));
+        assert!(b.iter().all(|g| g.1.stream == 11));
+        assert_eq!(tally.get(0), (2, 120));
+        assert_eq!(tally.get(1), (3, 240));
+        assert_eq!(tally.get(2), (4, 400));
+        assert_eq!((qa.imix_bytes(), qb.imix_bytes()), (Some(520), Some(240)));
     }
 
     #[test]

@@ -258,6 +258,19 @@ pub fn poll_any(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> io::Result<bool> {
 /// The number of RX queues of interface `name` (ETHTOOL_GCHANNELS: the larger of the rx
 /// and combined counts), or None when the driver does not say.
 pub fn rx_queues(name: &str) -> io::Result<Option<u32>> {
+    Ok(channels(name)?.map(|(rx, _)| rx).filter(|&n| n > 0))
+}
+
+/// The number of TX queues of interface `name` in this thread's network namespace
+/// (ETHTOOL_GCHANNELS: the larger of the tx and combined counts; sysfs shows the
+/// namespace it was mounted in), or None when the driver does not say.
+pub fn tx_queues(name: &str) -> io::Result<Option<u32>> {
+    Ok(channels(name)?.map(|(_, tx)| tx).filter(|&n| n > 0))
+}
+
+/// Interface `name`'s RX and TX queues (each the larger of its own and the combined
+/// count), or None when the driver does not say.
+fn channels(name: &str) -> io::Result<Option<(u32, u32)>> {
     const ETHTOOL_GCHANNELS: u32 = 0x3c;
     #[repr(C)]
     #[derive(Default)]
@@ -303,5 +316,8 @@ pub fn rx_queues(name: &str) -> io::Result<Option<u32>> {
             _ => Err(e),
         };
     }
-    Ok(Some(ch.rx_count.max(ch.combined_count)).filter(|&n| n > 0))
+    Ok(Some((
+        ch.rx_count.max(ch.combined_count),
+        ch.tx_count.max(ch.combined_count),
+    )))
 }

@@ -145,10 +145,6 @@ fn options_that_would_say_it_again_are_refused() {
             "--rx-analyze: the config's ports say where to send and receive (their `location`)",
         ),
         (
-            &["-t", "2"][..],
-            "--threads: a config's flows are sent by one thread on one timeline (several queues, each with its own timeline, are not yet)",
-        ),
-        (
             &["--pkt-size", "100"][..],
             "--pkt-size: pktgen's frame options do not apply with --config, whose flows describe the frames",
         ),
@@ -608,4 +604,169 @@ fn flows_that_end_by_time_end_the_run_at_that_time() {
     // --duration says it first.
     let p = plan(&["--config", timed.arg(), "--duration", "1s"]).unwrap();
     assert_eq!(p.duration, Some(std::time::Duration::from_secs(1)));
+}
+
+#[test]
+fn the_split_puts_the_largest_rate_first_onto_the_least_loaded_queue() {
+    use super::split;
+    let ids = |q: &super::Queue| q.streams.clone();
+    // 8 unlike rates on 2 queues: 8000 → q0, 7000 → q1, 6000 → q1 (7000 < 8000), 5000 → q0
+    // (8000 < 13000), 4000 → q0 (13000 each: the lowest), 3000 → q1, 2000 → q1 (16000 <
+    // 17000), 1000 → q0: 18000 each.
+    let r = [
+        1000.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0,
+    ];
+    let q = split(&r, 2);
+    assert_eq!(q.len(), 2);
+    assert_eq!(ids(&q[0]), [0, 3, 4, 7]);
+    assert_eq!(ids(&q[1]), [1, 2, 5, 6]);
+    assert_eq!((q[0].pps, q[1].pps), (18000.0, 18000.0));
+    // Equal rates go in stream order onto the lowest equally loaded queue.
+    let q = split(&[5.0, 5.0, 5.0, 5.0, 5.0], 3);
+    assert_eq!(
+        q.iter().map(ids).collect::<Vec<_>>(),
+        [vec![0, 3], vec![1, 4], vec![2]]
+    );
+    // One big stream and many small: the big one alone, the rest beside it.
+    let q = split(&[1.0, 100.0, 1.0, 1.0], 2);
+    assert_eq!(
+        q.iter().map(ids).collect::<Vec<_>>(),
+        [vec![1], vec![0, 2, 3]]
+    );
+    // More queues than streams: one each; none asked (or no stream): one queue.
+    assert_eq!(split(&[1.0, 2.0], 5).len(), 2);
+    assert_eq!(split(&[1.0, 2.0], 0).len(), 1);
+    let q = split(&[], 4);
+    assert_eq!((q.len(), q[0].streams.len()), (1, 0));
+    // Every stream on exactly one queue.
+    let r: Vec<f64> = (0..100).map(|i| f64::from(i % 7 + 1)).collect();
+    let q = split(&r, 3);
+    let mut all: Vec<usize> = q.iter().flat_map(|q| q.streams.clone()).collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..100).collect::<Vec<_>>());
+    let (lo, hi) = q
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), q| (l.min(q.pps), h.max(q.pps)));
+    assert!(hi - lo <= 7.0, "within the largest rate: {lo}..{hi}");
+}
+
+#[test]
+fn threads_send_a_configs_streams_on_as_many_queues() {
+    let flows: String = [("a", 100), ("b", 300), ("c", 200), ("d", 50)]
+        .iter()
+        .map(|(n, pps)| {
+            format!(
+                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: 64}}\n    rate: {{pps: {pps}}}\n    duration: {{fixed_packets: {{packets: {pps}}}}}\n"
+            )
+        })
+        .collect();
+    let f = config("lab:tx", "lab:rx", &flows);
+    let p = plan(&["--config", f.arg(), "-t", "2"]).unwrap();
+    // The lab's receiver counts every stream by its signature, from both threads.
+    assert!(p.rx.as_ref().unwrap().streams.is_some());
+    assert_eq!(p.senders.len(), 2);
+    let s = p.streams.as_ref().unwrap();
+    let q: Vec<Vec<usize>> = s.queues.iter().map(|q| q.streams.clone()).collect();
+    // 300 → q0, 200 → q1, 100 → q1, 50 → q0.
+    assert_eq!(q, [vec![1, 3], vec![0, 2]]);
+    assert_eq!((s.queues[0].pps, s.queues[1].pps), (350.0, 300.0));
+    // Each sender sends its queue's frames: its own count.
+    let counts: Vec<u64> = p.senders.iter().map(|x| x.spec.cfg.count).collect();
+    assert_eq!(counts, [350, 300]);
+    assert_eq!(p.senders[1].spec.cfg.ifname, "veth-tx@1");
+    assert_eq!(p.in_lab().unwrap().queues, 2);
+    assert!(s.notes.is_empty());
+    // More threads than flows: one queue per flow, said so.
+    let p = RunPlan::from_args_on(
+        &args(&["--config", f.arg(), "-t", "6", "--allow-oversubscribe"]),
+        &[0, 1],
+    )
+    .unwrap();
+    assert_eq!(p.senders.len(), 4);
+    let s = p.streams.as_ref().unwrap();
+    assert_eq!(
+        s.notes,
+        [
+            "-t 6: port \"p1\" sends 4 flows, so 4 queues (a flow stays on one queue, its frames in order)"
+        ]
+    );
+    // The checks of -t still apply.
+    let e = plan(&["--config", f.arg(), "-t", "3"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("-t/--threads 3: this process may run on 2 CPUs"),
+        "{e}"
+    );
+    let e = plan(&["--config", f.arg(), "-t", "0"])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "-t/--threads 0: give at least one sender thread");
+    // A flow that ends by a time beside one that ends by a count: its queue has no count.
+    let f = config(
+        "lab:tx",
+        "lab:rx",
+        &(flow("a", "{fixed_seconds: {seconds: 2}}")
+            + &flow("b", "{fixed_packets: {packets: 10}}")),
+    );
+    let p = plan(&["--config", f.arg(), "-t", "2"]).unwrap();
+    let counts: Vec<u64> = p.senders.iter().map(|x| x.spec.cfg.count).collect();
+    assert_eq!(counts, [0, 10]);
+}
+
+#[test]
+fn several_ports_of_several_threads_each_take_cpus_of_their_own() {
+    let f = ports_config(
+        "netns:upk-ab/va",
+        "netns:upk-ab/vb",
+        None,
+        &[
+            ("ab1", "p1", "p2"),
+            ("ba1", "p2", "p1"),
+            ("ab2", "p1", "p2"),
+            ("ba2", "p2", "p1"),
+        ],
+    );
+    let cpus_of = |ps: &[RunPlan]| -> Vec<Vec<Option<usize>>> {
+        ps.iter()
+            .map(|p| p.senders.iter().map(|s| s.spec.cpu).collect())
+            .collect()
+    };
+    // Four CPUs: p1's threads on 0 and 1, p2's on 2 and 3.
+    let ps = RunPlan::each_from_args_on(&args(&["--config", f.arg(), "-t", "2"]), &[0, 1, 2, 3])
+        .unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(0), Some(1)], [Some(2), Some(3)]]);
+    // From --cpu's, round the CPUs.
+    let ps = RunPlan::each_from_args_on(
+        &args(&["--config", f.arg(), "-t", "2", "--cpu", "3"]),
+        &[0, 1, 2, 3],
+    )
+    .unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(3), Some(0)], [Some(1), Some(2)]]);
+    // Two CPUs: four threads need --allow-oversubscribe, which shares them.
+    assert_eq!(
+        plans(&["--config", f.arg(), "-t", "2"])
+            .unwrap_err()
+            .to_string(),
+        "-t/--threads 2 on 2 sending ports: 4 sender threads, and this process may run on 2 CPUs ([0, 1]): give at most -t 1, or add --allow-oversubscribe to share CPUs between threads"
+    );
+    let ps = plans(&["--config", f.arg(), "-t", "2", "--allow-oversubscribe"]).unwrap();
+    assert_eq!(cpus_of(&ps), [[Some(0), Some(1)], [Some(0), Some(1)]]);
+    // One thread a port: as before, unpinned.
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    assert_eq!(cpus_of(&ps), [[None], [None]]);
+}
+
+#[test]
+fn a_rate_in_bits_or_percent_is_split_as_its_frames_per_second() {
+    // 1,000 pps, 2,048,000 bit/s = 2,000 pps and 3 % of 1 Gbit/s = 3,000 pps.
+    let f = three_rates();
+    let p = plan(&["--config", f.arg(), "-t", "2"]).unwrap();
+    let s = p.streams.as_ref().unwrap();
+    let q: Vec<(Vec<usize>, f64)> = s
+        .queues
+        .iter()
+        .map(|q| (q.streams.clone(), q.pps.round()))
+        .collect();
+    assert_eq!(q, [(vec![2], 3000.0), (vec![0, 1], 3000.0)]);
 }
