@@ -512,7 +512,7 @@ impl Metrics {
                 m.late[i].clone(),
             );
         }
-        let iface = "labels iface, netns (the namespace's name under /run/netns, empty for one without), direction (tx or rx); read from /proc/net/dev";
+        let iface = "labels iface, netns (the namespace's name under /run/netns, empty for one without; a far end's interface its own, empty for ssh://), direction (tx or rx); read from /proc/net/dev (a far end's by its agent, at the end)";
         reg.register(
             "upktgen_iface_packets",
             format!("Packets an interface counted in one direction since the run started; {iface}"),
