@@ -533,7 +533,8 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
 /// Flows both ways over a veth pair in a namespace the test made, with `--json` and
 /// `--metrics-listen`: one endpoint serves both ports' runs, each run's series labelled by
 /// its port (scraped while they run: both ports' streams counting, promtool-checked; and
-/// once final: each flow's frames as its port's receiver counted them); one document
+/// once final: each flow's frames as its port's receiver counted them, each port's receiving
+/// interface labelled with its own name and namespace); one document
 /// (`upktgen.run-ports/1`, valid against its schema) holds both runs (each a run document
 /// with its receiving port's `unexpected`), every flow between its ports received as sent,
 /// every port and the totals.
@@ -662,6 +663,21 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
             .collect();
         let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
         assert!(tx.len() == 1 && tx[0].contains(&want), "{port}: {tx:?}");
+    }
+    // Each port's receiving interface, a far end's, at the end: its own name and namespace.
+    for (port, iface) in [
+        ("port=\"p1\",rx_port=\"p2\"", "vb"),
+        ("port=\"p2\",rx_port=\"p1\"", "va"),
+    ] {
+        let rx: Vec<&str> = last
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("upktgen_iface_packets_total{{{port},"))
+                    && l.contains("direction=\"rx\"")
+            })
+            .collect();
+        let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
+        assert!(rx.len() == 1 && rx[0].contains(&want), "{port}: {rx:?}");
     }
     let o = child.0.take().unwrap().wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
