@@ -292,24 +292,16 @@ impl RemoteReceiver {
             let Some(c) = s.streams else {
                 return Ok(());
             };
-            // The chunk asked for, of at most a chunk's rows, inside the table: anything
-            // else would loop or write out of place (a far end is not trusted).
-            if c.from != from || c.rows.len() > super::proto::STATS_CHUNK {
-                return Err(FarError::Impossible {
-                    uri: self.peer.uri.to_string(),
-                    method: "rx.stats",
-                    what: format!(
-                        "{} stream rows from {} when asked from {from}",
-                        c.rows.len(),
-                        c.from
-                    ),
-                });
-            }
-            for (k, row) in c.rows.iter().enumerate() {
-                table.store(c.from as usize + k, &row.live());
+            let rows = chunk_rows(&c, from, table.len()).map_err(|what| FarError::Impossible {
+                uri: self.peer.uri.to_string(),
+                method: "rx.stats",
+                what,
+            })?;
+            for (k, row) in rows.iter().enumerate() {
+                table.store(c.from as usize + k, row);
             }
             let next = c.from as usize + c.rows.len();
-            if c.rows.is_empty() || next >= (c.total as usize).min(table.len()) {
+            if c.rows.is_empty() || next >= table.len() {
                 return Ok(());
             }
             from = next as u32;
@@ -403,6 +395,47 @@ impl RemoteReceiver {
         let closed = self.peer.close().err().map(FarError::from);
         Ok((report, closed))
     }
+}
+
+/// The rows of a far end's chunk `c`, answering `rx.stats` from stream `from` of the
+/// `streams` it was given, or why it cannot be true: another start, more rows than a
+/// chunk, another number of streams, rows beyond them, or a row that cannot be
+/// ([`super::proto::StatsRow::live`]). Every row is checked before any is taken: a reading
+/// is taken whole or not at all.
+fn chunk_rows(
+    c: &super::proto::StreamsChunk,
+    from: u32,
+    streams: usize,
+) -> Result<Vec<crate::rx::streams::LiveRow>, String> {
+    if c.from != from || c.rows.len() > super::proto::STATS_CHUNK {
+        return Err(format!(
+            "{} stream rows from {} when asked from {from}",
+            c.rows.len(),
+            c.from
+        ));
+    }
+    if c.total as usize != streams {
+        return Err(format!(
+            "{} streams counted of the {streams} it was given",
+            c.total
+        ));
+    }
+    let end = c.from as usize + c.rows.len();
+    if end > streams {
+        return Err(format!(
+            "stream rows {} to {} of {streams} streams",
+            c.from,
+            end - 1
+        ));
+    }
+    c.rows
+        .iter()
+        .enumerate()
+        .map(|(k, row)| {
+            row.live()
+                .map_err(|w| format!("stream {}: {w}", c.from as usize + k))
+        })
+        .collect()
 }
 
 /// A far receiver whose running totals are read over the session (`rx.stats`) each
@@ -572,6 +605,55 @@ impl PeerSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::proto::{StatsRow, StreamsChunk};
+
+    /// A chunk from a far end is taken only when it is the one asked for, of the streams
+    /// the far receiver was given, every row possible; its latency buckets come whole.
+    #[test]
+    fn a_far_ends_chunk_is_taken_only_when_it_can_be_true() {
+        let t = crate::rx::streams::LiveTable::new(vec!["a".into(), "b".into(), "c".into()]);
+        t.add(1, 100);
+        t.add_latency(1, 10_000);
+        t.add_latency(1, 900_000);
+        let good = StreamsChunk::of(&t, 1);
+        let rows = chunk_rows(&good, 1, 3).unwrap();
+        assert_eq!(rows, vec![t.row(1), t.row(2)]);
+        assert_eq!(rows[0].lat.count(), 2);
+        assert_eq!(rows[0].lat.quantile(0.99), t.row(1).lat.quantile(0.99));
+        let refused = |c: &StreamsChunk, from: u32| chunk_rows(c, from, 3).unwrap_err();
+        assert_eq!(refused(&good, 0), "2 stream rows from 1 when asked from 0");
+        let other_total = StreamsChunk {
+            total: 70_000,
+            ..good.clone()
+        };
+        assert_eq!(
+            refused(&other_total, 1),
+            "70000 streams counted of the 3 it was given"
+        );
+        let past = StreamsChunk {
+            rows: vec![StatsRow::of(&t.row(0)); 3],
+            ..good.clone()
+        };
+        assert_eq!(refused(&past, 1), "stream rows 1 to 3 of 3 streams");
+        let mut bad_bucket = good.clone();
+        bad_bucket.rows[1].4 = vec![(3, 1), (80, 1)];
+        assert_eq!(
+            refused(&bad_bucket, 1),
+            "stream 2: latency bucket 80, beyond the last (79)"
+        );
+        let mut twice = good.clone();
+        twice.rows[0].4 = vec![(7, 1), (7, 1)];
+        assert_eq!(
+            refused(&twice, 1),
+            "stream 1: latency bucket 7 after bucket 7: not in ascending order"
+        );
+        let too_many = StreamsChunk {
+            from: 0,
+            total: 3,
+            rows: vec![StatsRow::of(&t.row(0)); crate::agent::proto::STATS_CHUNK + 1],
+        };
+        assert!(refused(&too_many, 0).starts_with("4097 stream rows from 0"));
+    }
 
     #[test]
     fn counters_of_2_64_minus_1_are_named_by_path() {

@@ -217,7 +217,9 @@ pub struct StreamsChunk {
 
 /// One stream's live figures, compact (a JSON array): frames, bytes, open holes, the sum
 /// of the latencies (ns), and the latency buckets that hold something as
-/// `[bucket, count]` pairs ([`crate::rx::streams::live`]).
+/// `[bucket, count]` pairs, by ascending bucket ([`crate::rx::streams::live`]: 80
+/// quarter-octave buckets from 256 ns, the same the lab's receiver keeps, so a far end's
+/// live p50/p99 and latency histogram are read as a local receiver's).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct StatsRow(pub u64, pub u64, pub u64, pub u64, pub Vec<(u8, u64)>);
 
@@ -226,14 +228,36 @@ impl StatsRow {
         StatsRow(r.frames, r.bytes, r.lost, r.lat_sum_ns, r.lat.sparse())
     }
 
-    pub fn live(&self) -> crate::rx::streams::LiveRow {
-        crate::rx::streams::LiveRow {
+    /// The row's figures, or why a far end cannot have sent them: a bucket beyond the
+    /// last, or buckets not in ascending order (one given twice). Counts are not checked
+    /// against each other: a reading's fields are each exact but read one after the other
+    /// ([`crate::rx::streams::live`]), so an honest row may count a latency whose frame it
+    /// does not yet; sums of them saturate where they are added up.
+    pub fn live(&self) -> Result<crate::rx::streams::LiveRow, String> {
+        use crate::rx::streams::live::LAT_BUCKETS;
+        let mut prev: Option<u8> = None;
+        for &(i, _) in &self.4 {
+            if usize::from(i) >= LAT_BUCKETS {
+                return Err(format!(
+                    "latency bucket {i}, beyond the last ({})",
+                    LAT_BUCKETS - 1
+                ));
+            }
+            if prev.is_some_and(|p| p >= i) {
+                return Err(format!(
+                    "latency bucket {i} after bucket {}: not in ascending order",
+                    prev.unwrap_or_default()
+                ));
+            }
+            prev = Some(i);
+        }
+        Ok(crate::rx::streams::LiveRow {
             frames: self.0,
             bytes: self.1,
             lost: self.2,
             lat_sum_ns: self.3,
             lat: crate::rx::streams::LatBuckets::from_sparse(&self.4),
-        }
+        })
     }
 }
 
@@ -327,7 +351,7 @@ mod tests {
             let c = StreamsChunk::of(&t, from);
             assert_eq!((c.from, c.total), (from, n as u32));
             for (k, r) in c.rows.iter().enumerate() {
-                assert_eq!(r.live(), t.row(from as usize + k));
+                assert_eq!(r.live(), Ok(t.row(from as usize + k)));
             }
             sizes.push(c.rows.len());
             from += c.rows.len() as u32;
@@ -378,6 +402,65 @@ mod tests {
             ..stats
         };
         assert!(!serde_json::to_string(&plain).unwrap().contains("streams"));
+    }
+
+    /// A row is read back with its latency buckets; one whose buckets cannot be (beyond
+    /// the last, out of order, given twice, or not a bucket number at all) is refused.
+    #[test]
+    fn stats_rows_carry_the_latency_buckets_and_refuse_impossible_ones() {
+        use crate::rx::streams::live::{LAT_BUCKETS, bucket_of, middle};
+        let t = crate::rx::streams::LiveTable::new(vec!["a".into()]);
+        for ns in [300, 4_000, 4_000, 1_000_000, u64::MAX / 2] {
+            t.add(0, 64);
+            t.add_latency(0, ns);
+        }
+        let row = StatsRow::of(&t.row(0));
+        let json = serde_json::to_string(&row).unwrap();
+        let i = bucket_of(4_000);
+        assert!(json.contains(&format!("[{i},2]")), "{json}");
+        let back: StatsRow = serde_json::from_str(&json).unwrap();
+        let live = back.live().unwrap();
+        assert_eq!(live, t.row(0));
+        assert_eq!(live.lat.quantile(0.5), Some(middle(i)));
+        assert_eq!(live.lat.quantile(1.0), Some(middle(LAT_BUCKETS - 1)));
+        let refused = |pairs: &str| {
+            let r: StatsRow = serde_json::from_str(&format!("[5,320,0,9000,{pairs}]")).unwrap();
+            r.live().unwrap_err()
+        };
+        assert_eq!(
+            refused("[[80,1]]"),
+            "latency bucket 80, beyond the last (79)"
+        );
+        assert_eq!(
+            refused("[[255,1]]"),
+            "latency bucket 255, beyond the last (79)"
+        );
+        assert_eq!(
+            refused("[[9,1],[4,1]]"),
+            "latency bucket 4 after bucket 9: not in ascending order"
+        );
+        assert_eq!(
+            refused("[[9,1],[9,1]]"),
+            "latency bucket 9 after bucket 9: not in ascending order"
+        );
+        // Not a bucket number, a negative count, a pair of three: not a row at all.
+        for bad in [
+            "[5,320,0,9000,[[256,1]]]",
+            "[5,320,0,9000,[[1,-1]]]",
+            "[5,320,0,9000,[[1,1,1]]]",
+            "[5,320,0,9000]",
+        ] {
+            assert!(serde_json::from_str::<StatsRow>(bad).is_err(), "{bad}");
+        }
+        // Counts that add up past 2^64 - 1 saturate where they are summed.
+        let r: StatsRow = serde_json::from_str(&format!(
+            "[1,1,0,1,[[0,{h}],[1,{h}],[2,{h}]]]",
+            h = 1u64 << 63
+        ))
+        .unwrap();
+        let lat = r.live().unwrap().lat;
+        assert_eq!(lat.count(), u64::MAX);
+        assert_eq!(lat.quantile(0.99), Some(middle(1)));
     }
 
     #[test]

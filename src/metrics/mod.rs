@@ -512,7 +512,7 @@ impl Metrics {
                 m.late[i].clone(),
             );
         }
-        let iface = "labels iface, netns (the namespace's name under /run/netns, empty for one without), direction (tx or rx); read from /proc/net/dev";
+        let iface = "labels iface, netns (the namespace's name under /run/netns, empty for one without; a far end's interface its own, empty for ssh://), direction (tx or rx); read from /proc/net/dev (a far end's by its agent, at the end)";
         reg.register(
             "upktgen_iface_packets",
             format!("Packets an interface counted in one direction since the run started; {iface}"),
@@ -781,7 +781,6 @@ impl Metrics {
         for t in &r.threads {
             self.observe_thread_in(scope, &t.device, &ThreadTotals::from_outcome(&t.outcome));
         }
-        // The same netns label as the live probes give (the process's own when None).
         // The labels the live probes gave (a port in a namespace is read there), else the
         // same netns label as they would give (the process's own when None).
         let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| netns_name(None));
@@ -797,9 +796,11 @@ impl Metrics {
         };
         self.observe_iface_in(scope, &tx_if, &tx_ns, Direction::Tx, &r.tx_iface);
         if let Some(rx) = &r.rx_iface {
-            let (rx_if, rx_ns) = match watched.as_ref().and_then(|w| w.rx.clone()) {
-                Some(l) => l,
-                None => (crate::lab::RX_IF.to_string(), ns(&r.target.rx_netns)),
+            // A far end's interface is its own (its name, its namespace), not the lab's.
+            let (rx_if, rx_ns) = match (watched.as_ref().and_then(|w| w.rx.clone()), &r.peer) {
+                (Some(l), _) => l,
+                (None, Some(p)) => far_iface_label(&p.peer, &p.dev),
+                (None, None) => (crate::lab::RX_IF.to_string(), ns(&r.target.rx_netns)),
             };
             self.observe_iface_in(scope, &rx_if, &rx_ns, Direction::Rx, rx);
         }
@@ -824,6 +825,20 @@ impl Metrics {
         };
         s
     }
+}
+
+/// The (iface, netns) labels of the interface `dev` of the far end `peer` (its URI): its
+/// name, and the namespace it is in as this host names it (`netns:NAME`'s NAME; `local`'s
+/// is this process's own); an `ssh://` far end's namespace is the far host's own, which
+/// has no name here (empty).
+pub fn far_iface_label(peer: &str, dev: &str) -> (String, String) {
+    use crate::agent::transport::PeerUri;
+    let netns = match peer.parse::<PeerUri>() {
+        Ok(PeerUri::Netns(n)) => n,
+        Ok(PeerUri::Local) => netns_name(None),
+        Ok(PeerUri::Ssh { .. }) | Err(_) => String::new(),
+    };
+    (dev.to_string(), netns)
 }
 
 #[cfg(test)]

@@ -40,20 +40,25 @@ struct Buckets {
 }
 
 impl BucketHistogram {
-    /// Sets it from a row's latency buckets and sum.
+    /// Sets it from a row's latency buckets and sum. The encoder adds the buckets up
+    /// (without saturating): each bucket here is what the running total gains, the total
+    /// saturating at 2^64 − 1, so counts from a far end that add up past it never wrap.
     fn set(&self, r: &LiveRow) {
         let mut per_bucket = Vec::with_capacity(LAT_BUCKETS / PER_BUCKET);
+        let mut total = 0u64;
         for (k, chunk) in r.lat.0.chunks(PER_BUCKET).enumerate() {
             let upper = if (k + 1) * PER_BUCKET >= LAT_BUCKETS {
                 f64::INFINITY
             } else {
                 lower((k + 1) * PER_BUCKET) as f64 / 1e9
             };
-            per_bucket.push((upper, chunk.iter().fold(0u64, |a, &b| a.saturating_add(b))));
+            let next = chunk.iter().fold(total, |a, &b| a.saturating_add(b));
+            per_bucket.push((upper, next - total));
+            total = next;
         }
         let b = Buckets {
             sum_s: r.lat_sum_ns as f64 / 1e9,
-            count: r.lat.count(),
+            count: total,
             per_bucket,
         };
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(b);

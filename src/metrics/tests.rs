@@ -714,3 +714,53 @@ fn each_ports_run_has_its_own_labelled_series_and_streams() {
     assert_eq!(few.len(), 2);
     assert_eq!(few[1].0[1], ("id", "7".to_string()));
 }
+
+/// A far end's latency buckets that add up past 2^64 - 1 (each below it: a counter at
+/// 2^64 - 1 is refused before this): the histogram's cumulative buckets saturate and never
+/// wrap, and `_count` is the last of them.
+#[test]
+fn a_far_ends_huge_latency_counts_saturate_in_the_histogram() {
+    let t = crate::rx::streams::LiveTable::new(vec!["far".into()]);
+    let mut row = crate::rx::streams::LiveRow {
+        frames: 3,
+        ..Default::default()
+    };
+    (row.lat.0[0], row.lat.0[10], row.lat.0[79]) = (1 << 63, 1 << 63, 5);
+    t.store(0, &row);
+    let m = Metrics::new();
+    m.observe_streams(&t);
+    let text = m.encode(Format::PrometheusText);
+    let buckets: Vec<u64> = text
+        .lines()
+        .filter(|l| l.starts_with("upktgen_stream_latency_seconds_bucket{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(buckets.len(), 20, "{text}");
+    assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    assert_eq!(buckets[0], 1 << 63);
+    assert_eq!(buckets[19], u64::MAX);
+    assert_eq!(
+        sample(
+            &text,
+            "upktgen_stream_latency_seconds_count{stream=\"far\",id=\"0\"}"
+        ),
+        u64::MAX.to_string()
+    );
+}
+
+/// A far end's interface is labelled with its own name and namespace.
+#[test]
+fn a_far_ends_interface_has_its_own_labels() {
+    assert_eq!(
+        far_iface_label("netns:upk-b-1", "vb"),
+        ("vb".to_string(), "upk-b-1".to_string())
+    );
+    assert_eq!(
+        far_iface_label("local", "eth1"),
+        ("eth1".to_string(), netns_name(None))
+    );
+    assert_eq!(
+        far_iface_label("ssh://root@[fd00::2]:22", "eth1"),
+        ("eth1".to_string(), String::new())
+    );
+}

@@ -484,6 +484,18 @@ fn run_metrics_follow_the_far_receiver() {
         Some(r.sink.flows[0].seq.received as f64),
         "{key} in\n{body}"
     );
+    // The far interface's counters at the end: its own name and namespace, not the lab's.
+    let far_if = format!(
+        "upktgen_iface_packets_total{{iface=\"{}\",netns=\"{}\",direction=\"rx\"}}",
+        crate::common::hosts::B_DATA,
+        h.b
+    );
+    assert_eq!(
+        value(&body, &far_if),
+        j["rx_iface"]["rx_packets"].as_f64(),
+        "{far_if} in\n{body}"
+    );
+    assert!(!body.contains(upktgen::lab::RX_IF), "{body}");
 }
 
 /// One JSON-RPC call on an agent's pipes: the result (panics on an error reply).

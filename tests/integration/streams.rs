@@ -533,7 +533,8 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
 /// Flows both ways over a veth pair in a namespace the test made, with `--json` and
 /// `--metrics-listen`: one endpoint serves both ports' runs, each run's series labelled by
 /// its port (scraped while they run: both ports' streams counting, promtool-checked; and
-/// once final: each flow's frames as its port's receiver counted them); one document
+/// once final: each flow's frames as its port's receiver counted them, each port's receiving
+/// interface labelled with its own name and namespace); one document
 /// (`upktgen.run-ports/1`, valid against its schema) holds both runs (each a run document
 /// with its receiving port's `unexpected`), every flow between its ports received as sent,
 /// every port and the totals.
@@ -662,6 +663,21 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
             .collect();
         let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
         assert!(tx.len() == 1 && tx[0].contains(&want), "{port}: {tx:?}");
+    }
+    // Each port's receiving interface, a far end's, at the end: its own name and namespace.
+    for (port, iface) in [
+        ("port=\"p1\",rx_port=\"p2\"", "vb"),
+        ("port=\"p2\",rx_port=\"p1\"", "va"),
+    ] {
+        let rx: Vec<&str> = last
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("upktgen_iface_packets_total{{{port},"))
+                    && l.contains("direction=\"rx\"")
+            })
+            .collect();
+        let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
+        assert!(rx.len() == 1 && rx[0].contains(&want), "{port}: {rx:?}");
     }
     let o = child.0.take().unwrap().wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1149,6 +1165,155 @@ fn a_far_ends_streams_are_live_in_chunks() {
     assert_eq!(st["count"], n);
 }
 
+/// Two flows from one sending port to a `netns:` far end (a veth pair in a namespace the
+/// test made), with `--json-lines` and `--metrics-listen`: the far receiver's per-stream
+/// latency reaches the controller with its live rows (`rx.stats`' buckets), as the lab's
+/// receiver's does: every live line's stream with frames in its interval has a p50 and a
+/// p99 above 0; a scrape while the flows run (promtool-checked) has each stream's latency
+/// histogram counting; at the end the far interface's counters are labelled with its own
+/// name and namespace (not the lab's `veth-rx`), and each histogram counts every frame of
+/// its stream the far end timed.
+fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
+    use crate::common::{VethNs, live_lines};
+    use crate::metrics::{promtool_ok, tools_or_skip, value as sample};
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("farlat");
+    let udp = json!([
+        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
+        {"choice": "ipv4", "ipv4": {}},
+        {"choice": "udp", "udp": {}}
+    ]);
+    let mut doc = config(vec![
+        flow(
+            "fa",
+            udp.clone(),
+            json!({"choice": "fixed", "fixed": 128}),
+            1_000,
+            3.0,
+        ),
+        flow("fb", udp, json!({"choice": "fixed", "fixed": 64}), 500, 3.0),
+    ]);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let listen = format!("127.0.0.1:{}", 40_000 + std::process::id() % 10_000);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["run", "--json", "--config", f.arg()])
+        .args(["--json-lines", "--interval", "500ms"])
+        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed if an assertion fails before it is waited for.
+    struct Kill(Option<std::process::Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Some(c) = &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut child = Kill(Some(child));
+    let url = format!("http://{listen}/metrics");
+    let scrape_as = |accept: &str| {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "5", "-H", accept, &url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let open_metrics = "Accept: application/openmetrics-text; version=1.0.0";
+    let prom_text = "Accept: text/plain; version=0.0.4";
+    let count = |i: usize, name: &str| {
+        format!("upktgen_stream_latency_seconds_count{{stream=\"{name}\",id=\"{i}\"}}")
+    };
+    let t0 = std::time::Instant::now();
+    let mut during = None;
+    let last = loop {
+        let b = scrape_as(open_metrics);
+        if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
+            break b;
+        }
+        if during.is_none()
+            && sample(&b, "upktgen_state{state=\"running\"}") == Some(1.0)
+            && sample(&b, &count(0, "fa")) > Some(0.0)
+            && sample(&b, &count(1, "fb")) > Some(0.0)
+        {
+            let text = scrape_as(prom_text);
+            promtool_ok(&text);
+            during = Some(text);
+        }
+        let c = child.0.as_mut().unwrap();
+        assert!(
+            c.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "never finished");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let during = during.expect("no scrape while the far end's streams' latency counted");
+    // While it ran: each stream's histogram had buckets and a sum, as the lab's has.
+    for (i, name) in [(0, "fa"), (1, "fb")] {
+        let n = sample(&during, &count(i, name)).unwrap();
+        let le = format!(
+            "upktgen_stream_latency_seconds_bucket{{stream=\"{name}\",id=\"{i}\",le=\"+Inf\"}}"
+        );
+        assert_eq!(sample(&during, &le), Some(n), "{during}");
+        let sum = format!("upktgen_stream_latency_seconds_sum{{stream=\"{name}\",id=\"{i}\"}}");
+        assert!(sample(&during, &sum) > Some(0.0), "{during}");
+    }
+    promtool_ok(&scrape_as(prom_text));
+    // The far interface's counters at the end: its own name and namespace.
+    let rx: Vec<&str> = last
+        .lines()
+        .filter(|l| l.starts_with("upktgen_iface_packets_total{") && l.contains("direction=\"rx\""))
+        .collect();
+    let want = format!("{{iface=\"vb\",netns=\"{}\",direction=\"rx\"}}", ns.0);
+    assert!(rx.len() == 1 && rx[0].contains(&want), "{rx:?}");
+    assert!(!last.contains("veth-rx"), "{last}");
+    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["peer"]["dev"], "vb", "{}", j["peer"]);
+    assert_eq!(
+        sample(&last, &format!("upktgen_iface_packets_total{want}")),
+        j["rx_iface"]["rx_packets"].as_f64()
+    );
+    for (i, name) in [(0, "fa"), (1, "fb")] {
+        let timed = rx_stream(&j, i)["latency"]["count"].as_f64();
+        assert!(timed > Some(0.0), "{}", rx_stream(&j, i));
+        // The last reading's buckets: every frame the far end timed but those after it.
+        let n = sample(&last, &count(i, name)).unwrap();
+        assert!(Some(n) <= timed && n > 0.0, "{name}: {n} of {timed:?}");
+    }
+    // The live lines: every stream with frames in an interval has its latency.
+    let (_, lines) = live_lines(&o);
+    let mut timed = 0;
+    for l in &lines {
+        for s in l["streams"]["shown"].as_array().into_iter().flatten() {
+            if s["rx_frames"].as_u64() > Some(0) {
+                assert!(s["latency_p50_ns"].as_u64() > Some(0), "{l}");
+                assert!(
+                    s["latency_p99_ns"].as_u64() >= s["latency_p50_ns"].as_u64(),
+                    "{l}"
+                );
+                timed += 1;
+            }
+        }
+    }
+    assert!(
+        timed >= 2,
+        "no live line with a far stream's frames:\n{}",
+        stderr(&o)
+    );
+}
+
 /// The conformance suite's way: a `layer1` speed, and a flow's rate in percent of it.
 fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
     if !root_or_skip() {
@@ -1480,4 +1645,5 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,
     a_far_ends_streams_are_live_in_chunks,
+    a_far_ends_live_streams_have_their_latency_and_its_interface_its_name,
 ];

@@ -101,9 +101,10 @@ impl LatBuckets {
         }
         // The rank of the quantile's frame, 1 to n.
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
+        let mut seen = 0u64;
         for (i, &c) in self.0.iter().enumerate() {
-            seen += c;
+            // Saturating: a far end's counts may add up past 2^64 − 1 (count() saturates too).
+            seen = seen.saturating_add(c);
             if seen >= rank {
                 return Some(middle(i));
             }
