@@ -4,8 +4,10 @@
 //! the flows' (sent by all, received of all at their receiving port). The frame sizes are
 //! the flows': the search's one "size" is their mean, weighted by their rates. The
 //! search's ceiling, unless `--max-rate` or `--line-rate` says otherwise, is the sending
-//! port's `layer1` speed at that mean frame ([`ceiling_line`]).
+//! port's line rate at that mean frame ([`ceiling_line`]): its `layer1` speed, else the
+//! speed its interface's driver reports (`run::plan::streams::line_rate`).
 
+use crate::run::plan::streams::port_line_bps;
 use anyhow::{Result, anyhow, bail};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ pub struct Aggregate {
     /// per second.
     pub mean_frame: u32,
     /// The sending port's line rate in bits per second, when its `layer1` entry names a
-    /// speed (None too when the flows leave from several ports: such a config is refused
+    /// speed or its interface's driver reports one (None too when the flows leave from several ports: such a config is refused
     /// before the first trial).
     pub line_bps: Option<u64>,
 }
@@ -51,10 +53,10 @@ pub fn read(path: &Path) -> Result<Aggregate> {
         let mean = f.size.mean();
         let pps = f
             .rate
-            .pps(mean, cfg.line_bps(&f.tx_port))
+            .pps(mean, port_line_bps(&cfg, &f.tx_port))
             .ok_or_else(|| {
                 anyhow!(
-                    "{}: flows[{i}].rate.percentage: a rate in percent needs the port's line rate (its layer1 speed): give pps or a bit rate",
+                    "{}: flows[{i}].rate.percentage: a rate in percent needs the port's line rate (its layer1 speed, or the speed its interface's driver reports): give pps or a bit rate",
                     path.display()
                 )
             })?;
@@ -69,12 +71,13 @@ pub fn read(path: &Path) -> Result<Aggregate> {
         file: path.to_path_buf(),
         flows: cfg.flows.iter().map(|f| f.name.clone()).collect(),
         mean_frame: mean.round() as u32,
-        line_bps: tx.filter(|_| one_port).and_then(|p| cfg.line_bps(p)),
+        line_bps: tx.filter(|_| one_port).and_then(|p| port_line_bps(&cfg, p)),
     })
 }
 
 /// The line rate (Mb/s) a config's search reckons with: `--line-rate` when given (it wins:
-/// the link as it is, whatever the config says), else the sending port's `layer1` speed.
+/// the link as it is, whatever the config says), else the sending port's (its `layer1`
+/// speed, or what its interface reports).
 /// Without `--max-rate` the search's ceiling is this line rate at the flows' mean frame on
 /// the wire (with its preamble, delimiter and least gap: `line_pps`).
 pub fn ceiling_line(line_rate: Option<f64>, layer1_bps: Option<u64>) -> Option<f64> {

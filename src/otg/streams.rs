@@ -43,10 +43,21 @@ pub struct Context {
 
 /// The config's flows, in order, as streams (stream `i` is flow `i`).
 pub fn streams(cfg: &Config, cx: &Context) -> Result<Vec<StreamSpec>, Refusal> {
+    streams_of(cfg, cx, 0..cfg.flows.len())
+}
+
+/// The config's flows `which` (indices, in the order given) as streams, in the context of
+/// the one port that sends them all (its line rate and next hop); refusals name each
+/// flow's own path.
+pub fn streams_of(
+    cfg: &Config,
+    cx: &Context,
+    which: impl IntoIterator<Item = usize>,
+) -> Result<Vec<StreamSpec>, Refusal> {
     let flows = Path::root().key("flows");
-    cfg.flows
-        .iter()
-        .enumerate()
+    which
+        .into_iter()
+        .filter_map(|i| cfg.flows.get(i).map(|f| (i, f)))
         .map(|(i, f)| stream(f, &flows.index(i), cx))
         .collect()
 }
@@ -379,7 +390,7 @@ fn rate(r: &Rate, s: &Size, at: &Path, cx: &Context) -> Result<spec::Rate, Refus
         Rate::Percentage(_) if cx.line_bps.is_none() => {
             return Err(Refusal::unsupported_because(
                 at.key("percentage"),
-                "a rate in percent needs the port's line rate, which upktgen does not know here: give pps or a bit rate",
+                "a rate in percent needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give pps or a bit rate",
             ));
         }
         Rate::Percentage(p) => spec::Rate::Percent(*p),
@@ -397,7 +408,7 @@ fn span_ns(s: &Span, at: &Path, cx: &Context) -> Result<u64, Refusal> {
     s.ns(cx.line_bps).map(|n| n.round() as u64).ok_or_else(|| {
         Refusal::unsupported_because(
             at.clone(),
-            "a time in bytes needs the port's line rate, which upktgen does not know here: give nanoseconds or microseconds",
+            "a time in bytes needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give nanoseconds or microseconds",
         )
     })
 }

@@ -1348,6 +1348,62 @@ fn a_percentage_of_the_layer1_speed_is_sent_at_that_rate() {
     );
 }
 
+/// With no `layer1` speed, a percentage is of the speed the sending interface's driver
+/// reports (a veth says 10 Gb/s; asked inside the namespace of a `netns:` port), and the run
+/// says so; a flow above that line is refused with its path, nothing sent.
+fn a_percentage_of_the_interfaces_speed_is_sent_at_that_rate() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("pctif");
+    let packet = json!([
+        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
+        {"choice": "ipv4", "ipv4": {}},
+        {"choice": "udp", "udp": {}}
+    ]);
+    let mut f = flow(
+        "pct",
+        packet,
+        json!({"choice": "fixed", "fixed": 64}),
+        0,
+        2.0,
+    );
+    f["rate"] = json!({"choice": "percentage", "percentage": 0.02});
+    let mut doc = config(vec![f]);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    let file = ConfigFile::new(&doc);
+    let o = upktgen(&["run", "--config", file.arg(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "port \"p1\": percentages are of 10000 Mb/s, the speed its driver reports (the config has no layer1 speed for it)"
+        ),
+        "{e}"
+    );
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 0.02 % of 10^10 bit/s in 64-byte frames (84 bytes on the wire): 2,976.19 a second.
+    let pps: f64 = 2e6 / (84.0 * 8.0);
+    let s = &j["streams"]["streams"][0];
+    let tx = s["tx_frames"].as_u64().unwrap();
+    assert_eq!(tx, (2.0 * pps).ceil() as u64, "{s}");
+    assert_eq!(s["rx_frames"], tx, "{s}");
+
+    // 15 Mpps of 64-byte frames is above 10 Gb/s (14.88 M): refused before anything is sent.
+    doc["flows"][0]["rate"] = json!({"choice": "pps", "pps": 15_000_000});
+    let file = ConfigFile::new(&doc);
+    let o = upktgen(&["run", "--config", file.arg()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("flows[0].rate.pps"), "{e}");
+    assert!(e.contains("as its driver reports it"), "{e}");
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+}
+
 /// Eight flows of unlike rates (and sizes) for the queues' tests: flow `i` at `PPS8[i]`.
 const PPS8: [u64; 8] = [500, 1500, 2500, 4000, 6000, 9000, 3000, 7000];
 
@@ -1629,6 +1685,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     flows_on_two_queues_each_arrive_as_sent_at_its_rate,
     flows_on_two_queues_through_xdp_live_arrive_as_sent,
     a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
+    a_percentage_of_the_interfaces_speed_is_sent_at_that_rate,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,

@@ -35,9 +35,11 @@ pub struct StreamsPlan {
     /// The transmitting port's and the receiving port's names and locations.
     pub tx_port: Port,
     pub rx_port: Port,
-    /// The transmitting port's line rate in bits per second, when its `layer1` names a
-    /// speed (a percentage and a gap in bytes are reckoned against it).
+    /// The transmitting port's line rate in bits per second, when known ([`line_rate`]: a
+    /// percentage and a gap in bytes are reckoned against it).
     pub line_bps: Option<u64>,
+    /// Where it comes from.
+    pub line_from: Option<LineFrom>,
     /// The port's transmit queues (`-t N`): each a sender thread with its own socket and
     /// timeline of these streams; one queue without -t.
     pub queues: Vec<Queue>,
@@ -257,20 +259,33 @@ fn apply_leg(
             crate::lab::RX_MAC
         }),
     };
-    let line_bps = cfg.line_bps(&tx_port.0);
+    let line = line_rate(cfg, &tx_port);
+    if let Some(LineRate {
+        bps,
+        from: LineFrom::Interface,
+    }) = line
+    {
+        // The config's reader checked the flows against a layer1 speed; the interface's is
+        // learnt only here.
+        cfg.check_line_rate(&tx_port.0, bps).map_err(|e| {
+            anyhow!(
+                "{}: {e} (the line rate of {}, as its driver reports it)",
+                path.display(),
+                tx_port.1
+            )
+        })?;
+    }
+    let line_bps = line.map(|l| l.bps);
     let cx = Context {
         neighbour,
         line_bps,
         seed,
     };
-    // The leg's flows, in the config's order (`flows` is ascending).
-    let mut specs: Vec<StreamSpec> = crate::otg::streams::streams(cfg, &cx)
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| flows.binary_search(i).is_ok())
-        .map(|(_, s)| s)
-        .collect();
+    // The leg's flows, in the config's order (`flows` is ascending), each in this port's
+    // context only.
+    let mut specs: Vec<StreamSpec> =
+        crate::otg::streams::streams_of(cfg, &cx, flows.iter().copied())
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(total) = a.config_rate {
         scale_to(&mut specs, total, line_bps.map(|b| b as f64))?;
     }
@@ -294,6 +309,21 @@ fn apply_leg(
     let want = usize::from(a.threads);
     let queues = split(&rates, want);
     let mut notes = Vec::new();
+    if let Some(LineRate {
+        bps,
+        from: LineFrom::Interface,
+    }) = line
+        && specs
+            .iter()
+            .any(|s| matches!(s.rate, crate::stream::spec::Rate::Percent(_)))
+    {
+        notes.push(format!(
+            "port {:?}: percentages are of {} Mb/s, {} (the config has no layer1 speed for it)",
+            tx_port.0,
+            bps / 1_000_000,
+            LineFrom::Interface
+        ));
+    }
     if want > queues.len() {
         notes.push(format!(
             "-t {want}: port {:?} sends {} flow{}, so {} queue{} (a flow stays on one queue, its frames in order)",
@@ -321,10 +351,71 @@ fn apply_leg(
             tx_port,
             rx_port,
             line_bps,
+            line_from: line.map(|l| l.from),
             queues,
             notes,
         },
     ))
+}
+
+/// A port's line rate and where upktgen learnt it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRate {
+    pub bps: u64,
+    pub from: LineFrom,
+}
+
+/// Where a port's line rate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineFrom {
+    /// The config's `layer1` entry for the port (its `speed`).
+    Layer1,
+    /// The speed the port's interface's driver reports (ethtool), when `layer1` names none.
+    Interface,
+}
+
+impl std::fmt::Display for LineFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LineFrom::Layer1 => "the config's layer1 speed",
+            LineFrom::Interface => "the speed its driver reports",
+        })
+    }
+}
+
+/// The line rate in bits per second of the port named `name` ([`line_rate`]).
+pub fn port_line_bps(cfg: &Config, name: &str) -> Option<u64> {
+    cfg.port(name)
+        .and_then(|p| line_rate(cfg, &(p.name.clone(), p.location.clone())))
+        .map(|l| l.bps)
+}
+
+/// Port `port`'s line rate: its `layer1` speed, else what the driver of its interface
+/// reports (an interface here or `netns:NAME/IFACE`, asked from inside the namespace; a
+/// veth reports 10 Gb/s); none for the private lab's ends (made later, with no speed of
+/// their own), a far end, or a driver that reports none.
+pub fn line_rate(cfg: &Config, port: &Port) -> Option<LineRate> {
+    if let Some(bps) = cfg.line_bps(&port.0) {
+        return Some(LineRate {
+            bps,
+            from: LineFrom::Layer1,
+        });
+    }
+    let (iface, ns) = match &port.1 {
+        Location::Local { iface } => (iface.clone(), None),
+        l @ Location::Netns { iface, .. } => (iface.clone(), l.netns_path()),
+        _ => return None,
+    };
+    let ask = move || crate::sys::ethtool::link_speed_mbps(&iface);
+    let mbps = match ns {
+        Some(p) => crate::sys::netns::in_netns(&p, ask),
+        None => ask(),
+    };
+    // An interface that is not there is refused later, where the plan opens it.
+    mbps.ok().flatten().map(|m| LineRate {
+        bps: u64::from(m) * 1_000_000,
+        from: LineFrom::Interface,
+    })
 }
 
 /// Options that would say again what a config says, and pktgen's frame options.

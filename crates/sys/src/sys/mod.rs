@@ -8,6 +8,7 @@ pub const MAX_IFNAME: usize = libc::IFNAMSIZ - 1;
 
 pub mod bpf;
 pub mod clock;
+pub mod ethtool;
 pub mod netns;
 pub mod packet;
 pub mod proc;

@@ -770,3 +770,37 @@ fn a_rate_in_bits_or_percent_is_split_as_its_frames_per_second() {
         .collect();
     assert_eq!(q, [(vec![2], 3000.0), (vec![0, 1], 3000.0)]);
 }
+
+#[test]
+fn a_ports_flows_are_built_with_its_own_line_rate_only() {
+    // p2 has a layer1 speed and sends a percentage; p1 has none (its namespace is not
+    // there, so no interface speed either) and sends pps: p1's run does not build p2's flow
+    // (which it could not, without a line rate), and p2's is of p2's speed.
+    let f = ports_config(
+        "netns:upk-nope/va",
+        "netns:upk-nope/vb",
+        None,
+        &[("ab", "p1", "p2"), ("ba", "p2", "p1")],
+    );
+    let text = std::fs::read_to_string(f.arg()).unwrap();
+    let text = text.replacen(
+        "flows:\n",
+        "layer1:\n  - {name: ly, port_names: [p2], speed: speed_1_gbps}\nflows:\n",
+        1,
+    );
+    let i = text.rfind("rate:").unwrap();
+    let end = i + text[i..].find('\n').unwrap();
+    let text = format!("{}rate: {{percentage: 1}}{}", &text[..i], &text[end..]);
+    let f = tempfile_like::File::new(&text);
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    let (a, b) = (
+        ps[0].streams.as_ref().unwrap(),
+        ps[1].streams.as_ref().unwrap(),
+    );
+    assert_eq!((a.line_bps, a.line_from), (None, None));
+    assert_eq!(
+        (b.line_bps, b.line_from),
+        (Some(1_000_000_000), Some(super::LineFrom::Layer1))
+    );
+    assert_eq!(b.specs[0].rate, crate::stream::spec::Rate::Percent(1.0));
+}
