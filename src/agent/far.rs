@@ -44,7 +44,16 @@ pub enum FarError {
         method: &'static str,
         what: String,
     },
+    #[error(
+        "peer {uri}: its clock is {secs} s off this host's: a stream's latency is reckoned across the two clocks within {} s at most (set the far end's clock)",
+        MAX_STREAM_OFFSET_NS / 1_000_000_000
+    )]
+    ClockTooFar { uri: String, secs: i64 },
 }
+
+/// The largest clock offset a far receiver counting streams is told (10^15 ns, 11.6 days:
+/// `upktgen rx --clock-offset-ns`'s bound).
+pub const MAX_STREAM_OFFSET_NS: i64 = 1_000_000_000_000_000;
 
 /// How often the controller calls the far end at least while it sends (`rx.stats`), so
 /// that the agent's watchdog (docs/agent.md, default 30 s) knows the controller is there.
@@ -161,6 +170,34 @@ pub struct OneWayLatency {
     pub spread_max_min_ns: u64,
 }
 
+/// What a far receiver counting streams (`--stream`) on another host is told of the
+/// clocks: the sender's minus its own (the negated offset), so each stream's latency is in
+/// the sender's time. Nothing on one host, without streams, or when the offset is within
+/// its own bound (half the best round trip): the clocks then agree as far as the control
+/// channel can tell (NTP or PTP keeps them closer than it measures), and are taken as they
+/// are. A single stream's latency is corrected here instead ([`OneWayLatency`]), with its
+/// bound.
+fn stream_clock_args(
+    uri: &str,
+    rx_args: &[String],
+    clock: &ClockOffset,
+) -> Result<Vec<String>, FarError> {
+    if clock.same_clock
+        || !rx_args.iter().any(|a| a == "--stream")
+        || clock.offset_ns.unsigned_abs() <= clock.uncertainty_ns
+    {
+        return Ok(Vec::new());
+    }
+    let o = clock.offset_ns.saturating_neg();
+    if o.unsigned_abs() > MAX_STREAM_OFFSET_NS as u64 {
+        return Err(FarError::ClockTooFar {
+            uri: uri.to_string(),
+            secs: clock.offset_ns / 1_000_000_000,
+        });
+    }
+    Ok(vec!["--clock-offset-ns".to_string(), o.to_string()])
+}
+
 impl RemoteReceiver {
     /// Connects, estimates the clock offset, reads the far interface's counters and starts
     /// the far receiver with `rx_args` (`upktgen rx`'s options; `--dev` is added).
@@ -170,6 +207,7 @@ impl RemoteReceiver {
         let before = Self::read_counters(&mut peer, dev)?;
         let mut args = vec!["--dev".to_string(), dev.to_string()];
         args.extend(rx_args.iter().cloned());
+        args.extend(stream_clock_args(&peer.uri.to_string(), rx_args, &clock)?);
         let started: RxStarted = peer.call("rx.start", &RxStart { args })?;
         Ok(RemoteReceiver {
             peer,
@@ -604,6 +642,55 @@ impl PeerSummary {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_far_receiver_of_streams_on_another_host_is_told_the_clocks_offset() {
+        use super::{ClockOffset, stream_clock_args};
+        let streams: Vec<String> = ["--stream", "a", "--stream", "b"].map(String::from).into();
+        let far = |offset_ns| ClockOffset {
+            offset_ns,
+            uncertainty_ns: 40_000,
+            rtt_ns: 80_000,
+            exchanges: 8,
+            same_clock: false,
+        };
+        // The far clock 2.5 ms ahead: its receive times are 2.5 ms late in the sender's time.
+        assert_eq!(
+            stream_clock_args("ssh://b", &streams, &far(2_500_000)).unwrap(),
+            ["--clock-offset-ns", "-2500000"]
+        );
+        assert_eq!(
+            stream_clock_args("ssh://b", &streams, &far(-70_000)).unwrap(),
+            ["--clock-offset-ns", "70000"]
+        );
+        // Within the offset's own bound (±40 µs here): the clocks agree as far as can be
+        // told, and are taken as they are.
+        assert!(
+            stream_clock_args("ssh://b", &streams, &far(-39_000))
+                .unwrap()
+                .is_empty()
+        );
+        // One clock, or no streams (a single stream is corrected by the controller).
+        assert!(
+            stream_clock_args("netns:x", &streams, &ClockOffset::same_clock())
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            stream_clock_args("ssh://b", &["--hist".to_string()], &far(5))
+                .unwrap()
+                .is_empty()
+        );
+        // A far end's clock 30 days off (or lying): refused, in one line naming it.
+        let e = stream_clock_args("ssh://b", &streams, &far(30 * 86_400 * 1_000_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("peer ssh://b: its clock is 2592000 s off"),
+            "{e}"
+        );
+        assert!(stream_clock_args("ssh://b", &streams, &far(i64::MIN)).is_err());
+    }
+
     use super::*;
     use crate::agent::proto::{StatsRow, StreamsChunk};
 

@@ -73,6 +73,13 @@ pub struct RxArgs {
     #[arg(long = "stream", value_name = "NAME")]
     pub streams: Vec<String>,
 
+    /// The sender's clock minus this host's, ns, added to each frame's receive time before
+    /// its stream's latency is taken (`run` passes the offset it measured when this
+    /// receiver is a far end on another host; 0: one clock). At most 10^15 either way.
+    #[arg(long, value_name = "NS", default_value_t = 0, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(-1_000_000_000_000_000..=1_000_000_000_000_000))]
+    pub clock_offset_ns: i64,
+
     /// Receive backend: af_xdp, af_packet, or auto (af_xdp where the socket binds and the
     /// program attaches, else af_packet; standard error says which and why).
     #[arg(long, value_parser = super::choice::<RxBackend>(), default_value_t = RxBackend::Auto, value_name = "B")]

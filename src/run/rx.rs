@@ -53,6 +53,7 @@ pub fn config(a: &RxArgs) -> Result<RxConfig> {
             hist: a.hist,
             streams: (!a.streams.is_empty()).then(|| RxStreams {
                 from_start: true,
+                clock_offset_ns: a.clock_offset_ns,
                 shown: a.streams.len(),
                 ..RxStreams::new(a.streams.clone())
             }),
