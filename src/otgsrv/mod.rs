@@ -137,5 +137,6 @@ pub fn engine(fake: bool, queues: crate::run::streams::Queues) -> anyhow::Result
             fake::WallClock::default(),
         ))));
     }
+    queues.check()?;
     Ok(Arc::new(streams::StreamsEngine { queues }))
 }

@@ -118,7 +118,11 @@ fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
     if let Some(m) = &metrics {
         m.begin_parts();
     }
-    let legs = streams::start(plans, stop, metrics.as_ref())?;
+    let legs = match streams::start(plans, stop, metrics.as_ref()) {
+        // Ctrl-C while the ports were being set up: nothing sent, as for one port.
+        Err(e) if e.is::<streams::StoppedBeforeSending>() => return Ok(Exit::Interrupted),
+        r => r?,
+    };
     if let Some(m) = &metrics {
         m.parts_running();
     }
@@ -683,10 +687,40 @@ fn thread_reports(senders: &[SenderDone], sender_of: &[usize]) -> Vec<ThreadRepo
         .collect()
 }
 
+/// Refuses senders that would bind one TX queue twice: af_xdp (when it is a sender's only
+/// backend) binds its queue modulo the device's, and a second socket on a queue fails at
+/// set-up with EBUSY, which says nothing of the cause.
+fn check_xdp_queues(plan: &RunPlan, devices: &[Device]) -> Result<()> {
+    let mut bound: Vec<(&str, u32)> = Vec::new();
+    for s in &plan.senders {
+        let [crate::backend::BackendPlan::AfXdp(c)] = s.backends.as_slice() else {
+            continue;
+        };
+        let name = s.spec.cfg.device();
+        let dev = device_of(devices, name)?;
+        let q = c.queue % u32::from(dev.info.tx_queues.max(1));
+        if bound.contains(&(name, q)) {
+            let n = plan
+                .senders
+                .iter()
+                .filter(|o| o.spec.cfg.device() == name)
+                .count();
+            let queues = dev.info.tx_queues;
+            bail!(
+                "--backend af_xdp: {n} senders on {name}, which has {queues} TX queue{}: an AF_XDP socket binds a queue of its own (give {name} {n} queues: `ethtool -L {name} tx {n}`, or a veth made with `numtxqueues {n} numrxqueues {n}`; or fewer threads, or af_packet or tx_ring, which share queues)",
+                if queues == 1 { "" } else { "s" }
+            );
+        }
+        bound.push((name, q));
+    }
+    Ok(())
+}
+
 /// The senders' jobs: each one's frames built for its device (and checked against it), its
 /// limits and backends. Also says whether any walk draws random numbers (the report then
 /// prints the seed). The first sender's notes are printed.
 fn jobs(plan: &RunPlan, devices: &[Device]) -> Result<(Vec<SendJob>, bool)> {
+    check_xdp_queues(plan, devices)?;
     let mut jobs = Vec::with_capacity(plan.senders.len());
     let mut uses_random = false;
     let mut tally: Option<Arc<stream::multi::Tally>> = None;

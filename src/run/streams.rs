@@ -153,6 +153,12 @@ pub(crate) struct Leg {
 #[error("{0:#}")]
 pub struct NotStarted(pub anyhow::Error);
 
+/// The run was stopped (Ctrl-C, or its stop flag) before any of its ports sent: an
+/// interruption, not a failure.
+#[derive(Debug, thiserror::Error)]
+#[error("the run was stopped before it sent")]
+pub struct StoppedBeforeSending;
+
 /// How long [`launch`] waits for the senders to be set up.
 const SET_UP: Duration = Duration::from_secs(60);
 
@@ -177,6 +183,23 @@ impl Default for Queues {
             threads: 1,
             oversubscribe: false,
         }
+    }
+}
+
+impl Queues {
+    /// Refuses more threads a port than this process may run on CPUs, unless they may
+    /// share them: said when the server starts, not at a config whose flows happen to be
+    /// more than the CPUs.
+    pub fn check(&self) -> Result<()> {
+        let cpus = crate::sys::allowed_cpus();
+        if !self.oversubscribe && usize::from(self.threads) > cpus.len() {
+            return Err(super::plan::Refusal::TooManyThreads {
+                n: usize::from(self.threads),
+                cpus,
+            }
+            .into());
+        }
+        Ok(())
     }
 }
 
@@ -322,7 +345,7 @@ pub(crate) fn start(
             stop.store(true, Ordering::Relaxed);
             return match legs[i].join() {
                 Ok(Some(_)) => Err(anyhow!("the run ended before it sent")),
-                Ok(None) => Err(anyhow!("the run was stopped before it sent")),
+                Ok(None) => Err(StoppedBeforeSending.into()),
                 Err(e) => Err(NotStarted(e).into()),
             };
         }

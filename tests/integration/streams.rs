@@ -1404,6 +1404,77 @@ fn a_percentage_of_the_interfaces_speed_is_sent_at_that_rate() {
     assert_eq!(e.lines().count(), 1, "one line: {e}");
 }
 
+/// `-t 2 --backend af_xdp` on an interface of one TX queue: refused in one line that says
+/// why (each AF_XDP socket binds a queue of its own) before anything is set up, where the
+/// second socket failed with EBUSY before; af_packet shares the queue and sends.
+fn af_xdp_threads_beyond_the_interfaces_queues_are_refused_saying_why() {
+    use crate::common::VethNs;
+    if !root_or_skip() {
+        return;
+    }
+    let ns = VethNs::new("xq");
+    let packet = json!([
+        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
+        {"choice": "ipv4", "ipv4": {}},
+        {"choice": "udp", "udp": {}}
+    ]);
+    let flows = (0..3)
+        .map(|i| {
+            let mut f = flow(
+                &format!("f{i}"),
+                packet.clone(),
+                json!({"choice": "fixed", "fixed": 64}),
+                1_000,
+                1.0,
+            );
+            f["duration"] = json!({"choice": "fixed_packets", "fixed_packets": {"packets": 100}});
+            f
+        })
+        .collect();
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("va")},
+        {"name": "p2", "location": ns.port("vb")}
+    ]);
+    let file = ConfigFile::new(&doc);
+    let o = upktgen(&[
+        "run",
+        "--config",
+        file.arg(),
+        "-t",
+        "2",
+        "--backend",
+        "af_xdp",
+        "--no-live",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--backend af_xdp: 2 senders on va, which has 1 TX queue: an AF_XDP socket binds a queue of its own"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    let o = upktgen(&[
+        "run",
+        "--config",
+        file.arg(),
+        "-t",
+        "2",
+        "--backend",
+        "af_packet",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for i in 0..3 {
+        assert_eq!(
+            j["streams"]["streams"][i]["rx_frames"], 100,
+            "{}",
+            j["streams"]
+        );
+    }
+}
+
 /// Eight flows of unlike rates (and sizes) for the queues' tests: flow `i` at `PPS8[i]`.
 const PPS8: [u64; 8] = [500, 1500, 2500, 4000, 6000, 9000, 3000, 7000];
 
@@ -1686,6 +1757,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     flows_on_two_queues_through_xdp_live_arrive_as_sent,
     a_percentage_of_the_layer1_speed_is_sent_at_that_rate,
     a_percentage_of_the_interfaces_speed_is_sent_at_that_rate,
+    af_xdp_threads_beyond_the_interfaces_queues_are_refused_saying_why,
     three_flows_in_the_lab_arrive_as_sent_each_at_its_rate,
     three_flows_through_xdp_live_arrive_as_sent_each_at_its_rate,
     the_same_flows_cross_a_device_under_test,

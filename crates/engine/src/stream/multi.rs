@@ -17,6 +17,9 @@ use std::sync::Arc;
 /// How many frames ahead of the one written a stream's data is touched.
 const TOUCH_AHEAD: usize = 4;
 
+/// From how many streams on: fewer stay in the cache by themselves.
+const TOUCH_STREAMS: usize = 64;
+
 /// A queue's streams, sent in the order of their deadlines.
 pub struct MultiStream {
     frames: Vec<StreamFrames>,
@@ -124,7 +127,9 @@ impl FrameSource for MultiStream {
         self.cur = d;
         // A frame a few places on (the loop has looked at its batch's due times): touch its
         // stream's data now, so with many streams it is in the cache when written.
-        if let Some(next) = self.timeline.queued(TOUCH_AHEAD) {
+        if self.frames.len() >= TOUCH_STREAMS
+            && let Some(next) = self.timeline.queued(TOUCH_AHEAD)
+        {
             self.frames[next.stream as usize].touch();
         }
         d.len as usize

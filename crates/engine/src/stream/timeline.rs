@@ -128,6 +128,8 @@ struct Hot {
     interval: u128,
     /// The frame's length when fixed, else 0 (read from `Cold`).
     fixed_len: u32,
+    /// Frames a burst when it sends bursts, else 0 (the rest is read from `Cold`).
+    burst_packets: u64,
     in_burst: u64,
     bursts: u64,
 }
@@ -150,7 +152,9 @@ impl Hot {
         } else {
             cold.sched.pace.after(len)
         };
-        if let Some(b) = &cold.sched.burst {
+        if self.burst_packets != 0
+            && let Some(b) = &cold.sched.burst
+        {
             self.in_burst += 1;
             if self.in_burst == b.packets {
                 self.in_burst = 0;
@@ -191,14 +195,84 @@ impl Hot {
 /// back after everything queued and stay in `run`.
 #[derive(Debug, Clone, Default)]
 pub struct Queue {
-    run: std::collections::VecDeque<u128>,
+    run: Ring,
     heap: Heap,
+}
+
+/// An ascending run of keys in a ring whose size is a power of two, so the front moving
+/// to the back (a stream moved on past every other) is two stores.
+#[derive(Debug, Clone, Default)]
+struct Ring {
+    buf: Vec<u128>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn with_capacity(n: usize) -> Ring {
+        Ring {
+            buf: vec![0; n.max(1).next_power_of_two()],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.buf.len() - 1
+    }
+
+    #[inline]
+    fn front(&self) -> Option<u128> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+
+    #[inline]
+    fn back(&self) -> Option<u128> {
+        (self.len > 0).then(|| self.buf[(self.head + self.len - 1) & self.mask()])
+    }
+
+    fn push_back(&mut self, k: u128) {
+        if self.len == self.buf.len() {
+            // Full (or never sized): twice as large, in order from index 0.
+            let mut b = vec![0; (self.buf.len() * 2).max(1)];
+            for (i, x) in b.iter_mut().take(self.len).enumerate() {
+                *x = self.buf[(self.head + i) & self.mask()];
+            }
+            self.buf = b;
+            self.head = 0;
+        }
+        let at = (self.head + self.len) & self.mask();
+        self.buf[at] = k;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<u128> {
+        let k = self.front()?;
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        Some(k)
+    }
+
+    /// Takes the front off and puts `k` at the back (not below the back: the caller's
+    /// check). In place: when the ring is full, the back's slot is the front's.
+    #[inline]
+    fn rotate(&mut self, k: u128) {
+        let m = self.mask();
+        self.buf[(self.head + self.len) & m] = k;
+        self.head = (self.head + 1) & m;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl Queue {
     pub fn with_capacity(n: usize) -> Queue {
         Queue {
-            run: std::collections::VecDeque::with_capacity(n),
+            run: Ring::with_capacity(n),
             heap: Heap::with_capacity(n),
         }
     }
@@ -207,8 +281,8 @@ impl Queue {
     #[inline]
     fn front(&self) -> Option<(u128, bool)> {
         match (self.run.front(), self.heap.peek()) {
-            (Some(&r), Some(h)) if h < r => Some((h, false)),
-            (Some(&r), _) => Some((r, true)),
+            (Some(r), Some(h)) if h < r => Some((h, false)),
+            (Some(r), _) => Some((r, true)),
             (None, Some(h)) => Some((h, false)),
             (None, None) => None,
         }
@@ -221,7 +295,7 @@ impl Queue {
     }
 
     pub fn len(&self) -> usize {
-        self.run.len() + self.heap.len()
+        self.run.len + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -231,7 +305,7 @@ impl Queue {
     /// Whether `k` can join `run`'s end.
     #[inline]
     fn joins_run(&self, k: u128) -> bool {
-        self.run.back().is_none_or(|&b| b <= k)
+        self.run.back().is_none_or(|b| b <= k)
     }
 
     pub fn push(&mut self, k: u128) {
@@ -248,8 +322,12 @@ impl Queue {
     pub fn replace_top(&mut self, k: u128) {
         match self.front() {
             Some((_, true)) => {
-                self.run.pop_front();
-                self.push(k);
+                if self.joins_run(k) {
+                    self.run.rotate(k);
+                } else {
+                    self.run.pop_front();
+                    self.heap.push(k);
+                }
             }
             Some((_, false)) => {
                 if self.joins_run(k) {
@@ -427,6 +505,7 @@ impl Timeline {
                     SizeSeq::Fixed(l) => l,
                     _ => 0,
                 },
+                burst_packets: sched.burst.map_or(0, |b| b.packets),
                 in_burst: 0,
                 bursts: 0,
             };
