@@ -311,11 +311,20 @@ impl PortsRun {
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let cut =
             |t: &str, n: usize| -> String { crate::text::printable(t).chars().take(n).collect() };
+        // Each distinct sending and receiving port (a port may be both).
+        let count = |of: fn(&FlowRun) -> &str| {
+            let mut v: Vec<&str> = self.flows.iter().map(of).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let ports = |n: usize| format!("{n} port{}", if n == 1 { "" } else { "s" });
         let _ = writeln!(
             s,
-            "Flows:       {} from {} ports",
+            "Flows:       {} from {} to {}",
             self.flows.len(),
-            self.ports.len()
+            ports(count(|f| f.tx_port.as_str())),
+            ports(count(|f| f.rx_port.as_str()))
         );
         let _ = writeln!(
             s,
@@ -629,9 +638,64 @@ mod tests {
         let q = PortsRun::new(&[&c]);
         assert_eq!((q.ports[1].rx_frames, q.ports[1].unexpected), (None, None));
         assert!(
-            p.text().contains("Flows:       3 from 2 ports"),
+            p.text().contains("Flows:       3 from 2 ports to 2 ports\n"),
             "{}",
             p.text()
+        );
+    }
+
+    #[test]
+    fn a_port_sending_to_two_sends_the_sum_of_its_legs() {
+        let run = |rx: &str, id: u16, sent: u64, got: u64, unexpected| StreamsRun {
+            config: "c".into(),
+            tx_port: "p1 (netns:n/a1)".into(),
+            rx_port: rx.into(),
+            streams: vec![StreamRun {
+                id,
+                name: format!("f{id}"),
+                tx_frames: sent,
+                tx_bytes: sent * 60,
+                rx_frames: Some(got),
+                lost: Some(sent - got),
+                loss_pct: None,
+            }],
+            unexpected: Some(unexpected),
+            queues: Vec::new(),
+        };
+        // Two legs of p1: flow 0 to p2, flow 1 to p3 (the bridge flooded 7 of flow 0 there).
+        let a = run("p2 (netns:n/b1)", 0, 1000, 1000, 0);
+        let b = run("p3 (netns:n/c1)", 1, 500, 499, 7);
+        let p = PortsRun::new(&[&a, &b]);
+        let rows: Vec<(&str, u64, Option<u64>, Option<u64>)> = p
+            .ports
+            .iter()
+            .map(|r| (r.port.as_str(), r.tx_frames, r.rx_frames, r.unexpected))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("p1 (netns:n/a1)", 1500, None, None),
+                ("p2 (netns:n/b1)", 0, Some(1000), Some(0)),
+                ("p3 (netns:n/c1)", 0, Some(499), Some(7)),
+            ]
+        );
+        let ends: Vec<(&str, &str)> = p
+            .flows
+            .iter()
+            .map(|f| (f.tx_port.as_str(), f.rx_port.as_str()))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                ("p1 (netns:n/a1)", "p2 (netns:n/b1)"),
+                ("p1 (netns:n/a1)", "p3 (netns:n/c1)")
+            ]
+        );
+        let text = p.text();
+        assert!(text.contains("Flows:       2 from 1 port to 2 ports\n"), "{text}");
+        assert!(
+            text.contains("p1 (netns:n/a1) -> p3 (netns:n/c1)\n"),
+            "{text}"
         );
     }
 }
