@@ -41,6 +41,11 @@ pub struct StreamsRun {
     /// the rate it was given; empty with one. In the text only, as `unexpected`.
     #[serde(skip)]
     pub queues: Vec<QueueRun>,
+    /// When the sending port sends to several ports (a leg for each, this run one of them),
+    /// how many legs its interface carries: the interface's counters in the report count
+    /// them all. In the text only, as `unexpected`.
+    #[serde(skip)]
+    pub legs_on_iface: Option<u16>,
 }
 
 /// One transmit queue of a port (one sender thread, its socket and its timeline).
@@ -105,6 +110,7 @@ impl StreamsRun {
             streams,
             unexpected: None,
             queues: Vec::new(),
+            legs_on_iface: None,
         }
         .expecting(rx, ids)
     }
@@ -120,6 +126,13 @@ impl StreamsRun {
                     .map(|s| s.frames)
                     .sum::<u64>()
         });
+        self
+    }
+
+    /// The run is one of `legs` legs on its sending interface (its port sends to several
+    /// ports); one: alone, nothing said.
+    pub fn sharing(mut self, legs: u16) -> StreamsRun {
+        self.legs_on_iface = Some(legs).filter(|&n| n > 1);
         self
     }
 
@@ -163,6 +176,13 @@ impl StreamsRun {
                 s,
                 "  unexpected at {}: {n} frames of no stream sent to it",
                 crate::text::printable(&self.rx_port)
+            );
+        }
+        if let Some(n) = self.legs_on_iface {
+            let _ = writeln!(
+                s,
+                "  shared: {} sends to {n} ports, a leg each (this run one of them): its interface's counters above (Transmitted, Path, Differences) count every leg's frames; this table counts this leg's",
+                crate::text::printable(&self.tx_port)
             );
         }
         s.push_str(&self.queues_text());
@@ -595,6 +615,7 @@ mod tests {
                 .collect(),
             unexpected,
             queues: Vec::new(),
+            legs_on_iface: None,
         };
         let a = run(
             "p1",
@@ -638,7 +659,8 @@ mod tests {
         let q = PortsRun::new(&[&c]);
         assert_eq!((q.ports[1].rx_frames, q.ports[1].unexpected), (None, None));
         assert!(
-            p.text().contains("Flows:       3 from 2 ports to 2 ports\n"),
+            p.text()
+                .contains("Flows:       3 from 2 ports to 2 ports\n"),
             "{}",
             p.text()
         );
@@ -661,6 +683,7 @@ mod tests {
             }],
             unexpected: Some(unexpected),
             queues: Vec::new(),
+            legs_on_iface: None,
         };
         // Two legs of p1: flow 0 to p2, flow 1 to p3 (the bridge flooded 7 of flow 0 there).
         let a = run("p2 (netns:n/b1)", 0, 1000, 1000, 0);
@@ -692,7 +715,10 @@ mod tests {
             ]
         );
         let text = p.text();
-        assert!(text.contains("Flows:       2 from 1 port to 2 ports\n"), "{text}");
+        assert!(
+            text.contains("Flows:       2 from 1 port to 2 ports\n"),
+            "{text}"
+        );
         assert!(
             text.contains("p1 (netns:n/a1) -> p3 (netns:n/c1)\n"),
             "{text}"

@@ -380,6 +380,7 @@ fn execute_with(
                     rx,
                 )
                 .expecting(rx, &s.expected)
+                .sharing(s.iface.legs)
                 .on_queues(queue_runs(s, &senders)),
             )
         }

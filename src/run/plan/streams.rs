@@ -427,11 +427,21 @@ fn apply_leg(
         ));
     }
     if want > queues.len() {
+        // A port sending to several ports has a leg for each: the note names this one's.
+        let fans_out = cfg
+            .flows
+            .iter()
+            .any(|f| f.tx_port == tx_port.0 && f.rx_ports.first() != Some(&rx_port.0));
         notes.push(format!(
-            "-t {want}: port {:?} sends {} flow{}, so {} queue{} (a flow stays on one queue, its frames in order)",
+            "-t {want}: port {:?} sends {} flow{}{}, so {} queue{} (a flow stays on one queue, its frames in order)",
             tx_port.0,
             specs.len(),
             if specs.len() == 1 { "" } else { "s" },
+            if fans_out {
+                format!(" to port {:?}", rx_port.0)
+            } else {
+                String::new()
+            },
             queues.len(),
             if queues.len() == 1 { "" } else { "s" },
         ));

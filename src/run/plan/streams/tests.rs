@@ -347,23 +347,35 @@ fn one_port_sending_to_two_is_a_leg_for_each_on_its_interface() {
     let s: Vec<_> = ps.iter().map(|p| p.streams.as_ref().unwrap()).collect();
     // A leg for each port p1 sends to, in the order the flows first name them.
     assert_eq!(s.len(), 2);
-    assert_eq!((s[0].ids.as_slice(), s[1].ids.as_slice()), (&[0, 2][..], &[1][..]));
+    assert_eq!(
+        (s[0].ids.as_slice(), s[1].ids.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
     assert_eq!(
         (s[0].rx_port.0.as_str(), s[1].rx_port.0.as_str()),
         ("p2", "p3")
     );
-    assert_eq!((s[0].tx_port.0.as_str(), s[1].tx_port.0.as_str()), ("p1", "p1"));
+    assert_eq!(
+        (s[0].tx_port.0.as_str(), s[1].tx_port.0.as_str()),
+        ("p1", "p1")
+    );
     // Each its own sender on p1's interface and its own receiver at its port.
     assert_eq!(ps[0].senders[0].spec.cfg.device(), "va");
     assert_eq!(ps[1].senders[0].spec.cfg.device(), "va");
     assert_eq!(ps[0].far.as_ref().unwrap().dev, "vb");
     assert_eq!(ps[1].far.as_ref().unwrap().dev, "vc");
     assert_eq!(
-        (ps[0].senders[0].spec.cfg.count, ps[1].senders[0].spec.cfg.count),
+        (
+            ps[0].senders[0].spec.cfg.count,
+            ps[1].senders[0].spec.cfg.count
+        ),
         (20, 10)
     );
     // Each receiving port expects the flows sent to it: the other leg's are unexpected.
-    assert_eq!((s[0].expected.as_slice(), s[1].expected.as_slice()), (&[0, 2][..], &[1][..]));
+    assert_eq!(
+        (s[0].expected.as_slice(), s[1].expected.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
     // The interface's senders one after the other (its namespace is not there: its queues
     // are not known, and not asked again).
     assert_eq!(
@@ -414,7 +426,28 @@ fn ports_alone_on_their_interfaces_are_legs_alone() {
         // One flow a leg: one queue, alone on its interface.
         let s = p.streams.as_ref().unwrap();
         assert_eq!(s.iface, super::IfaceQueues::alone(1));
+        assert_eq!(
+            s.notes,
+            [format!(
+                "-t 2: port {:?} sends 1 flow, so 1 queue (a flow stays on one queue, its frames in order)",
+                s.tx_port.0
+            )]
+        );
     }
+    // A leg of a port that sends to several: the note names its receiving port.
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let ps = plans(&["--config", f.arg(), "-t", "2", "--allow-oversubscribe"]).unwrap();
+    assert_eq!(
+        ps[1].streams.as_ref().unwrap().notes,
+        [
+            "-t 2: port \"p1\" sends 1 flow to port \"p3\", so 1 queue (a flow stays on one queue, its frames in order)"
+        ]
+    );
 }
 
 #[test]
@@ -457,7 +490,11 @@ fn legs_of_one_port_with_threads_take_queues_and_cpus_one_after_the_other() {
 
 /// The legs of `f`'s config planned with `extra` options, their interface said to have
 /// `queues` queues.
-fn legs_on_queues(f: &tempfile_like::File, extra: &[&str], queues: u16) -> anyhow::Result<Vec<RunPlan>> {
+fn legs_on_queues(
+    f: &tempfile_like::File,
+    extra: &[&str],
+    queues: u16,
+) -> anyhow::Result<Vec<RunPlan>> {
     let mut v = vec!["--config", f.arg()];
     v.extend_from_slice(extra);
     let a = args(&v);
@@ -482,7 +519,10 @@ fn af_xdp_legs_of_one_port_bind_queues_of_their_own_or_are_refused() {
     };
     // Two queues: leg 0's socket on queue 0, leg 1's on queue 1.
     let ps = legs_on_queues(&f, &["--backend", "af_xdp"], 2).unwrap();
-    let qs: Vec<Option<u32>> = ps.iter().map(|p| queue(&p.senders[0].backends[0])).collect();
+    let qs: Vec<Option<u32>> = ps
+        .iter()
+        .map(|p| queue(&p.senders[0].backends[0]))
+        .collect();
     assert_eq!(qs, [Some(0), Some(1)]);
     // One: refused, in one line that says what to do.
     let e = legs_on_queues(&f, &["--backend", "af_xdp"], 1)
@@ -499,7 +539,8 @@ fn af_xdp_legs_of_one_port_bind_queues_of_their_own_or_are_refused() {
     assert!(second.backends.iter().all(|b| !b.binds_a_queue()));
     assert_eq!(second.backends[0].kind(), BackendKind::TxRing);
     assert!(
-        second.ruled_out[0].starts_with("af_xdp ruled out: --backend af_xdp: port \"p1\" sends to 2 ports"),
+        second.ruled_out[0]
+            .starts_with("af_xdp ruled out: --backend af_xdp: port \"p1\" sends to 2 ports"),
         "{:?}",
         second.ruled_out
     );
