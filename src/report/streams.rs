@@ -389,7 +389,7 @@ impl PortsRun {
     }
 }
 
-/// `run --config FILE --json` when the flows leave from several ports
+/// `run --config FILE --json` when the flows leave from several ports (or one to several)
 /// ([`crate::schema::RUN_PORTS`]): one document for the whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PortsDoc {
@@ -397,7 +397,8 @@ pub struct PortsDoc {
     pub version: String,
     /// The config file.
     pub config: String,
-    /// Each sending port's run, in the order the flows first name the ports.
+    /// Each leg's run (a sending port to one receiving port), in the order the flows first
+    /// name the pairs.
     pub runs: Vec<PortRunDoc>,
     /// Every flow, by id: its ports, sent, received at its port, lost.
     pub flows: Vec<FlowRun>,
@@ -406,7 +407,7 @@ pub struct PortsDoc {
     pub totals: PortsTotals,
 }
 
-/// One sending port's run in a [`PortsDoc`].
+/// One leg's run in a [`PortsDoc`]: a sending port to one receiving port.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PortRunDoc {
     /// Its port and its receiving port, as `name (location)`.
