@@ -906,7 +906,7 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
 }
 
 /// A bridge in a namespace the test made with three ports, `a1`..`c1` (each the end of a
-/// veth pair whose other end is on the bridge; `a1` has two queues each way), each with its
+/// veth pair whose other end is on the bridge; `a1` has four queues each way), each with its
 /// own MAC (`02:00:00:00:0X:01`), which the bridge is told statically where it is: a frame
 /// to a port's MAC goes there only, from the first (no flooding while it learns).
 fn fan_out_bridge(tag: &str) -> crate::common::VethNs {
@@ -914,7 +914,7 @@ fn fan_out_bridge(tag: &str) -> crate::common::VethNs {
     let ns = VethNs::empty(tag);
     let n = ns.0.as_str();
     ns.ip(&["-n", n, "link", "add", "br0", "type", "bridge"]);
-    for (x, q) in [("a", "2"), ("b", "1"), ("c", "1")] {
+    for (x, q) in [("a", "4"), ("b", "1"), ("c", "1")] {
         let (end, port, mac) = (format!("{x}1"), format!("{x}2"), fan_out_mac(x));
         ns.ip(&[
             "-n",
@@ -962,7 +962,7 @@ fn fan_out_mac(x: &str) -> String {
 /// One port sending to two through a bridge (a namespace the test made, each frame to its
 /// receiver's MAC, which the bridge knows): p1 sends flow A to p2 and flow B to p3, two
 /// legs on p1's interface, each its own sender and its own receiver at its port. With
-/// af_packet (text, `--json` and `--metrics-listen`) and af_xdp (p1's interface has two
+/// af_packet (text, `--json` and `--metrics-listen`) and af_xdp (p1's interface has four
 /// queues: each leg's socket binds one of its own): each flow received as sent at its port
 /// and nowhere else, each between its ports in the text, the document and the metrics, p1's
 /// sent the sum of its legs'. From a port of one queue, af_xdp for two legs is refused in
@@ -1164,7 +1164,7 @@ fn one_port_sending_to_two_each_flow_received_at_its_port() {
         (&json!(1500), &json!(1500), &json!(0))
     );
 
-    // af_xdp: a1 has two queues, one for each leg's socket.
+    // af_xdp: a1 has queues enough, one for each leg's socket.
     let j = run_json(&["--config", f.arg(), "--backend", "af_xdp"]);
     for (i, sent) in [(0, 1000), (1, 500)] {
         let fl = &j["flows"][i];
@@ -1198,6 +1198,107 @@ fn one_port_sending_to_two_each_flow_received_at_its_port() {
         "{e}"
     );
     assert!(o.stdout.is_empty());
+}
+
+/// [`one_port_sending_to_two_each_flow_received_at_its_port`]'s bridge, four flows (two to
+/// p2, two to p3), sent with `-t 2` from af_xdp (each leg two senders, four in all on p1's
+/// four queues: leg 0's bound to queues 0 and 1, leg 1's to 2 and 3) and from xdp_live
+/// (the bridge's end of p1's pair given NAPI by GRO, as xdp_live needs on a veth): each flow
+/// received as sent at its port, nothing unexpected, p1's sent the sum of its legs'.
+fn one_port_sending_to_two_on_queues_of_its_own_and_from_xdp_live() {
+    if !live_frames_or_skip() || !crate::harness::tool_or_skip("ethtool", "apt-get install ethtool")
+    {
+        return;
+    }
+    let ns = fan_out_bridge("o2mq");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(fan_out_mac("a")), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    // (name, receiving port, its MAC, pps)
+    let four = [
+        ("A0", "p2", "b", 1_000),
+        ("B0", "p3", "c", 500),
+        ("A1", "p2", "b", 800),
+        ("B1", "p3", "c", 300),
+    ];
+    let flows: Vec<Value> = four
+        .iter()
+        .map(|&(name, rx, mac, pps)| {
+            let mut f = flow(
+                name,
+                udp(&fan_out_mac(mac)),
+                json!({"choice": "fixed", "fixed": 128}),
+                pps,
+                1.0,
+            );
+            f["tx_rx"]["port"] = json!({"tx_name": "p1", "rx_names": [rx]});
+            f
+        })
+        .collect();
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let p1 = format!("p1 ({})", ns.port("a1"));
+    let each_as_sent = |j: &Value, what: &str| {
+        for (i, &(_, _, _, pps)) in four.iter().enumerate() {
+            let fl = &j["flows"][i];
+            assert_eq!(
+                (&fl["tx_frames"], &fl["rx_frames"], &fl["lost"]),
+                (&json!(pps), &json!(pps), &json!(0)),
+                "{what}: {fl}"
+            );
+        }
+        for r in j["runs"].as_array().unwrap() {
+            assert_eq!(r["unexpected"], 0, "{what}: {}", r["rx_port"]);
+        }
+        let p = j["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["port"] == p1.as_str())
+            .unwrap();
+        assert_eq!(p["tx_frames"], 2_600, "{what}: {p}");
+    };
+    let j = run_json(&[
+        "--config",
+        f.arg(),
+        "--backend",
+        "af_xdp",
+        "-t",
+        "2",
+        "--allow-oversubscribe",
+    ]);
+    each_as_sent(&j, "af_xdp -t 2");
+    for (leg, run) in j["runs"].as_array().unwrap().iter().enumerate() {
+        let t = run["report"]["threads"].as_array().unwrap();
+        assert_eq!(t.len(), 2, "leg {leg}: {t:?}");
+        for (k, th) in t.iter().enumerate() {
+            let d = th["detail"].as_str().unwrap();
+            assert!(
+                d.contains(&format!("queue {},", 2 * leg + k)),
+                "leg {leg} sender {k}: {d}"
+            );
+        }
+    }
+    // xdp_live on a veth needs NAPI at its peer: GRO on p1's pair's bridge end.
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.0, "ethtool", "-K", "a2", "gro", "on"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ethtool -K a2 gro on: {}", stderr(&o));
+    let j = run_json(&["--config", f.arg(), "--backend", "xdp_live"]);
+    each_as_sent(&j, "xdp_live");
+    for run in j["runs"].as_array().unwrap() {
+        assert_eq!(run["report"]["backend"]["name"], "xdp_live");
+    }
 }
 
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
@@ -1995,6 +2096,7 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent,
     two_ports_into_one_each_flow_counted_and_floods_unexpected,
     one_port_sending_to_two_each_flow_received_at_its_port,
+    one_port_sending_to_two_on_queues_of_its_own_and_from_xdp_live,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,
     a_far_ends_streams_are_live_in_chunks,
