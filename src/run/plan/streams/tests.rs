@@ -1032,3 +1032,32 @@ fn a_ports_flows_are_built_with_its_own_line_rate_only() {
     );
     assert_eq!(b.specs[0].rate, crate::stream::spec::Rate::Percent(1.0));
 }
+
+#[test]
+fn a_port_sending_to_two_is_checked_against_its_line_rate_as_a_whole() {
+    // 60 % of p1's 1 Gb/s to p2 and 60 % to p3: each leg fits, the port does not.
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let text = std::fs::read_to_string(f.arg())
+        .unwrap()
+        .replacen(
+            "flows:\n",
+            "layer1:\n  - {name: ly, port_names: [p1], speed: speed_1_gbps}\nflows:\n",
+            1,
+        )
+        .replace("rate: {pps: 1000}", "rate: {percentage: 60}");
+    let f = tempfile_like::File::new(&text);
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.contains("ports[0]: the flows of port \"p1\" need")
+            && e.contains("together, above its line rate of"),
+        "{e}"
+    );
+    // 40 % each fits.
+    let f = tempfile_like::File::new(&text.replace("percentage: 60", "percentage: 40"));
+    assert_eq!(plans(&["--config", f.arg()]).unwrap().len(), 2);
+}
