@@ -17,8 +17,9 @@ use serde_json::Value;
 /// Version 2: `streams` (`--config`), and the receiver's `streams` and `sink.ipdv` in
 /// `rx_analysis`. Version 3: `dut.delay_line` (`--lab dut --dut-delay`).
 pub const RUN: &str = "upktgen.run/3";
-/// `upktgen run --config FILE --json` when the flows leave from several ports: the whole
-/// run, each sending port's run a [`RUN`] document (its `schema` in it) beside every flow
+/// `upktgen run --config FILE --json` when the flows leave from several ports, or from one
+/// port to several: the whole run, each leg's run (a sending port to one receiving port) a
+/// [`RUN`] document (its `schema` in it) beside every flow
 /// between its ports, every port (its `unexpected` frames) and the totals.
 pub const RUN_PORTS: &str = "upktgen.run-ports/1";
 /// `upktgen rx --json`: one receiver's report. Version 2: `streams` (`--stream`) and

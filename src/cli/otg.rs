@@ -42,7 +42,8 @@ pub struct OtgArgs {
     /// Transmit queues per sending port, as `run --config -t N`: a port's flows spread over
     /// N sender threads, each with its own queue, socket and timeline (a flow on one queue
     /// only, the largest rate first onto the least-loaded queue; more than a port's flows:
-    /// one per flow). At most as many as CPUs this process may run on.
+    /// one per flow; a port sending to several ports: N for each). At most as many as CPUs
+    /// this process may run on.
     #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: u16,
 

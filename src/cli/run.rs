@@ -209,7 +209,7 @@ pub struct RunArgs {
     /// thread. With --config: each sending port's flows spread over N transmit queues, a
     /// flow on one queue only (largest rate first onto the least-loaded queue), each queue a
     /// thread with its own socket and timeline (more threads than a port's flows: one per
-    /// flow).
+    /// flow); a port sending to several ports has N for each of them.
     /// At most as many threads as CPUs this process may run on (its affinity mask), unless
     /// --allow-oversubscribe.
     #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N")]
@@ -230,8 +230,9 @@ pub struct RunArgs {
     pub irq: Option<String>,
 
     /// Print one JSON document with every raw counter instead of the text report
-    /// (`upktgen.run/3`; with a --config whose flows leave from several ports, one
-    /// `upktgen.run-ports/1` document of every port's run, flow and port).
+    /// (`upktgen.run/3`; with a --config whose flows leave from several ports, or from one
+    /// port to several, one `upktgen.run-ports/1` document of every leg's run, flow and
+    /// port).
     #[arg(long)]
     pub json: bool,
 
@@ -300,9 +301,10 @@ pub struct RunArgs {
     /// ports' locations say where: `lab:tx` and `lab:rx` (the private lab; `--lab dut` puts
     /// a device under test between them), an interface (`eth1`), `netns:NAME/IFACE` (sent
     /// from and received inside that namespace), a receiving `ssh://host/IFACE`; a port may
-    /// send and receive (flows both ways; each sending port is a run of its own, side by
-    /// side, with one --json document and one --metrics-listen endpoint, its series
-    /// labelled by port). OTG sizes count the FCS. What upktgen does not implement is
+    /// send and receive (flows both ways), several may send to one, and one may send to
+    /// several; each sending port and port it sends to is a run of its own, side by side,
+    /// with one --json document and one --metrics-listen endpoint, its series labelled by
+    /// `port` and `rx_port`. OTG sizes count the FCS. What upktgen does not implement is
     /// refused with its path (docs/otg.md).
     #[arg(long, value_name = "FILE", help_heading = "Streams", conflicts_with_all = ["replay", "pcap"])]
     pub config: Option<PathBuf>,

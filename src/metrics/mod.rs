@@ -48,7 +48,8 @@
 //!
 //! # Several sending ports
 //!
-//! A config whose flows leave from several ports runs one run per sending port side by
+//! A config whose flows leave from several ports (or from one port to several) runs one
+//! run per leg (a sending port to one receiving port) side by
 //! side, all on one endpoint: the whole run's endpoint begins them
 //! ([`Endpoint::begin_parts`]), each run observes into its [`Endpoint::part`], whose
 //! [`Scope`] puts `port` and `rx_port` first in each of its series and keeps its own
@@ -208,7 +209,7 @@ fn nonzero(a: SocketAddr, s: &str) -> Result<SocketAddr, ListenError> {
 type Labels = Vec<(&'static str, String)>;
 
 /// Whose series an observation sets: a run alone's carry no label of their own; each
-/// sending port's run of a config whose flows leave from several ports carries `port` (its
+/// leg's run of a config whose flows leave from several ports (or one to several) carries `port` (its
 /// name in the config) and `rx_port` (the port it sends to) first, and shows only its own
 /// streams (the flows it sends, by id), so one endpoint serves every port's run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

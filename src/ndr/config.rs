@@ -22,7 +22,7 @@ pub struct Aggregate {
     /// per second.
     pub mean_frame: u32,
     /// The sending port's line rate in bits per second, when its `layer1` entry names a
-    /// speed or its interface's driver reports one (None too when the flows leave from several ports: such a config is refused
+    /// speed or its interface's driver reports one (None too when the flows leave from several ports; a config of several ports, or one to several, is refused
     /// before the first trial).
     pub line_bps: Option<u64>,
 }

@@ -41,6 +41,11 @@ pub struct StreamsRun {
     /// the rate it was given; empty with one. In the text only, as `unexpected`.
     #[serde(skip)]
     pub queues: Vec<QueueRun>,
+    /// When the sending port sends to several ports (a leg for each, this run one of them),
+    /// how many legs its interface carries: the interface's counters in the report count
+    /// them all. In the text only, as `unexpected`.
+    #[serde(skip)]
+    pub legs_on_iface: Option<u16>,
 }
 
 /// One transmit queue of a port (one sender thread, its socket and its timeline).
@@ -105,6 +110,7 @@ impl StreamsRun {
             streams,
             unexpected: None,
             queues: Vec::new(),
+            legs_on_iface: None,
         }
         .expecting(rx, ids)
     }
@@ -120,6 +126,13 @@ impl StreamsRun {
                     .map(|s| s.frames)
                     .sum::<u64>()
         });
+        self
+    }
+
+    /// The run is one of `legs` legs on its sending interface (its port sends to several
+    /// ports); one: alone, nothing said.
+    pub fn sharing(mut self, legs: u16) -> StreamsRun {
+        self.legs_on_iface = Some(legs).filter(|&n| n > 1);
         self
     }
 
@@ -163,6 +176,13 @@ impl StreamsRun {
                 s,
                 "  unexpected at {}: {n} frames of no stream sent to it",
                 crate::text::printable(&self.rx_port)
+            );
+        }
+        if let Some(n) = self.legs_on_iface {
+            let _ = writeln!(
+                s,
+                "  shared: {} sends to {n} ports, a leg each (this run one of them): its interface's counters above (Transmitted, Path, Differences) count every leg's frames; this table counts this leg's",
+                crate::text::printable(&self.tx_port)
             );
         }
         s.push_str(&self.queues_text());
@@ -311,11 +331,20 @@ impl PortsRun {
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let cut =
             |t: &str, n: usize| -> String { crate::text::printable(t).chars().take(n).collect() };
+        // Each distinct sending and receiving port (a port may be both).
+        let count = |of: fn(&FlowRun) -> &str| {
+            let mut v: Vec<&str> = self.flows.iter().map(of).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let ports = |n: usize| format!("{n} port{}", if n == 1 { "" } else { "s" });
         let _ = writeln!(
             s,
-            "Flows:       {} from {} ports",
+            "Flows:       {} from {} to {}",
             self.flows.len(),
-            self.ports.len()
+            ports(count(|f| f.tx_port.as_str())),
+            ports(count(|f| f.rx_port.as_str()))
         );
         let _ = writeln!(
             s,
@@ -360,7 +389,7 @@ impl PortsRun {
     }
 }
 
-/// `run --config FILE --json` when the flows leave from several ports
+/// `run --config FILE --json` when the flows leave from several ports (or one to several)
 /// ([`crate::schema::RUN_PORTS`]): one document for the whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PortsDoc {
@@ -368,7 +397,8 @@ pub struct PortsDoc {
     pub version: String,
     /// The config file.
     pub config: String,
-    /// Each sending port's run, in the order the flows first name the ports.
+    /// Each leg's run (a sending port to one receiving port), in the order the flows first
+    /// name the pairs.
     pub runs: Vec<PortRunDoc>,
     /// Every flow, by id: its ports, sent, received at its port, lost.
     pub flows: Vec<FlowRun>,
@@ -377,7 +407,7 @@ pub struct PortsDoc {
     pub totals: PortsTotals,
 }
 
-/// One sending port's run in a [`PortsDoc`].
+/// One leg's run in a [`PortsDoc`]: a sending port to one receiving port.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PortRunDoc {
     /// Its port and its receiving port, as `name (location)`.
@@ -586,6 +616,7 @@ mod tests {
                 .collect(),
             unexpected,
             queues: Vec::new(),
+            legs_on_iface: None,
         };
         let a = run(
             "p1",
@@ -629,9 +660,69 @@ mod tests {
         let q = PortsRun::new(&[&c]);
         assert_eq!((q.ports[1].rx_frames, q.ports[1].unexpected), (None, None));
         assert!(
-            p.text().contains("Flows:       3 from 2 ports"),
+            p.text()
+                .contains("Flows:       3 from 2 ports to 2 ports\n"),
             "{}",
             p.text()
+        );
+    }
+
+    #[test]
+    fn a_port_sending_to_two_sends_the_sum_of_its_legs() {
+        let run = |rx: &str, id: u16, sent: u64, got: u64, unexpected| StreamsRun {
+            config: "c".into(),
+            tx_port: "p1 (netns:n/a1)".into(),
+            rx_port: rx.into(),
+            streams: vec![StreamRun {
+                id,
+                name: format!("f{id}"),
+                tx_frames: sent,
+                tx_bytes: sent * 60,
+                rx_frames: Some(got),
+                lost: Some(sent - got),
+                loss_pct: None,
+            }],
+            unexpected: Some(unexpected),
+            queues: Vec::new(),
+            legs_on_iface: None,
+        };
+        // Two legs of p1: flow 0 to p2, flow 1 to p3 (the bridge flooded 7 of flow 0 there).
+        let a = run("p2 (netns:n/b1)", 0, 1000, 1000, 0);
+        let b = run("p3 (netns:n/c1)", 1, 500, 499, 7);
+        let p = PortsRun::new(&[&a, &b]);
+        let rows: Vec<(&str, u64, Option<u64>, Option<u64>)> = p
+            .ports
+            .iter()
+            .map(|r| (r.port.as_str(), r.tx_frames, r.rx_frames, r.unexpected))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("p1 (netns:n/a1)", 1500, None, None),
+                ("p2 (netns:n/b1)", 0, Some(1000), Some(0)),
+                ("p3 (netns:n/c1)", 0, Some(499), Some(7)),
+            ]
+        );
+        let ends: Vec<(&str, &str)> = p
+            .flows
+            .iter()
+            .map(|f| (f.tx_port.as_str(), f.rx_port.as_str()))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                ("p1 (netns:n/a1)", "p2 (netns:n/b1)"),
+                ("p1 (netns:n/a1)", "p3 (netns:n/c1)")
+            ]
+        );
+        let text = p.text();
+        assert!(
+            text.contains("Flows:       2 from 1 port to 2 ports\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("p1 (netns:n/a1) -> p3 (netns:n/c1)\n"),
+            "{text}"
         );
     }
 }

@@ -126,7 +126,7 @@ pub fn sysfs_mac(name: &str) -> Option<MacAddr> {
 }
 
 /// An interface's TX queues from sysfs (this namespace's interfaces).
-fn sysfs_tx_queues(name: &str) -> Option<u16> {
+pub(crate) fn sysfs_tx_queues(name: &str) -> Option<u16> {
     let rd = std::fs::read_dir(format!("/sys/class/net/{name}/queues")).ok()?;
     let n = rd
         .filter_map(|e| e.ok())

@@ -103,8 +103,8 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<Exit> {
     })
 }
 
-/// A config whose flows leave from several ports: one run per transmitting port, side by
-/// side; each report printed, then every flow and port, or (`--json`) one document of them
+/// A config whose flows leave from several ports, or from one port to several: one run per
+/// leg (a transmitting port to one receiving port), side by side; each report printed, then every flow and port, or (`--json`) one document of them
 /// all. With `--metrics-listen`, one endpoint serves every port's run, each run's series
 /// labelled by its port.
 fn run_ports(plans: Vec<RunPlan>, stop: &Arc<AtomicBool>) -> Result<Exit> {
@@ -384,6 +384,7 @@ fn execute_with(
                     rx,
                 )
                 .expecting(rx, &s.expected)
+                .sharing(s.iface.legs)
                 .on_queues(queue_runs(s, &senders)),
             )
         }

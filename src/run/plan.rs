@@ -279,6 +279,7 @@ impl RunPlan {
             tx: &a.tx,
             xdp_live_plain: a.xdp_live_plain,
             streams: streams.is_some(),
+            shared: streams.as_ref().filter(|s| s.iface.legs > 1),
             lab_rx: a.lab_rx,
             rx: a.rx_analyze.then_some(RxPlan {
                 backend: a.rx_backend,
@@ -342,6 +343,7 @@ impl RunPlan {
             tx: &a.tx,
             xdp_live_plain: false,
             streams: false,
+            shared: None,
             lab_rx: a.lab_rx,
             rx: None,
         };
@@ -387,6 +389,9 @@ struct Knobs<'a> {
     xdp_live_plain: bool,
     /// The frames are a config's streams.
     streams: bool,
+    /// A config's leg whose sending interface other legs share (its port sends to several
+    /// ports): its senders take the queues after the earlier legs' there.
+    shared: Option<&'a streams::StreamsPlan>,
     lab_rx: Option<RxMode>,
     rx: Option<RxPlan>,
 }
@@ -430,9 +435,17 @@ impl Knobs<'_> {
                 let mut specs = g.specs.into_iter();
                 let spec = specs.next().ok_or(Refusal::NoSender)?;
                 let joined: Vec<SenderSpec> = specs.collect();
+                // On an interface that other legs share: the interface's sender `first + i`.
+                let (index, of) = match self.shared {
+                    Some(s) => (
+                        usize::from(s.iface.first) + index,
+                        usize::from(s.iface.senders).max(n),
+                    ),
+                    None => (index, n),
+                };
                 let slot = SenderSlot {
                     index,
-                    senders: n,
+                    senders: of,
                     cpu: spec.cpu,
                 };
                 let kind = self
@@ -441,6 +454,9 @@ impl Knobs<'_> {
                     .unwrap_or_else(|| BackendKind::default_for(&spec.cfg));
                 let (mut backends, mut ruled_out) =
                     backends(kind, self.dev.is_none(), &o, &spec.cfg, slot)?;
+                if let Some(s) = self.shared {
+                    leg_queue(s, index, &mut backends, &mut ruled_out)?;
+                }
                 if !joined.is_empty() {
                     timeline::rule_out_one_frame_backends(&mut backends, &mut ruled_out)?;
                 }
@@ -547,6 +563,37 @@ fn backends(
         return Err(Refusal::NoBackend(refused.join("; ")).into());
     }
     Ok((out, refused))
+}
+
+/// A config's leg whose interface other legs share (`s`), its sender `index` among the
+/// interface's: an AF_XDP socket binds a queue of its own, so where the interface has no
+/// such queue af_xdp is refused (asked for by name) or ruled out (`auto`: the next
+/// candidate sends).
+fn leg_queue(
+    s: &streams::StreamsPlan,
+    index: usize,
+    backends: &mut Vec<BackendPlan>,
+    ruled_out: &mut Vec<String>,
+) -> Result<()> {
+    let Some(have) = s.iface.queues else {
+        return Ok(());
+    };
+    if index < usize::from(have) || !backends.iter().any(BackendPlan::binds_a_queue) {
+        return Ok(());
+    }
+    let why = Refusal::LegQueues {
+        port: s.tx_port.0.clone(),
+        location: s.tx_port.1.to_string(),
+        legs: usize::from(s.iface.legs),
+        senders: usize::from(s.iface.senders),
+        queues: usize::from(have),
+    };
+    if backends.iter().all(BackendPlan::binds_a_queue) {
+        return Err(why.into());
+    }
+    backends.retain(|b| !b.binds_a_queue());
+    ruled_out.push(format!("af_xdp ruled out: {why}"));
+    Ok(())
 }
 
 /// Whether the device injects into its receive path (`xmit_mode netif_receive`).
@@ -828,11 +875,12 @@ fn thread_specs(
         .collect())
 }
 
-/// The CPUs each of a config's transmitting ports (`legs`) places its threads on, in order:
-/// with several ports of several threads (`-t N`), port k's threads on the CPUs after port
-/// k-1's (from --cpu's, or the first), every thread on a CPU of its own unless
-/// --allow-oversubscribe; otherwise `cpus` for each, as for one port. A port of one thread
-/// stays where `-t 1` puts it.
+/// The CPUs each of a config's legs (`legs`: a transmitting port and one receiving port
+/// each; a port sending to several ports is a leg for each) places its threads on, in
+/// order: with several legs of several threads (`-t N`, N for each leg), leg k's threads on
+/// the CPUs after leg k-1's (from --cpu's, or the first), every thread on a CPU of its own
+/// unless --allow-oversubscribe; otherwise `cpus` for each, as for one port. A leg of one
+/// thread stays where `-t 1` puts it.
 fn port_cpus(
     a: &RunArgs,
     legs: &mut [(RunArgs, streams::StreamsPlan)],
@@ -844,9 +892,23 @@ fn port_cpus(
     }
     let total: usize = threads.iter().sum();
     if total > cpus.len() && !a.allow_oversubscribe {
+        let mut ports: Vec<&str> = legs.iter().map(|(_, s)| s.tx_port.0.as_str()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        let on = if ports.len() == legs.len() {
+            format!("{} sending ports", legs.len())
+        } else {
+            format!(
+                "{} legs of {} sending port{} (a leg for each port a port sends to, N threads each)",
+                legs.len(),
+                ports.len(),
+                if ports.len() == 1 { "" } else { "s" }
+            )
+        };
         return Err(Refusal::PortsTooManyThreads {
             n: usize::from(a.threads),
-            ports: legs.len(),
+            on,
+            legs: legs.len(),
             total,
             cpus: cpus.to_vec(),
         }

@@ -905,6 +905,402 @@ fn two_ports_into_one_each_flow_counted_and_floods_unexpected() {
     assert_eq!(j["runs"].as_array().map(Vec::len), Some(3));
 }
 
+/// A bridge in a namespace the test made with three ports, `a1`..`c1` (each the end of a
+/// veth pair whose other end is on the bridge; `a1` has four queues each way), each with its
+/// own MAC (`02:00:00:00:0X:01`), which the bridge is told statically where it is: a frame
+/// to a port's MAC goes there only, from the first (no flooding while it learns).
+fn fan_out_bridge(tag: &str) -> crate::common::VethNs {
+    use crate::common::VethNs;
+    let ns = VethNs::empty(tag);
+    let n = ns.0.as_str();
+    ns.ip(&["-n", n, "link", "add", "br0", "type", "bridge"]);
+    for (x, q) in [("a", "4"), ("b", "1"), ("c", "1")] {
+        let (end, port, mac) = (format!("{x}1"), format!("{x}2"), fan_out_mac(x));
+        ns.ip(&[
+            "-n",
+            n,
+            "link",
+            "add",
+            &end,
+            "address",
+            &mac,
+            "numtxqueues",
+            q,
+            "numrxqueues",
+            q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &port,
+            "numtxqueues",
+            q,
+            "numrxqueues",
+            q,
+        ]);
+        for i in [&end, &port] {
+            ns.ip(&["-n", n, "link", "set", i, "up"]);
+        }
+        ns.ip(&["-n", n, "link", "set", &port, "master", "br0"]);
+        let o = std::process::Command::new("bridge")
+            .args([
+                "-n", n, "fdb", "add", &mac, "dev", &port, "master", "static",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "bridge fdb add: {}", stderr(&o));
+    }
+    ns.ip(&["-n", n, "link", "set", "br0", "up"]);
+    ns
+}
+
+/// The MAC of [`fan_out_bridge`]'s port `x1`.
+fn fan_out_mac(x: &str) -> String {
+    format!("02:00:00:00:0{x}:01")
+}
+
+/// One port sending to two through a bridge (a namespace the test made, each frame to its
+/// receiver's MAC, which the bridge knows): p1 sends flow A to p2 and flow B to p3, two
+/// legs on p1's interface, each its own sender and its own receiver at its port. With
+/// af_packet (text, `--json` and `--metrics-listen`) and af_xdp (p1's interface has four
+/// queues: each leg's socket binds one of its own): each flow received as sent at its port
+/// and nowhere else, each between its ports in the text, the document and the metrics, p1's
+/// sent the sum of its legs'. From a port of one queue, af_xdp for two legs is refused in
+/// one line before anything is sent.
+fn one_port_sending_to_two_each_flow_received_at_its_port() {
+    use crate::metrics::{promtool_ok, tools_or_skip, value as sample};
+    if !root_or_skip() || !tools_or_skip() {
+        return;
+    }
+    let ns = fan_out_bridge("o2m");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(fan_out_mac("a")), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    let mut flows = vec![
+        flow(
+            "A",
+            udp(&fan_out_mac("b")),
+            json!({"choice": "fixed", "fixed": 128}),
+            1_000,
+            1.0,
+        ),
+        flow(
+            "B",
+            udp(&fan_out_mac("c")),
+            json!({"choice": "fixed", "fixed": 256}),
+            500,
+            1.0,
+        ),
+    ];
+    flows[1]["tx_rx"]["port"] = json!({"tx_name": "p1", "rx_names": ["p3"]});
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let (p1, p2, p3) = (
+        format!("p1 ({})", ns.port("a1")),
+        format!("p2 ({})", ns.port("b1")),
+        format!("p3 ({})", ns.port("c1")),
+    );
+    // The text: each flow between its ports, each port's figures.
+    let text = run_text(&doc);
+    let row = |start: &str| table_row(&text, start);
+    assert!(
+        text.contains("Flows:       2 from 1 port to 2 ports\n"),
+        "{text}"
+    );
+    assert_eq!(row("0 A ")[..5], ["0", "A", "1000", "1000", "0"]);
+    assert!(text.contains(&format!("{p1} -> {p2}\n")), "{text}");
+    assert!(text.contains(&format!("{p1} -> {p3}\n")), "{text}");
+    assert_eq!(row("1 B ")[..5], ["1", "B", "500", "500", "0"]);
+    assert_eq!(row(&p1)[2..], ["1500", "-", "-"]);
+    assert_eq!(row(&p2)[2..], ["0", "1000", "0"]);
+    assert_eq!(row(&p3)[2..], ["0", "500", "0"]);
+    // Each leg's own report: its streams from p1 to its port.
+    assert!(
+        text.contains(&format!("Streams:     1 from {p1} to {p2} (")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Streams:     1 from {p1} to {p3} (")),
+        "{text}"
+    );
+    // Each says its interface's counters are its port's, every leg's.
+    let shared = format!("\n  shared: {p1} sends to 2 ports, a leg each (this run one of them)");
+    assert_eq!(text.matches(&shared).count(), 2, "{text}");
+
+    // --json and --metrics-listen: one document, one endpoint, each leg labelled by its ports.
+    let f = ConfigFile::new(&doc);
+    let listen = format!("127.0.0.1:{}", 40_000 + std::process::id() % 10_000);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+        .args(["run", "--json", "--config", f.arg()])
+        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(Option<std::process::Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Some(c) = &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut child = Kill(Some(child));
+    let url = format!("http://{listen}/metrics");
+    let scrape = || {
+        let o = std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "--max-time",
+                "5",
+                "-H",
+                "Accept: text/plain; version=0.0.4",
+                &url,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let t0 = std::time::Instant::now();
+    let last = loop {
+        let b = scrape();
+        if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
+            break b;
+        }
+        let c = child.0.as_mut().unwrap();
+        assert!(
+            c.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "never finished");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    promtool_ok(&last);
+    let a = "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p2\",stream=\"A\",id=\"0\"}";
+    let b = "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p3\",stream=\"B\",id=\"1\"}";
+    assert_eq!(
+        (sample(&last, a), sample(&last, b)),
+        (Some(1000.0), Some(500.0)),
+        "{last}"
+    );
+    // Each leg's receiving interface is its own port's.
+    for (legs, iface) in [("rx_port=\"p2\"", "b1"), ("rx_port=\"p3\"", "c1")] {
+        let rx: Vec<&str> = last
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!("upktgen_iface_packets_total{{port=\"p1\",{legs},"))
+                    && l.contains("direction=\"rx\"")
+            })
+            .collect();
+        let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
+        assert!(rx.len() == 1 && rx[0].contains(&want), "{legs}: {rx:?}");
+    }
+    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    crate::common::schema::check(upktgen::schema::RUN_PORTS, &j, "one port to two, --json");
+    for (i, name, rx, sent) in [(0, "A", &p2, 1000), (1, "B", &p3, 500)] {
+        let fl = &j["flows"][i];
+        assert_eq!(
+            (&fl["name"], &fl["tx_port"], &fl["rx_port"]),
+            (&json!(name), &json!(p1), &json!(rx)),
+            "{fl}"
+        );
+        assert_eq!(
+            (&fl["tx_frames"], &fl["rx_frames"], &fl["lost"]),
+            (&json!(sent), &json!(sent), &json!(0)),
+            "{fl}"
+        );
+        let run = &j["runs"][i];
+        assert_eq!(
+            (&run["tx_port"], &run["rx_port"]),
+            (&json!(p1), &json!(rx)),
+            "{run}"
+        );
+        assert_eq!(run["unexpected"], 0, "{run}");
+        assert_eq!(run["report"]["outcome"]["result"]["sent"], sent, "{run}");
+    }
+    // A port's sent is the sum over its legs.
+    let legs_sent: u64 = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["report"]["outcome"]["result"]["sent"].as_u64().unwrap())
+        .sum();
+    let port = |name: &str| {
+        j["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["port"] == name)
+            .unwrap_or_else(|| panic!("no port {name} in {j}"))
+            .clone()
+    };
+    assert_eq!(port(&p1)["tx_frames"], legs_sent);
+    assert_eq!(legs_sent, 1500);
+    for (p, got) in [(&p2, 1000), (&p3, 500)] {
+        let r = port(p);
+        assert_eq!(
+            (&r["tx_frames"], &r["rx_frames"], &r["unexpected"]),
+            (&json!(0), &json!(got), &json!(0)),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        (
+            &j["totals"]["tx_frames"],
+            &j["totals"]["rx_frames"],
+            &j["totals"]["unexpected"]
+        ),
+        (&json!(1500), &json!(1500), &json!(0))
+    );
+
+    // af_xdp: a1 has queues enough, one for each leg's socket.
+    let j = run_json(&["--config", f.arg(), "--backend", "af_xdp"]);
+    for (i, sent) in [(0, 1000), (1, 500)] {
+        let fl = &j["flows"][i];
+        assert_eq!(
+            (&fl["tx_frames"], &fl["rx_frames"]),
+            (&json!(sent), &json!(sent)),
+            "{fl}"
+        );
+        let report = &j["runs"][i]["report"];
+        assert_eq!(report["backend"]["name"], "af_xdp", "{report}");
+        let detail = report["backend"]["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(&format!("queue {i},")), "leg {i}: {detail}");
+        assert_eq!(j["runs"][i]["unexpected"], 0);
+    }
+    assert_eq!(port(&p1)["tx_frames"], 1500);
+
+    // From b1 (one queue) to the two others: refused before anything is sent.
+    let mut back = doc.clone();
+    back["flows"][0]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p1"]});
+    back["flows"][1]["tx_rx"]["port"] = json!({"tx_name": "p2", "rx_names": ["p3"]});
+    let g = ConfigFile::new(&back);
+    let o = upktgen(&["run", "--config", g.arg(), "--backend", "af_xdp"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains(&format!(
+            "--backend af_xdp: port \"p2\" sends to 2 ports from {}",
+            ns.port("b1")
+        )) && e.contains("and the interface has 1: "),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// [`one_port_sending_to_two_each_flow_received_at_its_port`]'s bridge, four flows (two to
+/// p2, two to p3), sent with `-t 2` from af_xdp (each leg two senders, four in all on p1's
+/// four queues: leg 0's bound to queues 0 and 1, leg 1's to 2 and 3) and from xdp_live
+/// (the bridge's end of p1's pair given NAPI by GRO, as xdp_live needs on a veth): each flow
+/// received as sent at its port, nothing unexpected, p1's sent the sum of its legs'.
+fn one_port_sending_to_two_on_queues_of_its_own_and_from_xdp_live() {
+    if !live_frames_or_skip() || !crate::harness::tool_or_skip("ethtool", "apt-get install ethtool")
+    {
+        return;
+    }
+    let ns = fan_out_bridge("o2mq");
+    let udp = |dst: &str| {
+        json!([
+            {"choice": "ethernet", "ethernet": {"src": value(fan_out_mac("a")), "dst": value(dst)}},
+            {"choice": "ipv4", "ipv4": {}},
+            {"choice": "udp", "udp": {}}
+        ])
+    };
+    // (name, receiving port, its MAC, pps)
+    let four = [
+        ("A0", "p2", "b", 1_000),
+        ("B0", "p3", "c", 500),
+        ("A1", "p2", "b", 800),
+        ("B1", "p3", "c", 300),
+    ];
+    let flows: Vec<Value> = four
+        .iter()
+        .map(|&(name, rx, mac, pps)| {
+            let mut f = flow(
+                name,
+                udp(&fan_out_mac(mac)),
+                json!({"choice": "fixed", "fixed": 128}),
+                pps,
+                1.0,
+            );
+            f["tx_rx"]["port"] = json!({"tx_name": "p1", "rx_names": [rx]});
+            f
+        })
+        .collect();
+    let mut doc = config(flows);
+    doc["ports"] = json!([
+        {"name": "p1", "location": ns.port("a1")},
+        {"name": "p2", "location": ns.port("b1")},
+        {"name": "p3", "location": ns.port("c1")}
+    ]);
+    let f = ConfigFile::new(&doc);
+    let p1 = format!("p1 ({})", ns.port("a1"));
+    let each_as_sent = |j: &Value, what: &str| {
+        for (i, &(_, _, _, pps)) in four.iter().enumerate() {
+            let fl = &j["flows"][i];
+            assert_eq!(
+                (&fl["tx_frames"], &fl["rx_frames"], &fl["lost"]),
+                (&json!(pps), &json!(pps), &json!(0)),
+                "{what}: {fl}"
+            );
+        }
+        for r in j["runs"].as_array().unwrap() {
+            assert_eq!(r["unexpected"], 0, "{what}: {}", r["rx_port"]);
+        }
+        let p = j["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["port"] == p1.as_str())
+            .unwrap();
+        assert_eq!(p["tx_frames"], 2_600, "{what}: {p}");
+    };
+    let j = run_json(&[
+        "--config",
+        f.arg(),
+        "--backend",
+        "af_xdp",
+        "-t",
+        "2",
+        "--allow-oversubscribe",
+    ]);
+    each_as_sent(&j, "af_xdp -t 2");
+    for (leg, run) in j["runs"].as_array().unwrap().iter().enumerate() {
+        let t = run["report"]["threads"].as_array().unwrap();
+        assert_eq!(t.len(), 2, "leg {leg}: {t:?}");
+        for (k, th) in t.iter().enumerate() {
+            let d = th["detail"].as_str().unwrap();
+            assert!(
+                d.contains(&format!("queue {},", 2 * leg + k)),
+                "leg {leg} sender {k}: {d}"
+            );
+        }
+    }
+    // xdp_live on a veth needs NAPI at its peer: GRO on p1's pair's bridge end.
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.0, "ethtool", "-K", "a2", "gro", "on"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ethtool -K a2 gro on: {}", stderr(&o));
+    let j = run_json(&["--config", f.arg(), "--backend", "xdp_live"]);
+    each_as_sent(&j, "xdp_live");
+    for run in j["runs"].as_array().unwrap() {
+        assert_eq!(run["report"]["backend"]["name"], "xdp_live");
+    }
+}
+
 /// 4,500 flows with 240-byte names to a far end: the receiver's request (a `--stream NAME`
 /// per flow) is more than the agent reads. Refused in one line before anything is sent (it
 /// was "the channel is closed", the agent gone without a word the controller read).
@@ -1771,6 +2167,8 @@ pub(crate) const TESTS: &[crate::harness::Test] = crate::tests_alone![
     flows_both_ways_in_the_lab_each_arrive_as_sent,
     flows_both_ways_in_the_lab_on_two_queues_each_arrive_as_sent,
     two_ports_into_one_each_flow_counted_and_floods_unexpected,
+    one_port_sending_to_two_each_flow_received_at_its_port,
+    one_port_sending_to_two_on_queues_of_its_own_and_from_xdp_live,
     stream_names_too_long_for_the_far_end_are_refused_before_anything_is_sent,
     live_lines_and_metrics_show_the_stream_that_loses,
     a_far_ends_streams_are_live_in_chunks,

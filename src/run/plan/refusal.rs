@@ -32,7 +32,7 @@ pub enum Refusal {
     )]
     ConfigTxPort { port: String, location: String },
     #[error(
-        "--config: the flows leave from several ports: `upktgen run` and `upktgen otg` send them, one sender per port; this command takes one transmitting port"
+        "--config: the flows leave from several ports, or from one port to several: `upktgen run` and `upktgen otg` send them, a sender and a receiver for each sending port and port it sends to; this command takes one transmitting port and one receiving port"
     )]
     ConfigPorts,
     #[error(
@@ -44,7 +44,7 @@ pub enum Refusal {
     )]
     ConfigRate { given: String },
     #[error(
-        "--config-rate: the flows leave from several ports; their rates are scaled together on one sending port only (not yet across ports)"
+        "--config-rate: the flows leave from several ports, or from one port to several; their rates are scaled together from one sending port to one receiving port only (not yet across ports)"
     )]
     ConfigRatePorts,
     #[error(
@@ -136,16 +136,28 @@ pub enum Refusal {
     )]
     TooManyThreads { n: usize, cpus: Vec<usize> },
     #[error(
-        "-t/--threads {n} on {ports} sending ports: {total} sender threads, and this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
+        "-t/--threads {n} on {on}: {total} sender threads, and this process may run on {} CPU{} ({cpus:?}): give at most -t {}, or add --allow-oversubscribe to share CPUs between threads",
         cpus.len(),
         if cpus.len() == 1 { "" } else { "s" },
-        (cpus.len() / ports).max(1)
+        (cpus.len() / legs).max(1)
     )]
     PortsTooManyThreads {
         n: usize,
-        ports: usize,
+        /// `2 sending ports`, or `3 legs of 2 sending ports (...)`.
+        on: String,
+        legs: usize,
         total: usize,
         cpus: Vec<usize>,
+    },
+    #[error(
+        "--backend af_xdp: port {port:?} sends to {legs} ports from {location}, each leg's senders on transmit queues of their own ({senders} in all: an AF_XDP socket binds a queue no other may), and the interface has {queues}: give it more queues (a veth: `ip link add ... numtxqueues N numrxqueues N`; a NIC: `ethtool -L`), fewer senders (-t), or --backend af_packet or tx_ring"
+    )]
+    LegQueues {
+        port: String,
+        location: String,
+        legs: usize,
+        senders: usize,
+        queues: usize,
     },
     #[error("--cpu {cpu}: not a CPU this process may run on (allowed: {cpus:?})")]
     NotAllowedCpu { cpu: usize, cpus: Vec<usize> },

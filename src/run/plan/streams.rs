@@ -45,6 +45,39 @@ pub struct StreamsPlan {
     pub queues: Vec<Queue>,
     /// What the plan decided that the user should hear (printed once, before the send).
     pub notes: Vec<String>,
+    /// The transmit queues this leg's senders bind on the sending interface, which the
+    /// port's other legs (its flows to other receiving ports) share.
+    pub iface: IfaceQueues,
+}
+
+/// Where a leg's senders stand among the senders of every leg on their interface (a port
+/// sending to several ports is a leg for each, on its one interface): sender `i` of the leg
+/// is the interface's sender `first + i` and binds that queue (af_xdp: two sockets cannot
+/// bind one queue; af_packet and tx_ring bind none; xdp_live's frames take the CPU's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IfaceQueues {
+    /// The legs on the interface (1: the port sends to one port).
+    pub legs: u16,
+    /// The leg's first sender among the interface's.
+    pub first: u16,
+    /// Every leg's senders on the interface.
+    pub senders: u16,
+    /// The queues an AF_XDP socket may bind there (the fewer of the driver's TX and RX
+    /// queues), asked when there are several legs; None: not asked, or not known yet (the
+    /// interface is refused where the plan opens it).
+    pub queues: Option<u16>,
+}
+
+impl IfaceQueues {
+    /// One leg alone on its interface, of `senders` senders.
+    pub fn alone(senders: u16) -> IfaceQueues {
+        IfaceQueues {
+            legs: 1,
+            first: 0,
+            senders,
+            queues: None,
+        }
+    }
 }
 
 /// One transmit queue of a port: the streams it sends and the frame rate they add up to.
@@ -187,9 +220,78 @@ pub fn apply_config_in(
     if legs.len() > 1 && a.config_rate.is_some() {
         return Err(Refusal::ConfigRatePorts.into());
     }
-    legs.into_iter()
+    let mut planned = legs
+        .into_iter()
         .map(|l| apply_leg(a, cfg, path, seed, l))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    share_interfaces(&mut planned, interface_queues);
+    Ok(planned)
+}
+
+/// Each leg's place on its sending interface ([`IfaceQueues`]): the legs of one port (its
+/// flows to several receiving ports) take the interface's queues one after the other, in
+/// the legs' order, each as many as its senders (`-t N`: N each); `queues_of` tells how many
+/// queues an interface has, asked only where several legs share one.
+pub(crate) fn share_interfaces(
+    legs: &mut [(RunArgs, StreamsPlan)],
+    queues_of: impl Fn(&Location) -> Option<u16>,
+) {
+    for i in 0..legs.len() {
+        let at = legs[i].1.tx_port.1.clone();
+        if legs[..i].iter().any(|(_, s)| s.tx_port.1 == at) {
+            continue;
+        }
+        let on: Vec<usize> = (i..legs.len())
+            .filter(|&k| legs[k].1.tx_port.1 == at)
+            .collect();
+        let senders: u16 = on.iter().map(|&k| legs[k].0.threads.max(1)).sum();
+        let queues = (on.len() > 1).then(|| queues_of(&at)).flatten();
+        let mut first = 0u16;
+        for &k in &on {
+            let n = legs[k].0.threads.max(1);
+            legs[k].1.iface = IfaceQueues {
+                legs: u16::try_from(on.len()).unwrap_or(u16::MAX),
+                first,
+                senders,
+                queues,
+            };
+            first = first.saturating_add(n);
+        }
+    }
+}
+
+/// The queues an AF_XDP socket may bind on the interface at `l` (the fewer of its TX and
+/// RX queues: the kernel checks both), asked of its driver (inside a `netns:` port's
+/// namespace; a driver that does not say has one, as the run's probe takes it, and a local
+/// interface's sysfs then tells its TX queues); None for an interface that is not there (it
+/// is refused where the plan opens it) or a place that is no interface of ours.
+fn interface_queues(l: &Location) -> Option<u16> {
+    let (iface, ns) = match l {
+        Location::Local { iface } => (iface.clone(), None),
+        Location::Netns { iface, .. } => (iface.clone(), l.netns_path()),
+        _ => return None,
+    };
+    let local = ns.is_none();
+    let name = iface.clone();
+    let ask = move || -> std::io::Result<Option<u32>> {
+        let tx = crate::sys::ethtool::tx_queues(&name)?;
+        let rx = crate::sys::ethtool::rx_queues(&name)?;
+        Ok(match (tx, rx) {
+            (Some(t), Some(r)) => Some(t.min(r)),
+            (t, r) => t.or(r),
+        })
+    };
+    let asked = match ns {
+        Some(p) => crate::sys::netns::in_netns(&p, ask),
+        None => ask(),
+    }
+    .ok()?;
+    let n = match asked {
+        Some(n) => u16::try_from(n).unwrap_or(u16::MAX),
+        None if local => crate::run::device::sysfs_tx_queues(&iface).unwrap_or(1),
+        None => 1,
+    };
+    Some(n.max(1))
 }
 
 /// One transmitting port's run: `leg`'s flows of `cfg`.
@@ -325,16 +427,27 @@ fn apply_leg(
         ));
     }
     if want > queues.len() {
+        // A port sending to several ports has a leg for each: the note names this one's.
+        let fans_out = cfg
+            .flows
+            .iter()
+            .any(|f| f.tx_port == tx_port.0 && f.rx_ports.first() != Some(&rx_port.0));
         notes.push(format!(
-            "-t {want}: port {:?} sends {} flow{}, so {} queue{} (a flow stays on one queue, its frames in order)",
+            "-t {want}: port {:?} sends {} flow{}{}, so {} queue{} (a flow stays on one queue, its frames in order)",
             tx_port.0,
             specs.len(),
             if specs.len() == 1 { "" } else { "s" },
+            if fans_out {
+                format!(" to port {:?}", rx_port.0)
+            } else {
+                String::new()
+            },
             queues.len(),
             if queues.len() == 1 { "" } else { "s" },
         ));
         e.threads = u16::try_from(queues.len()).unwrap_or(u16::MAX);
     }
+    let threads = e.threads.max(1);
     let names = cfg.flows.iter().map(|f| f.name.clone()).collect();
     let expected = (0..cfg.flows.len())
         .filter(|&i| cfg.flows[i].rx_ports.first() == Some(&rx_port.0))
@@ -352,6 +465,7 @@ fn apply_leg(
             rx_port,
             line_bps,
             line_from: line.map(|l| l.from),
+            iface: IfaceQueues::alone(threads),
             queues,
             notes,
         },
@@ -443,8 +557,9 @@ fn refuse_options(a: &RunArgs) -> Result<()> {
 /// Why a lab's end and another port are not in one config of several sending ports.
 const BESIDE_LAB: &str = "the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE";
 
-/// One transmitting port of a config: the flows it sends (their indices in the config)
-/// and the one port that receives them.
+/// One leg of a config: a transmitting port, the one port that receives these flows, and
+/// the flows (their indices in the config). A port sending to several ports is a leg for
+/// each, all on its interface.
 #[derive(Debug)]
 struct Leg {
     tx: Port,
@@ -455,10 +570,11 @@ struct Leg {
     neighbour: Option<crate::wire::MacAddr>,
 }
 
-/// The config's flows grouped by their transmitting port, in the order the flows first
-/// name them. Each port sends to one receiving port (which may hear several sending
-/// ports); the private lab has one sending end. What does not fit is refused at
-/// the flow's path.
+/// The config's flows grouped by their transmitting and their receiving port (a leg each
+/// pair), in the order the flows first name the pairs. A port may send to several ports
+/// (a leg for each) and a port may hear several (each leg's receiver counts there); a flow
+/// is received at one port; the private lab has one sending end and one receiving end.
+/// What does not fit is refused at the flow's path.
 fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refusal> {
     use crate::otg::{Path, Refusal as R};
     let at = |i: usize| Path::root().key("flows").index(i).key("tx_rx").key("port");
@@ -523,16 +639,10 @@ fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refu
                 ));
             }
         };
-        if let Some(l) = legs.iter_mut().find(|l| l.tx.0 == f.tx_port) {
-            if l.rx.0 != *rx_name {
-                return Err(R::unsupported_because(
-                    at(i).key("rx_names"),
-                    format!(
-                        "the flows from port {:?} are received at one port ({:?}, flows[{}]'s): one port sending to several is not yet",
-                        l.tx.0, l.rx.0, l.flows[0]
-                    ),
-                ));
-            }
+        if let Some(l) = legs
+            .iter_mut()
+            .find(|l| l.tx.0 == f.tx_port && l.rx.0 == *rx_name)
+        {
             l.flows.push(i);
             continue;
         }
@@ -549,15 +659,19 @@ fn legs(cfg: &Config, lab: Option<LabEnds>) -> Result<Vec<Leg>, crate::otg::Refu
             "flows both ways in the private lab are sent by `upktgen run` and `upktgen otg`, which make the lab for them; this command takes one transmitting port",
         ));
     }
-    if legs.len() > 1
-        && let Some(l) = legs.iter().find(|l| {
-            matches!(l.tx.1, Location::Lab { .. }) || matches!(l.rx.1, Location::Lab { .. })
-        })
-    {
-        return Err(R::unsupported_because(
-            at(l.flows[0]).key("tx_name"),
-            BESIDE_LAB,
-        ));
+    let in_lab = |l: &Location| matches!(l, Location::Lab { .. });
+    if legs.len() > 1 && legs.iter().any(|l| in_lab(&l.tx.1) || in_lab(&l.rx.1)) {
+        // At the first flow that leaves the lab or enters it from elsewhere (lab:tx to a
+        // port beside lab:rx too: the lab's sending end reaches lab:rx only).
+        let (l, key) = legs
+            .iter()
+            .find_map(|l| match (in_lab(&l.tx.1), in_lab(&l.rx.1)) {
+                (true, false) => Some((l, "rx_names")),
+                (false, true) => Some((l, "tx_name")),
+                _ => None,
+            })
+            .unwrap_or((&legs[1], "tx_name"));
+        return Err(R::unsupported_because(at(l.flows[0]).key(key), BESIDE_LAB));
     }
     Ok(legs)
 }

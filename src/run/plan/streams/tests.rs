@@ -336,19 +336,72 @@ fn two_ports_into_one_each_expect_every_flow_sent_there() {
 }
 
 #[test]
-fn one_port_sending_to_two_is_refused_at_the_flows_path() {
+fn one_port_sending_to_two_is_a_leg_for_each_on_its_interface() {
     let f = ports_config(
         "netns:upk-x/va",
         "netns:upk-x/vb",
         Some("netns:upk-x/vc"),
-        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3"), ("f2", "p1", "p2")],
     );
-    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    let ps = plans(&["--config", f.arg()]).unwrap();
+    let s: Vec<_> = ps.iter().map(|p| p.streams.as_ref().unwrap()).collect();
+    // A leg for each port p1 sends to, in the order the flows first name them.
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        (s[0].ids.as_slice(), s[1].ids.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
+    assert_eq!(
+        (s[0].rx_port.0.as_str(), s[1].rx_port.0.as_str()),
+        ("p2", "p3")
+    );
+    assert_eq!(
+        (s[0].tx_port.0.as_str(), s[1].tx_port.0.as_str()),
+        ("p1", "p1")
+    );
+    // Each its own sender on p1's interface and its own receiver at its port.
+    assert_eq!(ps[0].senders[0].spec.cfg.device(), "va");
+    assert_eq!(ps[1].senders[0].spec.cfg.device(), "va");
+    assert_eq!(ps[0].far.as_ref().unwrap().dev, "vb");
+    assert_eq!(ps[1].far.as_ref().unwrap().dev, "vc");
+    assert_eq!(
+        (
+            ps[0].senders[0].spec.cfg.count,
+            ps[1].senders[0].spec.cfg.count
+        ),
+        (20, 10)
+    );
+    // Each receiving port expects the flows sent to it: the other leg's are unexpected.
+    assert_eq!(
+        (s[0].expected.as_slice(), s[1].expected.as_slice()),
+        (&[0, 2][..], &[1][..])
+    );
+    // The interface's senders one after the other (its namespace is not there: its queues
+    // are not known, and not asked again).
+    assert_eq!(
+        (s[0].iface, s[1].iface),
+        (
+            super::IfaceQueues {
+                legs: 2,
+                first: 0,
+                senders: 2,
+                queues: None
+            },
+            super::IfaceQueues {
+                legs: 2,
+                first: 1,
+                senders: 2,
+                queues: None
+            }
+        )
+    );
+    // Where one plan is all a command takes, the two legs are refused.
+    let e = plan(&["--config", f.arg()]).unwrap_err().to_string();
     assert!(
-        e.ends_with("flows[1].tx_rx.port.rx_names: not supported (the flows from port \"p1\" are received at one port (\"p2\", flows[0]'s): one port sending to several is not yet)"),
+        e.starts_with("--config: the flows leave from several ports, or from one port to several"),
         "{e}"
     );
-    // A flow counted at two ports.
+    // A flow counted at two ports is still refused.
     let text = std::fs::read_to_string(&f.0)
         .unwrap()
         .replace("rx_names: [p3]", "rx_names: [p2, p3]");
@@ -356,6 +409,181 @@ fn one_port_sending_to_two_is_refused_at_the_flows_path() {
     let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
     assert!(
         e.ends_with("flows[1].tx_rx.port.rx_names: not supported (a flow is received at one port (several are not yet))"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ports_alone_on_their_interfaces_are_legs_alone() {
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p3"), ("f1", "p2", "p3")],
+    );
+    let ps = plans(&["--config", f.arg(), "-t", "2", "--allow-oversubscribe"]).unwrap();
+    for p in &ps {
+        // One flow a leg: one queue, alone on its interface.
+        let s = p.streams.as_ref().unwrap();
+        assert_eq!(s.iface, super::IfaceQueues::alone(1));
+        assert_eq!(
+            s.notes,
+            [format!(
+                "-t 2: port {:?} sends 1 flow, so 1 queue (a flow stays on one queue, its frames in order)",
+                s.tx_port.0
+            )]
+        );
+    }
+    // A leg of a port that sends to several: the note names its receiving port.
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let ps = plans(&["--config", f.arg(), "-t", "2", "--allow-oversubscribe"]).unwrap();
+    assert_eq!(
+        ps[1].streams.as_ref().unwrap().notes,
+        [
+            "-t 2: port \"p1\" sends 1 flow to port \"p3\", so 1 queue (a flow stays on one queue, its frames in order)"
+        ]
+    );
+}
+
+#[test]
+fn legs_of_one_port_with_threads_take_queues_and_cpus_one_after_the_other() {
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[
+            ("f0", "p1", "p2"),
+            ("f1", "p1", "p3"),
+            ("f2", "p1", "p2"),
+            ("f3", "p1", "p3"),
+        ],
+    );
+    let a = args(&["--config", f.arg(), "-t", "2"]);
+    let ps = RunPlan::each_from_args_on(&a, &[0, 1, 2, 3]).unwrap();
+    let cpus: Vec<Vec<Option<usize>>> = ps
+        .iter()
+        .map(|p| p.senders.iter().map(|s| s.spec.cpu).collect())
+        .collect();
+    // -t 2 is two senders for each leg: p1's four threads on four CPUs.
+    assert_eq!(cpus, [[Some(0), Some(1)], [Some(2), Some(3)]]);
+    let firsts: Vec<(u16, u16)> = ps
+        .iter()
+        .map(|p| {
+            let q = p.streams.as_ref().unwrap().iface;
+            (q.first, q.senders)
+        })
+        .collect();
+    assert_eq!(firsts, [(0, 4), (2, 4)]);
+    // Two CPUs: four threads need --allow-oversubscribe, in the legs' words.
+    assert_eq!(
+        plans(&["--config", f.arg(), "-t", "2"])
+            .unwrap_err()
+            .to_string(),
+        "-t/--threads 2 on 2 legs of 1 sending port (a leg for each port a port sends to, N threads each): 4 sender threads, and this process may run on 2 CPUs ([0, 1]): give at most -t 1, or add --allow-oversubscribe to share CPUs between threads"
+    );
+}
+
+/// The legs of `f`'s config planned with `extra` options, their interface said to have
+/// `queues` queues.
+fn legs_on_queues(
+    f: &tempfile_like::File,
+    extra: &[&str],
+    queues: u16,
+) -> anyhow::Result<Vec<RunPlan>> {
+    let mut v = vec!["--config", f.arg()];
+    v.extend_from_slice(extra);
+    let a = args(&v);
+    let cfg = crate::otg::read_file(&f.0).unwrap();
+    let mut legs = super::apply_config(&a, &cfg, &f.0, 7)?;
+    super::share_interfaces(&mut legs, |_| Some(queues));
+    RunPlan::legs(&a, legs, &[0, 1, 2, 3], 7)
+}
+
+#[test]
+fn af_xdp_legs_of_one_port_bind_queues_of_their_own_or_are_refused() {
+    use crate::backend::{BackendKind, BackendPlan};
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let queue = |b: &BackendPlan| match b {
+        BackendPlan::AfXdp(c) => Some(c.queue),
+        _ => None,
+    };
+    // Two queues: leg 0's socket on queue 0, leg 1's on queue 1.
+    let ps = legs_on_queues(&f, &["--backend", "af_xdp"], 2).unwrap();
+    let qs: Vec<Option<u32>> = ps
+        .iter()
+        .map(|p| queue(&p.senders[0].backends[0]))
+        .collect();
+    assert_eq!(qs, [Some(0), Some(1)]);
+    // One: refused, in one line that says what to do.
+    let e = legs_on_queues(&f, &["--backend", "af_xdp"], 1)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "--backend af_xdp: port \"p1\" sends to 2 ports from netns:upk-x/va, each leg's senders on transmit queues of their own (2 in all: an AF_XDP socket binds a queue no other may), and the interface has 1: give it more queues (a veth: `ip link add ... numtxqueues N numrxqueues N`; a NIC: `ethtool -L`), fewer senders (-t), or --backend af_packet or tx_ring"
+    );
+    // auto: the leg beyond the queues sends from the next candidate, said so.
+    let ps = legs_on_queues(&f, &["--backend", "auto"], 1).unwrap();
+    assert_eq!(queue(&ps[0].senders[0].backends[0]), Some(0));
+    let second = &ps[1].senders[0];
+    assert!(second.backends.iter().all(|b| !b.binds_a_queue()));
+    assert_eq!(second.backends[0].kind(), BackendKind::TxRing);
+    assert!(
+        second.ruled_out[0]
+            .starts_with("af_xdp ruled out: --backend af_xdp: port \"p1\" sends to 2 ports"),
+        "{:?}",
+        second.ruled_out
+    );
+    // Backends that bind no queue need nothing.
+    for b in ["af_packet", "tx_ring"] {
+        let ps = legs_on_queues(&f, &["--backend", b], 1).unwrap();
+        assert_eq!(ps.len(), 2, "{b}");
+    }
+    // -t 2 on two legs of two flows each: queues 0 and 1, then 2 and 3.
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[
+            ("f0", "p1", "p2"),
+            ("f1", "p1", "p3"),
+            ("f2", "p1", "p2"),
+            ("f3", "p1", "p3"),
+        ],
+    );
+    let ps = legs_on_queues(&f, &["--backend", "af_xdp", "-t", "2"], 4).unwrap();
+    let qs: Vec<Vec<Option<u32>>> = ps
+        .iter()
+        .map(|p| p.senders.iter().map(|s| queue(&s.backends[0])).collect())
+        .collect();
+    assert_eq!(qs, [[Some(0), Some(1)], [Some(2), Some(3)]]);
+    let e = legs_on_queues(&f, &["--backend", "af_xdp", "-t", "2"], 3)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("(4 in all: "), "{e}");
+}
+
+#[test]
+fn the_private_lab_has_one_receiving_end() {
+    let f = ports_config(
+        "lab:tx",
+        "lab:rx",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.ends_with("flows[1].tx_rx.port.rx_names: not supported (the private lab's ends send to each other only (lab:tx to lab:rx and back): flows from several ports beside them need ports at interfaces or netns:NAME/IFACE)"),
         "{e}"
     );
 }
@@ -803,4 +1031,33 @@ fn a_ports_flows_are_built_with_its_own_line_rate_only() {
         (Some(1_000_000_000), Some(super::LineFrom::Layer1))
     );
     assert_eq!(b.specs[0].rate, crate::stream::spec::Rate::Percent(1.0));
+}
+
+#[test]
+fn a_port_sending_to_two_is_checked_against_its_line_rate_as_a_whole() {
+    // 60 % of p1's 1 Gb/s to p2 and 60 % to p3: each leg fits, the port does not.
+    let f = ports_config(
+        "netns:upk-x/va",
+        "netns:upk-x/vb",
+        Some("netns:upk-x/vc"),
+        &[("f0", "p1", "p2"), ("f1", "p1", "p3")],
+    );
+    let text = std::fs::read_to_string(f.arg())
+        .unwrap()
+        .replacen(
+            "flows:\n",
+            "layer1:\n  - {name: ly, port_names: [p1], speed: speed_1_gbps}\nflows:\n",
+            1,
+        )
+        .replace("rate: {pps: 1000}", "rate: {percentage: 60}");
+    let f = tempfile_like::File::new(&text);
+    let e = plans(&["--config", f.arg()]).unwrap_err().to_string();
+    assert!(
+        e.contains("ports[0]: the flows of port \"p1\" need")
+            && e.contains("together, above its line rate of"),
+        "{e}"
+    );
+    // 40 % each fits.
+    let f = tempfile_like::File::new(&text.replace("percentage: 60", "percentage: 40"));
+    assert_eq!(plans(&["--config", f.arg()]).unwrap().len(), 2);
 }
