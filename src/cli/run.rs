@@ -210,10 +210,16 @@ pub struct RunArgs {
     /// flow on one queue only (largest rate first onto the least-loaded queue), each queue a
     /// thread with its own socket and timeline (more threads than a port's flows: one per
     /// flow); a port sending to several ports has N for each of them.
-    /// At most as many threads as CPUs this process may run on (its affinity mask), unless
-    /// --allow-oversubscribe.
+    /// At most as many threads in all (ports × legs × N with a config) as CPUs this
+    /// process may run on (its affinity mask), unless --allow-oversubscribe; with af_xdp
+    /// at most as many threads on an interface as it has TX queues.
     #[arg(short = 't', long = "threads", default_value_t = 1, value_name = "N")]
     pub threads: u16,
+
+    /// The -t given, when a config's port of fewer flows lowered `threads` to them (a
+    /// refusal then names what was typed).
+    #[arg(skip)]
+    pub threads_given: Option<u16>,
 
     /// Allow -t N above the CPUs this process may run on (threads then share CPUs, and
     /// their figures are no longer one CPU's each).

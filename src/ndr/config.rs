@@ -19,11 +19,12 @@ pub struct Aggregate {
     pub file: PathBuf,
     pub flows: Vec<String>,
     /// The flows' mean frame size in bytes with the FCS, weighted by their rates in frames
-    /// per second.
+    /// per second, rounded up to a byte (so a ceiling at the line rate reckoned at it is
+    /// never above the line).
     pub mean_frame: u32,
     /// The sending port's line rate in bits per second, when its `layer1` entry names a
-    /// speed or its interface's driver reports one (None too when the flows leave from several ports; a config of several ports, or one to several, is refused
-    /// before the first trial).
+    /// speed or its interface's driver reports one (a config whose flows leave from several
+    /// ports is refused when read; one port sending to several before the first trial).
     pub line_bps: Option<u64>,
 }
 
@@ -66,12 +67,25 @@ pub fn read(path: &Path) -> Result<Aggregate> {
         bail!("{}: no flow to send", path.display());
     };
     let tx = cfg.flows.first().map(|f| f.tx_port.as_str());
-    let one_port = cfg.flows.iter().all(|f| Some(f.tx_port.as_str()) == tx);
+    if let (Some(tx), Some((i, other))) = (
+        tx,
+        cfg.flows
+            .iter()
+            .enumerate()
+            .find(|(_, f)| Some(f.tx_port.as_str()) != tx),
+    ) {
+        // Said first: a missing ceiling (which several ports also leave unknown) is not why.
+        bail!(
+            "{}: flows[{i}].tx_rx.port.tx_name: the search sends one port's flows (flows[0] leaves from {tx:?}, this one from {:?}): give ndr a config of one sending port",
+            path.display(),
+            other.tx_port
+        );
+    }
     Ok(Aggregate {
         file: path.to_path_buf(),
         flows: cfg.flows.iter().map(|f| f.name.clone()).collect(),
-        mean_frame: mean.round() as u32,
-        line_bps: tx.filter(|_| one_port).and_then(|p| port_line_bps(&cfg, p)),
+        mean_frame: mean.ceil() as u32,
+        line_bps: tx.and_then(|p| port_line_bps(&cfg, p)),
     })
 }
 

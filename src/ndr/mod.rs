@@ -157,6 +157,18 @@ pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
             config::check_sizes(args.sizes.as_deref())?;
             let agg = config::read(c)?;
             layer1_bps = agg.line_bps;
+            if let (Some(max), Some(bps)) = (args.max_rate, layer1_bps) {
+                // A trial above the port's line is refused by `run --config-rate`: said now.
+                let line = crate::experiment::searching::line_pps(agg.mean_frame, bps as f64 / 1e6);
+                if max > line {
+                    bail!(
+                        "--max-rate {max}: above the sending port's line rate, {} Mb/s, at the flows' mean frame of {} bytes ({:.0} pps): trials above it would be refused",
+                        bps as f64 / 1e6,
+                        agg.mean_frame,
+                        line.floor()
+                    );
+                }
+            }
             config::check_options(
                 None,
                 args.max_rate,
@@ -808,7 +820,7 @@ mod tests {
         let f =
             std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
         // 1,000 pps of 64 bytes, 2,000 of 512 and 3,000 of 1,400: a mean of 5,288,000 /
-        // 6,000 = 881.3 bytes.
+        // 6,000 = 881.3 bytes, rounded up.
         let flow = |n: &str, size: u32, pps: u32| {
             format!(
                 "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
@@ -835,7 +847,7 @@ mod tests {
             header_from(&a)
         };
         let h = parse(&["--max-rate", "40000", "--", "--lab", "dut"]).unwrap();
-        assert_eq!(h.sizes, [881]);
+        assert_eq!(h.sizes, [882]);
         assert_eq!(h.run_args, ["--config", fs, "--lab", "dut"]);
         // Its trials: the flows scaled to the trial's rate, no frame size of ndr's.
         let q = Request {
@@ -886,7 +898,7 @@ mod tests {
         let h2 = header_from(&a).unwrap();
         assert_eq!(
             (h2.sizes, h2.run_args),
-            (vec![881], vec!["--config".to_string(), fs.to_string()])
+            (vec![882], vec!["--config".to_string(), fs.to_string()])
         );
         // The trial sets the flows' total rate itself.
         let e = parse(&["--max-rate", "1000", "--", "--config-rate", "5"])
@@ -940,6 +952,12 @@ mod tests {
         let h = parse(&["--max-rate", "500"]).unwrap();
         assert_eq!(space_of(&h).config_for(1066).max_rate, Some(500.0));
         assert_eq!(h.line_rate_mbps, Some(10.0));
+        // Above the port's line (1,151 pps here) a trial would be refused: said at once.
+        let e = parse(&["--max-rate", "2000"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--max-rate 2000: above the sending port's line rate, 10 Mb/s, at the flows' mean frame of 1066 bytes (1151 pps)"),
+            "{e}"
+        );
         let h = parse(&["--line-rate", "1"]).unwrap();
         assert_eq!(h.line_rate_mbps, Some(1.0));
         assert_eq!(space_of(&h).config_for(1066).max_rate, Some(115.0));

@@ -159,6 +159,23 @@ pub fn table(run: &NdrRun) -> String {
                 notes.push(format!("{}: {n}", t.name));
             }
             match (t.bound, t.rate) {
+                (Bound::Sender, Some(_))
+                    if run.header.config.max_rate.is_none()
+                        && run.header.line_rate_mbps.is_some_and(|m| {
+                            t.upper.unwrap_or(0.0)
+                                >= 0.99 * crate::experiment::searching::line_pps(r.size, m)
+                        }) =>
+                {
+                    // The ceiling asked was the line rate at this size and the sender
+                    // reached it: the result is the line's, not the sender's nor the DUT's.
+                    notes.push(format!(
+                        "{}: bounded by the line rate at {:.0} pps (the ceiling asked, {} Mb/s at {} bytes), not by the DUT (no DUT result above it)",
+                        t.name,
+                        t.upper.unwrap_or(0.0),
+                        run.header.line_rate_mbps.unwrap_or(0.0),
+                        r.size
+                    ))
+                }
                 (Bound::Sender, Some(_)) => notes.push(format!(
                     "{}: bounded by the sender at {:.0} pps, not by the DUT (no DUT result above it)",
                     t.name,

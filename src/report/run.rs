@@ -435,7 +435,11 @@ impl RunReport {
             let _ = writeln!(s, "{:<13}{text}", format!("{label}:"));
         }
         if let Some(rx) = &self.rx_analysis {
-            s.push_str(&rx.text());
+            let shared = self
+                .streams
+                .as_ref()
+                .is_some_and(|st| st.legs_on_iface.is_some());
+            s.push_str(&rx.text_with(shared));
         }
         if let Some(st) = &self.streams {
             s.push_str(&st.text());

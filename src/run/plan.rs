@@ -842,7 +842,7 @@ fn thread_specs(
     }
     if n > cpus.len() && !a.allow_oversubscribe {
         return Err(Refusal::TooManyThreads {
-            n,
+            n: a.threads_given.map_or(n, usize::from),
             cpus: cpus.to_vec(),
         }
         .into());

@@ -560,8 +560,9 @@ fn a_configs_aggregate_is_found_through_a_limiter() {
     assert_eq!(v["header"]["run_args"][0], "--config", "{}", v["header"]);
     let sizes = v["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), 1);
-    // The flows' mean frame, weighted by their rates: 5,288,000 / 6,000 bytes.
-    assert_eq!(sizes[0]["size"], 881, "{}", sizes[0]);
+    // The flows' mean frame, weighted by their rates: 5,288,000 / 6,000 = 881.3 bytes,
+    // rounded up (so a ceiling at the line rate stays within it).
+    assert_eq!(sizes[0]["size"], 882, "{}", sizes[0]);
     let why = stderr(&o);
     dut_ndr_within(&v, &sizes[0], R * 0.9, (R + BURST / TRIAL_S) * 1.02, &why);
     for t in v["trials"].as_array().unwrap() {
@@ -629,7 +630,7 @@ fn latency_of_a_configs_trial(t: &Value) {
 }
 
 /// `ndr --config` without `--max-rate`: the sending port's `layer1` speed is the ceiling,
-/// its line rate at the flows' mean frame on the wire (881 + 20 bytes at 10 Mb/s: 1,387
+/// its line rate at the flows' mean frame on the wire (882 + 20 bytes at 10 Mb/s: 1,385
 /// frames a second), well below what the DUT's limiter passes (R): the search's result is
 /// that ceiling, nothing lost on the way, and the latency trials below it have latency.
 fn a_layer1_speed_is_a_configs_ceiling() {
@@ -683,9 +684,10 @@ fn a_layer1_speed_is_a_configs_ceiling() {
     assert_eq!(h["line_rate_mbps"], 10.0, "{h}");
     assert_eq!(h["config"]["max_rate"], Value::Null, "{h}");
     let s = &v["sizes"][0];
-    assert_eq!(s["size"], 881, "{s}");
-    // 10^7 / (901 x 8) = 1,387.3.
-    let ceiling = 1387.0;
+    assert_eq!(s["size"], 882, "{s}");
+    // 10^7 / (902 x 8) = 1,385.8 (the true mean, 881.3 bytes, would give 1,386.8: rounding
+    // the mean up keeps the ceiling within the line).
+    let ceiling = 1385.0;
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials[0]["request"]["rate"], ceiling, "{why}");
     assert_eq!(trials[0]["request"]["purpose"], "ceiling", "{why}");
@@ -743,11 +745,19 @@ fn a_layer1_speed_is_a_configs_ceiling() {
     assert!(out.contains("line rate 10 Mb/s"), "{out}");
     let row = out
         .lines()
-        .find(|l| l.trim_start().starts_with("881 "))
-        .unwrap_or_else(|| panic!("no row for 881: {out}"));
+        .find(|l| l.trim_start().starts_with("882 "))
+        .unwrap_or_else(|| panic!("no row for 882: {out}"));
     // size, round, NDR, Mb/s, line %, PDR, latency at the NDR, p50 at 10/50/90 %, ...
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!((cells[2], cells[4]), ("1387", "100.0"), "{out}");
+    // 1,385 of the line's 1,385.8 (the ceiling is rounded down to a whole rate).
+    assert_eq!((cells[2], cells[4]), ("1385", "99.9"), "{out}");
+    // The result is the line's (the ceiling asked, reached), not called the sender's.
+    assert!(
+        out.contains(
+            "NDR: bounded by the line rate at 1385 pps (the ceiling asked, 10 Mb/s at 882 bytes)"
+        ),
+        "{out}"
+    );
     let us: Vec<f64> = cells[6].split('/').map(|x| x.parse().unwrap()).collect();
     assert!(us.len() == 4 && us[0] > 0.0 && us.is_sorted(), "{out}");
     assert_eq!(cells[7].split('/').count(), 3, "{out}");

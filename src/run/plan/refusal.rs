@@ -44,6 +44,15 @@ pub enum Refusal {
     )]
     ConfigRate { given: String },
     #[error(
+        "--config-rate {total}: the flows at {total} frames per second need {mbps} Mbit/s on the wire, above port {port:?}'s line rate of {line_mbps} Mbit/s"
+    )]
+    ConfigRateAboveLine {
+        total: String,
+        mbps: String,
+        port: String,
+        line_mbps: String,
+    },
+    #[error(
         "--config-rate: the flows leave from several ports, or from one port to several; their rates are scaled together from one sending port to one receiving port only (not yet across ports)"
     )]
     ConfigRatePorts,

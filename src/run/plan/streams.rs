@@ -390,6 +390,26 @@ fn apply_leg(
             .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(total) = a.config_rate {
         scale_to(&mut specs, total, line_bps.map(|b| b as f64))?;
+        if let Some(line) = line_bps {
+            // The config's own rates were checked against the line; scaled, they are again.
+            let wire: f64 = specs
+                .iter()
+                .map(|s| {
+                    spec_pps(s, None).unwrap_or(0.0)
+                        * (s.size.mean() + crate::wire::WIRE_OVERHEAD as f64)
+                        * 8.0
+                })
+                .sum();
+            if wire > line as f64 * (1.0 + 1e-9) {
+                return Err(Refusal::ConfigRateAboveLine {
+                    total: total.to_string(),
+                    mbps: format!("{:.3}", wire / 1e6),
+                    port: tx_port.0.clone(),
+                    line_mbps: (line as f64 / 1e6).to_string(),
+                }
+                .into());
+            }
+        }
     }
     // Flow indices are below the signature's 65,536 ids: the config's reader bounds them.
     let ids: Vec<u16> = flows.iter().map(|&i| i as u16).collect();
@@ -445,6 +465,7 @@ fn apply_leg(
             queues.len(),
             if queues.len() == 1 { "" } else { "s" },
         ));
+        e.threads_given = Some(a.threads);
         e.threads = u16::try_from(queues.len()).unwrap_or(u16::MAX);
     }
     let threads = e.threads.max(1);

@@ -363,6 +363,20 @@ impl SinkReconciliation {
     }
 
     pub fn text(&self) -> String {
+        self.text_with(false)
+    }
+
+    /// [`SinkReconciliation::text`]; with `tx_shared` the sending interface's counters
+    /// count other runs' frames too (a port sending to several ports, a leg each): the
+    /// differences taken against them say so instead of a number that is not this run's.
+    pub fn text_with(&self, tx_shared: bool) -> String {
+        let shared = |v: i64| {
+            if tx_shared {
+                format!("- (tx_packets counts every leg; {v} against all)")
+            } else {
+                v.to_string()
+            }
+        };
         let mut s = String::new();
         match (self.xdp_redirected, self.xdp_passed) {
             (Some(red), Some(passed)) => {
@@ -385,10 +399,10 @@ impl SinkReconciliation {
                     s,
                     "Differences: not transmitted {}, lost between {} and {} {}, dropped on {} before XDP {}, \
                      dropped by the sockets {}, redirected but unaccounted {}, sequence holes {}, after the last received {}",
-                    self.not_transmitted,
+                    shared(self.not_transmitted),
                     self.tx_dev,
                     self.rx_dev,
-                    self.lost_between_veth_ends,
+                    shared(self.lost_between_veth_ends),
                     self.rx_dev,
                     self.dropped_before_socket,
                     self.socket_ring_drops,
@@ -414,10 +428,10 @@ impl SinkReconciliation {
                     s,
                     "Differences: not transmitted {}, lost between {} and {} {}, dropped on {} before the socket {}, \
                      dropped by the socket's ring {}, sequence holes {}, after the last received {}",
-                    self.not_transmitted,
+                    shared(self.not_transmitted),
                     self.tx_dev,
                     self.rx_dev,
-                    self.lost_between_veth_ends,
+                    shared(self.lost_between_veth_ends),
                     self.rx_dev,
                     self.dropped_before_socket,
                     self.socket_ring_drops,
@@ -454,9 +468,15 @@ impl RxAnalysis {
 
     /// Receiver lines, the path with its differences, and the histogram if it was kept.
     pub fn text(&self) -> String {
+        self.text_with(false)
+    }
+
+    /// [`RxAnalysis::text`], the sending interface shared with other runs when `tx_shared`
+    /// ([`SinkReconciliation::text_with`]).
+    pub fn text_with(&self, tx_shared: bool) -> String {
         let hist = self.receiver.sink.histogram.is_some();
         let mut s = self.receiver.text(false);
-        s.push_str(&self.path.text());
+        s.push_str(&self.path.text_with(tx_shared));
         if hist {
             s.push_str(&self.receiver.hist_text());
         }
@@ -499,6 +519,16 @@ mod tests {
         assert_eq!(r.lost_between_veth_ends, 3);
         assert_eq!(r.dropped_before_socket, 10);
         assert!(r.text().contains("dropped by the socket's ring 5"));
+        assert!(
+            r.text()
+                .contains("not transmitted 2, lost between veth-tx and")
+        );
+        // The sending interface shared with another leg: its differences are not this run's.
+        let shared = SinkReconciliation::new(100, 1_101, 95, &report).text_with(true);
+        assert!(
+            shared.contains("not transmitted - (tx_packets counts every leg; -1001 against all)"),
+            "{shared}"
+        );
         let t = report.text(false);
         assert!(t.contains("5 dropped (ring full)"), "{t}");
     }

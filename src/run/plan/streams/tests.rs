@@ -1061,3 +1061,20 @@ fn a_port_sending_to_two_is_checked_against_its_line_rate_as_a_whole() {
     let f = tempfile_like::File::new(&text.replace("percentage: 60", "percentage: 40"));
     assert_eq!(plans(&["--config", f.arg()]).unwrap().len(), 2);
 }
+
+#[test]
+fn config_rate_above_the_line_is_refused() {
+    let percent = "  - name: a\n    tx_rx: {port: {tx_name: p1, rx_names: [p2]}}\n    packet: [{ethernet: {}}, {ipv4: {}}, {udp: {}}]\n    size: {fixed: 64}\n    rate: {pps: 1000}\n";
+    let f = tempfile_like::File::new(&format!(
+        "ports:\n  - {{name: p1, location: lab:tx}}\n  - {{name: p2, location: lab:rx}}\nlayer1:\n  - {{name: ly, port_names: [p1, p2], speed: speed_10_fd_mbps}}\nflows:\n{percent}"
+    ));
+    // 10 Mb/s carries 14,880.95 frames of 64 bytes (84 on the wire) a second.
+    plan(&["--config", f.arg(), "--config-rate", "14880"]).unwrap();
+    let e = plan(&["--config", f.arg(), "--config-rate", "15000"])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "--config-rate 15000: the flows at 15000 frames per second need 10.080 Mbit/s on the wire, above port \"p1\"'s line rate of 10 Mbit/s"
+    );
+}
