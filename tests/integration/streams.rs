@@ -449,6 +449,63 @@ fn a_launched_config_shows_its_progress_then_its_figures() {
 }
 
 /// `upktgen run --config` of `doc`, which must succeed: its text report.
+/// `upktgen ARGS --metrics-listen 127.0.0.1:PORT` (a port of this test's own, from `base`
+/// and the test's pid), its output piped; killed if dropped before it is waited for (an
+/// assertion failed).
+struct Served {
+    child: Option<std::process::Child>,
+    url: String,
+}
+
+impl Served {
+    fn spawn(args: &[&str], base: u32) -> Served {
+        let listen = format!("127.0.0.1:{}", base + std::process::id() % 10_000);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
+            .args(args)
+            .args(["--metrics-listen", &listen])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        Served {
+            child: Some(child),
+            url: format!("http://{listen}/metrics"),
+        }
+    }
+
+    /// One scrape with the `Accept` header `accept`.
+    fn scrape_as(&self, accept: &str) -> String {
+        let o = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "5", "-H", accept, &self.url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Asserts it still runs (its metrics were not final when it ended).
+    fn still_running(&mut self) {
+        let c = self.child.as_mut().unwrap();
+        assert!(
+            c.try_wait().unwrap().is_none(),
+            "ended before its metrics were final"
+        );
+    }
+
+    /// Waits for it to end: its output.
+    fn wait(mut self) -> std::process::Output {
+        self.child.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 fn run_text(doc: &Value) -> String {
     let f = ConfigFile::new(doc);
     let o = upktgen(&["run", "--config", f.arg()]);
@@ -577,33 +634,17 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
         {"name": "p2", "location": vb}
     ]);
     let f = ConfigFile::new(&doc);
-    let listen = format!("127.0.0.1:{}", 30_000 + std::process::id() % 10_000);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["run", "--json", "--config", f.arg()])
-        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Killed if an assertion fails before it is waited for.
-    struct Kill(Option<std::process::Child>);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            if let Some(c) = &mut self.0 {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-    let mut child = Kill(Some(child));
-    let url = format!("http://{listen}/metrics");
-    let scrape_as = |accept: &str| {
-        let o = std::process::Command::new("curl")
-            .args(["-sS", "--max-time", "5", "-H", accept, &url])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let mut child = Served::spawn(
+        &[
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
+            "--metrics-linger",
+            "5s",
+        ],
+        30_000,
+    );
     let open_metrics = "Accept: application/openmetrics-text; version=1.0.0";
     let prom_text = "Accept: text/plain; version=0.0.4";
     let ab = "upktgen_stream_rx_frames_total{port=\"p1\",rx_port=\"p2\",stream=\"ab\",id=\"0\"}";
@@ -613,7 +654,7 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
     let t0 = std::time::Instant::now();
     let mut during = None;
     let last = loop {
-        let b = scrape_as(open_metrics);
+        let b = child.scrape_as(open_metrics);
         if sample(&b, finished) == Some(1.0) {
             break b;
         }
@@ -623,15 +664,11 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
             && sample(&b, ba) > Some(0.0)
         {
             // Both ports' streams counting, in the format promtool reads.
-            let text = scrape_as(prom_text);
+            let text = child.scrape_as(prom_text);
             promtool_ok(&text);
             during = Some(text);
         }
-        let c = child.0.as_mut().unwrap();
-        assert!(
-            c.try_wait().unwrap().is_none(),
-            "ended before its metrics were final"
-        );
+        child.still_running();
         assert!(t0.elapsed().as_secs() < 60, "never finished");
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
@@ -647,7 +684,7 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
             "{port}: {during}"
         );
     }
-    promtool_ok(&scrape_as(prom_text));
+    promtool_ok(&child.scrape_as(prom_text));
     // Each port's sending interface is one series, read in its namespace, live and at the
     // end alike.
     for (port, iface) in [
@@ -679,7 +716,7 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
         let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
         assert!(rx.len() == 1 && rx[0].contains(&want), "{port}: {rx:?}");
     }
-    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    let o = child.wait();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     check::check(
@@ -1037,50 +1074,24 @@ fn one_port_sending_to_two_each_flow_received_at_its_port() {
 
     // --json and --metrics-listen: one document, one endpoint, each leg labelled by its ports.
     let f = ConfigFile::new(&doc);
-    let listen = format!("127.0.0.1:{}", 40_000 + std::process::id() % 10_000);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["run", "--json", "--config", f.arg()])
-        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    struct Kill(Option<std::process::Child>);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            if let Some(c) = &mut self.0 {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-    let mut child = Kill(Some(child));
-    let url = format!("http://{listen}/metrics");
-    let scrape = || {
-        let o = std::process::Command::new("curl")
-            .args([
-                "-sS",
-                "--max-time",
-                "5",
-                "-H",
-                "Accept: text/plain; version=0.0.4",
-                &url,
-            ])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let mut child = Served::spawn(
+        &[
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
+            "--metrics-linger",
+            "5s",
+        ],
+        40_000,
+    );
     let t0 = std::time::Instant::now();
     let last = loop {
-        let b = scrape();
+        let b = child.scrape_as("Accept: text/plain; version=0.0.4");
         if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
             break b;
         }
-        let c = child.0.as_mut().unwrap();
-        assert!(
-            c.try_wait().unwrap().is_none(),
-            "ended before its metrics were final"
-        );
+        child.still_running();
         assert!(t0.elapsed().as_secs() < 60, "never finished");
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
@@ -1104,7 +1115,7 @@ fn one_port_sending_to_two_each_flow_received_at_its_port() {
         let want = format!("iface=\"{iface}\",netns=\"{}\",", ns.0);
         assert!(rx.len() == 1 && rx[0].contains(&want), "{legs}: {rx:?}");
     }
-    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    let o = child.wait();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     crate::common::schema::check(upktgen::schema::RUN_PORTS, &j, "one port to two, --json");
@@ -1361,9 +1372,8 @@ fn live_lines_and_metrics_show_the_stream_that_loses() {
     }
     let (f, setup) = dut_flows(16, 500, 3.0, "20005 numgen inc mod 4 0 counter drop");
     // On the host's loopback: a port of this test's own (the run's lab is its own).
-    let listen = format!("127.0.0.1:{}", 20_000 + std::process::id() % 10_000);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args([
+    let mut child = Served::spawn(
+        &[
             "run",
             "--json",
             "--config",
@@ -1372,44 +1382,27 @@ fn live_lines_and_metrics_show_the_stream_that_loses() {
             "dut",
             "--dut-setup",
             &setup,
-        ])
-        .args([
             "--json-lines",
             "--interval",
             "500ms",
-            "--metrics-listen",
-            &listen,
-        ])
-        .args(["--metrics-linger", "5s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = format!("http://{listen}/metrics");
-    let scrape_as = |accept: &str| {
-        let o = std::process::Command::new("curl")
-            .args(["-sS", "--max-time", "5", "-H", accept, &url])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
-    let scrape = || scrape_as("Accept: application/openmetrics-text; version=1.0.0");
+            "--metrics-linger",
+            "5s",
+        ],
+        20_000,
+    );
     let t0 = std::time::Instant::now();
     let body = loop {
-        let b = scrape();
+        let b = child.scrape_as("Accept: application/openmetrics-text; version=1.0.0");
         if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
             break b;
         }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "ended before its metrics were final"
-        );
+        child.still_running();
         assert!(t0.elapsed().as_secs() < 60, "never finished");
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     // promtool reads the Prometheus text format (the same series).
-    promtool_ok(&scrape_as("Accept: text/plain; version=0.0.4"));
-    let o = child.wait_with_output().unwrap();
+    promtool_ok(&child.scrape_as("Accept: text/plain; version=0.0.4"));
+    let o = child.wait();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let lost5 = rx_stream(&j, 5)["lost"].as_u64().unwrap();
@@ -1596,34 +1589,20 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
         {"name": "p2", "location": ns.port("vb")}
     ]);
     let f = ConfigFile::new(&doc);
-    let listen = format!("127.0.0.1:{}", 40_000 + std::process::id() % 10_000);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_upktgen"))
-        .args(["run", "--json", "--config", f.arg()])
-        .args(["--json-lines", "--interval", "500ms"])
-        .args(["--metrics-listen", &listen, "--metrics-linger", "5s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Killed if an assertion fails before it is waited for.
-    struct Kill(Option<std::process::Child>);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            if let Some(c) = &mut self.0 {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-    let mut child = Kill(Some(child));
-    let url = format!("http://{listen}/metrics");
-    let scrape_as = |accept: &str| {
-        let o = std::process::Command::new("curl")
-            .args(["-sS", "--max-time", "5", "-H", accept, &url])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let mut child = Served::spawn(
+        &[
+            "run",
+            "--json",
+            "--config",
+            f.arg(),
+            "--json-lines",
+            "--interval",
+            "500ms",
+            "--metrics-linger",
+            "5s",
+        ],
+        40_000,
+    );
     let open_metrics = "Accept: application/openmetrics-text; version=1.0.0";
     let prom_text = "Accept: text/plain; version=0.0.4";
     let count = |i: usize, name: &str| {
@@ -1632,7 +1611,7 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
     let t0 = std::time::Instant::now();
     let mut during = None;
     let last = loop {
-        let b = scrape_as(open_metrics);
+        let b = child.scrape_as(open_metrics);
         if sample(&b, "upktgen_state{state=\"finished\"}") == Some(1.0) {
             break b;
         }
@@ -1641,15 +1620,11 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
             && sample(&b, &count(0, "fa")) > Some(0.0)
             && sample(&b, &count(1, "fb")) > Some(0.0)
         {
-            let text = scrape_as(prom_text);
+            let text = child.scrape_as(prom_text);
             promtool_ok(&text);
             during = Some(text);
         }
-        let c = child.0.as_mut().unwrap();
-        assert!(
-            c.try_wait().unwrap().is_none(),
-            "ended before its metrics were final"
-        );
+        child.still_running();
         assert!(t0.elapsed().as_secs() < 60, "never finished");
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
@@ -1664,7 +1639,7 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
         let sum = format!("upktgen_stream_latency_seconds_sum{{stream=\"{name}\",id=\"{i}\"}}");
         assert!(sample(&during, &sum) > Some(0.0), "{during}");
     }
-    promtool_ok(&scrape_as(prom_text));
+    promtool_ok(&child.scrape_as(prom_text));
     // The far interface's counters at the end: its own name and namespace.
     let rx: Vec<&str> = last
         .lines()
@@ -1673,7 +1648,7 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
     let want = format!("{{iface=\"vb\",netns=\"{}\",direction=\"rx\"}}", ns.0);
     assert!(rx.len() == 1 && rx[0].contains(&want), "{rx:?}");
     assert!(!last.contains("veth-rx"), "{last}");
-    let o = child.0.take().unwrap().wait_with_output().unwrap();
+    let o = child.wait();
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     assert_eq!(j["peer"]["dev"], "vb", "{}", j["peer"]);
