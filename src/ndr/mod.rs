@@ -814,6 +814,25 @@ mod tests {
         assert_eq!(h.config.pdr, Some(0.005));
     }
 
+    /// A config's flow from p1 to p2: `size` bytes at `pps`.
+    fn flow(n: &str, size: u32, pps: u32) -> String {
+        format!(
+            "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
+        )
+    }
+
+    /// `ndr --config FILE EXTRA...`'s header.
+    fn config_header(file: &str, extra: &[&str]) -> Result<Header> {
+        use clap::Parser;
+        let mut v = vec!["upktgen", "ndr", "--config", file];
+        v.extend_from_slice(extra);
+        let c = crate::cli::Cli::try_parse_from(v).unwrap();
+        let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
+            panic!()
+        };
+        header_from(&a)
+    }
+
     #[test]
     fn a_config_is_one_size_its_flows_mean_and_needs_a_ceiling() {
         use clap::Parser;
@@ -821,11 +840,6 @@ mod tests {
             std::env::temp_dir().join(format!("upktgen-ndr-config-{}.yaml", std::process::id()));
         // 1,000 pps of 64 bytes, 2,000 of 512 and 3,000 of 1,400: a mean of 5,288,000 /
         // 6,000 = 881.3 bytes, rounded up.
-        let flow = |n: &str, size: u32, pps: u32| {
-            format!(
-                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
-            )
-        };
         std::fs::write(
             &f,
             format!(
@@ -837,15 +851,7 @@ mod tests {
         )
         .unwrap();
         let fs = f.to_str().unwrap();
-        let parse = |extra: &[&str]| {
-            let mut v = vec!["upktgen", "ndr", "--config", fs];
-            v.extend_from_slice(extra);
-            let c = crate::cli::Cli::try_parse_from(v).unwrap();
-            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
-                panic!()
-            };
-            header_from(&a)
-        };
+        let parse = |extra: &[&str]| config_header(fs, extra);
         let h = parse(&["--max-rate", "40000", "--", "--lab", "dut"]).unwrap();
         assert_eq!(h.sizes, [882]);
         assert_eq!(h.run_args, ["--config", fs, "--lab", "dut"]);
@@ -910,15 +916,9 @@ mod tests {
 
     #[test]
     fn a_configs_layer1_speed_is_its_ceiling_unless_given_otherwise() {
-        use clap::Parser;
         let f =
             std::env::temp_dir().join(format!("upktgen-ndr-layer1-{}.yaml", std::process::id()));
         // 10 pps of 64 bytes and 30 of 1,400: a mean of 1,066 bytes; p1's line 10 Mb/s.
-        let flow = |n: &str, size: u32, pps: u32| {
-            format!(
-                "  - name: {n}\n    tx_rx: {{port: {{tx_name: p1, rx_names: [p2]}}}}\n    packet: [{{ethernet: {{}}}}, {{ipv4: {{}}}}, {{udp: {{}}}}]\n    size: {{fixed: {size}}}\n    rate: {{pps: {pps}}}\n"
-            )
-        };
         std::fs::write(
             &f,
             format!(
@@ -929,15 +929,7 @@ mod tests {
         )
         .unwrap();
         let fs = f.to_str().unwrap();
-        let parse = |extra: &[&str]| {
-            let mut v = vec!["upktgen", "ndr", "--config", fs];
-            v.extend_from_slice(extra);
-            let c = crate::cli::Cli::try_parse_from(v).unwrap();
-            let Some(crate::cli::Cmd::Ndr(a)) = c.cmd else {
-                panic!()
-            };
-            header_from(&a)
-        };
+        let parse = |extra: &[&str]| config_header(fs, extra);
         // No --max-rate needed: the ceiling is 10 Mb/s at 1,066 + 20 bytes on the wire.
         let h = parse(&[]).unwrap();
         assert_eq!(h.sizes, [1066]);
