@@ -62,13 +62,15 @@ pub struct NdrArgs {
     #[arg(long, value_name = "P")]
     pub precision: Option<String>,
     /// The first trial's rate in packets per second [the line rate when one is known
-    /// (--line-rate, --dev's speed, a --config's layer1 speed); else the sender's own
-    /// ceiling, measured by an unpaced trial].
+    /// (--line-rate, --dev's speed, a --config's layer1 speed or its sending interface's
+    /// reported speed); else the sender's own ceiling, measured by an unpaced trial]. With
+    /// a --config, at most its layer1 speed at the flows' mean frame.
     #[arg(long, value_name = "PPS")]
     pub max_rate: Option<f64>,
     /// The link's rate in Mb/s, for % of line rate and the default --max-rate [a
-    /// --config's sending port's layer1 speed; --dev's /sys/class/net/IFACE/speed when it
-    /// says; none in the lab: veth has no line rate].
+    /// --config's sending port's layer1 speed, else its interface's reported speed;
+    /// --dev's /sys/class/net/IFACE/speed when it says; none in the lab]. With a --config,
+    /// at most its layer1 speed.
     #[arg(long, value_name = "MBIT")]
     pub line_rate: Option<f64>,
     /// The lowest rate tried: a target losing there has no result [1 % of the first trial's].
@@ -103,8 +105,9 @@ pub struct NdrArgs {
     /// each trial sends every flow continuously, its rate scaled by one common factor so
     /// that they add up to the trial's rate; its loss is the sum of the flows', its latency
     /// that of all their frames together. Their sizes are the frames (not with --sizes);
-    /// the ceiling is the sending port's layer1 speed at their mean frame, or --max-rate
-    /// (or --line-rate), one of which is needed.
+    /// the ceiling is the sending port's line rate at their mean frame (its layer1 speed, or
+    /// what its interface reports), or --max-rate (or --line-rate), one of which is needed
+    /// where no speed is known (the private lab's ends).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// `upktgen run` options for every trial (the far end, backend, addresses, ...).

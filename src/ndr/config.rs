@@ -26,6 +26,12 @@ pub struct Aggregate {
     /// speed or its interface's driver reports one (a config whose flows leave from several
     /// ports is refused when read; one port sending to several before the first trial).
     pub line_bps: Option<u64>,
+    /// The mean frame unrounded.
+    #[serde(skip)]
+    pub mean_exact: f64,
+    /// The sending port's `layer1` speed: the line `run` holds every trial's flows to.
+    #[serde(skip)]
+    pub layer1_bps: Option<u64>,
 }
 
 /// The `--config FILE` among run options `run` (either spelling), when given.
@@ -86,6 +92,8 @@ pub fn read(path: &Path) -> Result<Aggregate> {
         flows: cfg.flows.iter().map(|f| f.name.clone()).collect(),
         mean_frame: mean.ceil() as u32,
         line_bps: tx.and_then(|p| port_line_bps(&cfg, p)),
+        mean_exact: mean,
+        layer1_bps: tx.and_then(|p| cfg.line_bps(p)),
     })
 }
 

@@ -146,6 +146,31 @@ const DEFAULT_TRIAL: std::time::Duration = std::time::Duration::from_secs(10);
 const DEFAULT_PRECISION: &str = "1%";
 const DEFAULT_TOLERANCE: &str = "2%";
 
+/// A config's trials are held by `run` to its `layer1` speed: a `--max-rate` or a
+/// `--line-rate` above it would only be refused at a trial, so it is refused now.
+fn check_config_line(args: &NdrArgs, agg: &config::Aggregate) -> Result<()> {
+    let Some(bps) = agg.layer1_bps else {
+        return Ok(());
+    };
+    let mbps = bps as f64 / 1e6;
+    if let Some(l) = args.line_rate.filter(|&l| l > mbps) {
+        bail!(
+            "--line-rate {l}: above the config's layer1 speed for its sending port, {mbps} Mb/s, which run holds every trial's flows to: change the config's layer1 speed"
+        );
+    }
+    // At the flows' exact mean, as run reckons each trial.
+    let wire = agg.mean_exact + f64::from(crate::experiment::trial::WIRE_OVERHEAD);
+    let line = 1e6 * mbps / (wire * 8.0);
+    if let Some(max) = args.max_rate.filter(|&m| m > line) {
+        bail!(
+            "--max-rate {max}: above the sending port's layer1 speed, {mbps} Mb/s, at the flows' mean frame of {:.1} bytes ({:.0} pps): trials above it would be refused",
+            agg.mean_exact,
+            line.floor()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
     // ndr's --config, or one among the run options (`-- --config FILE`): the same search.
     let config = args.config.clone().or_else(|| config::config_in(&args.run));
@@ -157,18 +182,7 @@ pub(crate) fn header_from(args: &NdrArgs) -> Result<Header> {
             config::check_sizes(args.sizes.as_deref())?;
             let agg = config::read(c)?;
             layer1_bps = agg.line_bps;
-            if let (Some(max), Some(bps)) = (args.max_rate, layer1_bps) {
-                // A trial above the port's line is refused by `run --config-rate`: said now.
-                let line = crate::experiment::searching::line_pps(agg.mean_frame, bps as f64 / 1e6);
-                if max > line {
-                    bail!(
-                        "--max-rate {max}: above the sending port's line rate, {} Mb/s, at the flows' mean frame of {} bytes ({:.0} pps): trials above it would be refused",
-                        bps as f64 / 1e6,
-                        agg.mean_frame,
-                        line.floor()
-                    );
-                }
-            }
+            check_config_line(args, &agg)?;
             config::check_options(
                 None,
                 args.max_rate,
@@ -947,7 +961,15 @@ mod tests {
         // Above the port's line (1,151 pps here) a trial would be refused: said at once.
         let e = parse(&["--max-rate", "2000"]).unwrap_err().to_string();
         assert!(
-            e.starts_with("--max-rate 2000: above the sending port's line rate, 10 Mb/s, at the flows' mean frame of 1066 bytes (1151 pps)"),
+            e.starts_with("--max-rate 2000: above the sending port's layer1 speed, 10 Mb/s, at the flows' mean frame of 1066.0 bytes (1151 pps)"),
+            "{e}"
+        );
+        // So is a --line-rate above the config's speed (run holds the trials to it).
+        let e = parse(&["--line-rate", "100"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--line-rate 100: above the config's layer1 speed for its sending port, 10 Mb/s"
+            ),
             "{e}"
         );
         let h = parse(&["--line-rate", "1"]).unwrap();

@@ -347,7 +347,7 @@ impl Config {
                         "{} of {}-byte frames need {} on the wire, above port {port:?}'s line rate of {}",
                         rate_text(&f.rate),
                         mean_text(mean),
-                        bps_text(wire),
+                        above_text(wire, line),
                         bps_text(line)
                     ),
                 ));
@@ -360,7 +360,7 @@ impl Config {
                 Path::root().key("ports").index(i),
                 format!(
                     "the flows of port {port:?} need {} on the wire together, above its line rate of {}",
-                    bps_text(total),
+                    above_text(total, line),
                     bps_text(line)
                 ),
             ));
@@ -390,6 +390,19 @@ fn mean_text(m: f64) -> String {
 
 /// `13_440_000_000.0` -> "13.44 Gbit/s".
 fn bps_text(b: f64) -> String {
+    bps_digits(b, 2)
+}
+
+/// `need` (above `line`) with as many digits as show it above: "10.0000001 Gbit/s", not
+/// "10 Gbit/s" beside a line of 10 Gbit/s.
+fn above_text(need: f64, line: f64) -> String {
+    (2..=9)
+        .map(|d| bps_digits(need, d))
+        .find(|t| *t != bps_text(line))
+        .unwrap_or_else(|| bps_digits(need, 9))
+}
+
+fn bps_digits(b: f64, digits: usize) -> String {
     let (v, unit) = if b >= 1e9 {
         (b / 1e9, "Gbit/s")
     } else if b >= 1e6 {
@@ -399,7 +412,7 @@ fn bps_text(b: f64) -> String {
     } else {
         (b, "bit/s")
     };
-    let s = format!("{v:.2}");
+    let s = format!("{v:.digits$}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s} {unit}")
 }

@@ -390,7 +390,7 @@ fn rate(r: &Rate, s: &Size, at: &Path, cx: &Context) -> Result<spec::Rate, Refus
         Rate::Percentage(_) if cx.line_bps.is_none() => {
             return Err(Refusal::unsupported_because(
                 at.key("percentage"),
-                "a rate in percent needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give pps or a bit rate",
+                "a rate in percent needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and none read from its interface: the private lab's ends have none): give pps or a bit rate",
             ));
         }
         Rate::Percentage(p) => spec::Rate::Percent(*p),
@@ -408,7 +408,7 @@ fn span_ns(s: &Span, at: &Path, cx: &Context) -> Result<u64, Refusal> {
     s.ns(cx.line_bps).map(|n| n.round() as u64).ok_or_else(|| {
         Refusal::unsupported_because(
             at.clone(),
-            "a time in bytes needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give nanoseconds or microseconds",
+            "a time in bytes needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and none read from its interface: the private lab's ends have none): give nanoseconds or microseconds",
         )
     })
 }

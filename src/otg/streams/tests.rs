@@ -187,7 +187,7 @@ fn what_needs_the_line_rate_is_refused_with_its_path_when_it_is_not_known() {
     let e = streams(&Config::from_value(&v).unwrap(), &cx()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "flows[1].rate.percentage: not supported (a rate in percent needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give pps or a bit rate)"
+        "flows[1].rate.percentage: not supported (a rate in percent needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and none read from its interface: the private lab's ends have none): give pps or a bit rate)"
     );
     // A burst's gap left to the model's default, 12 bytes.
     let mut v: serde_json::Value = serde_json::from_str(crate::otg::tests::EXAMPLE_JSON).unwrap();
@@ -197,7 +197,7 @@ fn what_needs_the_line_rate_is_refused_with_its_path_when_it_is_not_known() {
     let e = streams(&cfg, &cx()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "flows[2].duration.burst.inter_burst_gap: not supported (a time in bytes needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and its interface reports none): give nanoseconds or microseconds)"
+        "flows[2].duration.burst.inter_burst_gap: not supported (a time in bytes needs the port's line rate, which upktgen does not know here (no layer1 speed for the port, and none read from its interface: the private lab's ends have none): give nanoseconds or microseconds)"
     );
     // Known, the engine resolves both.
     let known = Context {

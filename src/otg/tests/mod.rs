@@ -482,3 +482,13 @@ fn the_example_in_the_docs_reads() {
             delay: Span::Bytes(0.0)
         }));
 }
+
+#[test]
+fn a_rate_above_the_line_shows_the_digits_that_put_it_above() {
+    assert_eq!(super::above_text(1.22e9, 1e9), "1.22 Gbit/s");
+    assert_eq!(
+        super::above_text(10_000_000_688.0, 1e10),
+        "10.000001 Gbit/s"
+    );
+    assert_eq!(super::bps_text(1e10), "10 Gbit/s");
+}

@@ -62,8 +62,8 @@ pub struct IfaceQueues {
     pub first: u16,
     /// Every leg's senders on the interface.
     pub senders: u16,
-    /// The queues an AF_XDP socket may bind there (the fewer of the driver's TX and RX
-    /// queues), asked when there are several legs; None: not asked, or not known yet (the
+    /// The queues an AF_XDP sender may bind there (the driver's TX queues), asked when
+    /// there are several legs; None: not asked, or not known yet (the
     /// interface is refused where the plan opens it).
     pub queues: Option<u16>,
 }
@@ -260,8 +260,8 @@ pub(crate) fn share_interfaces(
     }
 }
 
-/// The queues an AF_XDP socket may bind on the interface at `l` (the fewer of its TX and
-/// RX queues: the kernel checks both), asked of its driver (inside a `netns:` port's
+/// The queues an AF_XDP sender may bind on the interface at `l` (its TX queues), asked of
+/// its driver (inside a `netns:` port's
 /// namespace; a driver that does not say has one, as the run's probe takes it, and a local
 /// interface's sysfs then tells its TX queues); None for an interface that is not there (it
 /// is refused where the plan opens it) or a place that is no interface of ours.
@@ -276,10 +276,9 @@ fn interface_queues(l: &Location) -> Option<u16> {
     let ask = move || -> std::io::Result<Option<u32>> {
         let tx = crate::sys::ethtool::tx_queues(&name)?;
         let rx = crate::sys::ethtool::rx_queues(&name)?;
-        Ok(match (tx, rx) {
-            (Some(t), Some(r)) => Some(t.min(r)),
-            (t, r) => t.or(r),
-        })
+        // A sender's socket transmits: its queue is a TX queue, as the run's probe counts
+        // them (the kernel takes a queue below the larger of the two counts).
+        Ok(tx.or(rx))
     };
     let asked = match ns {
         Some(p) => crate::sys::netns::in_netns(&p, ask),
@@ -361,22 +360,10 @@ fn apply_leg(
             crate::lab::RX_MAC
         }),
     };
+    // A layer1 speed is the port's line, checked when the config was read; an interface's
+    // reported speed reckons percentages and gaps in bytes only (a veth's 10 Gb/s is
+    // nominal, and a host may carry more through it), so nothing is refused above it.
     let line = line_rate(cfg, &tx_port);
-    if let Some(LineRate {
-        bps,
-        from: LineFrom::Interface,
-    }) = line
-    {
-        // The config's reader checked the flows against a layer1 speed; the interface's is
-        // learnt only here.
-        cfg.check_line_rate(&tx_port.0, bps).map_err(|e| {
-            anyhow!(
-                "{}: {e} (the line rate of {}, as its driver reports it)",
-                path.display(),
-                tx_port.1
-            )
-        })?;
-    }
     let line_bps = line.map(|l| l.bps);
     let cx = Context {
         neighbour,
@@ -390,8 +377,8 @@ fn apply_leg(
             .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(total) = a.config_rate {
         scale_to(&mut specs, total, line_bps.map(|b| b as f64))?;
-        if let Some(line) = line_bps {
-            // The config's own rates were checked against the line; scaled, they are again.
+        if let Some(line) = line.filter(|l| l.from == LineFrom::Layer1).map(|l| l.bps) {
+            // The config's own rates were checked against its line; scaled, they are again.
             let wire: f64 = specs
                 .iter()
                 .map(|s| {

@@ -372,7 +372,7 @@ impl SinkReconciliation {
     pub fn text_with(&self, tx_shared: bool) -> String {
         let shared = |v: i64| {
             if tx_shared {
-                format!("- (tx_packets counts every leg; {v} against all)")
+                "- (tx_packets counts every leg's frames)".to_string()
             } else {
                 v.to_string()
             }
@@ -526,7 +526,7 @@ mod tests {
         // The sending interface shared with another leg: its differences are not this run's.
         let shared = SinkReconciliation::new(100, 1_101, 95, &report).text_with(true);
         assert!(
-            shared.contains("not transmitted - (tx_packets counts every leg; -1001 against all)"),
+            shared.contains("not transmitted - (tx_packets counts every leg's frames), lost"),
             "{shared}"
         );
         let t = report.text(false);
