@@ -330,10 +330,10 @@ impl RemoteReceiver {
             let Some(c) = s.streams else {
                 return Ok(());
             };
-            let rows = chunk_rows(&c, from, table.len()).map_err(|what| FarError::Impossible {
+            let rows = chunk_rows(&c, from, table.len()).map_err(|e| FarError::Impossible {
                 uri: self.peer.uri.to_string(),
                 method: "rx.stats",
-                what,
+                what: e.to_string(),
             })?;
             for (k, row) in rows.iter().enumerate() {
                 table.store(c.from as usize + k, row);
@@ -444,36 +444,58 @@ fn chunk_rows(
     c: &super::proto::StreamsChunk,
     from: u32,
     streams: usize,
-) -> Result<Vec<crate::rx::streams::LiveRow>, String> {
+) -> Result<Vec<crate::rx::streams::LiveRow>, BadChunk> {
     if c.from != from || c.rows.len() > super::proto::STATS_CHUNK {
-        return Err(format!(
-            "{} stream rows from {} when asked from {from}",
-            c.rows.len(),
-            c.from
-        ));
+        return Err(BadChunk::Start {
+            rows: c.rows.len(),
+            from: c.from,
+            asked: from,
+        });
     }
     if c.total as usize != streams {
-        return Err(format!(
-            "{} streams counted of the {streams} it was given",
-            c.total
-        ));
+        return Err(BadChunk::Total {
+            total: c.total,
+            streams,
+        });
     }
     let end = c.from as usize + c.rows.len();
     if end > streams {
-        return Err(format!(
-            "stream rows {} to {} of {streams} streams",
-            c.from,
-            end - 1
-        ));
+        return Err(BadChunk::Beyond {
+            first: c.from,
+            last: end - 1,
+            streams,
+        });
     }
     c.rows
         .iter()
         .enumerate()
         .map(|(k, row)| {
-            row.live()
-                .map_err(|w| format!("stream {}: {w}", c.from as usize + k))
+            row.live().map_err(|why| BadChunk::Row {
+                stream: c.from as usize + k,
+                why,
+            })
         })
         .collect()
+}
+
+/// Why a far end's chunk of stream rows cannot be true ([`chunk_rows`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadChunk {
+    #[error("{rows} stream rows from {from} when asked from {asked}")]
+    Start { rows: usize, from: u32, asked: u32 },
+    #[error("{total} streams counted of the {streams} it was given")]
+    Total { total: u32, streams: usize },
+    #[error("stream rows {first} to {last} of {streams} streams")]
+    Beyond {
+        first: u32,
+        last: usize,
+        streams: usize,
+    },
+    #[error("stream {stream}: {why}")]
+    Row {
+        stream: usize,
+        why: super::proto::BadRow,
+    },
 }
 
 /// A far receiver whose running totals are read over the session (`rx.stats`) each
@@ -707,7 +729,7 @@ mod tests {
         assert_eq!(rows, vec![t.row(1), t.row(2)]);
         assert_eq!(rows[0].lat.count(), 2);
         assert_eq!(rows[0].lat.quantile(0.99), t.row(1).lat.quantile(0.99));
-        let refused = |c: &StreamsChunk, from: u32| chunk_rows(c, from, 3).unwrap_err();
+        let refused = |c: &StreamsChunk, from: u32| chunk_rows(c, from, 3).unwrap_err().to_string();
         assert_eq!(refused(&good, 0), "2 stream rows from 1 when asked from 0");
         let other_total = StreamsChunk {
             total: 70_000,

@@ -223,6 +223,15 @@ pub struct StreamsChunk {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct StatsRow(pub u64, pub u64, pub u64, pub u64, pub Vec<(u8, u64)>);
 
+/// Why a far end's stream row cannot be true.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRow {
+    #[error("latency bucket {at}, beyond the last ({})", crate::rx::streams::live::LAT_BUCKETS - 1)]
+    BucketBeyond { at: u8 },
+    #[error("latency bucket {at} after bucket {prev}: not in ascending order")]
+    BucketOrder { at: u8, prev: u8 },
+}
+
 impl StatsRow {
     pub fn of(r: &crate::rx::streams::LiveRow) -> StatsRow {
         StatsRow(r.frames, r.bytes, r.lost, r.lat_sum_ns, r.lat.sparse())
@@ -233,21 +242,15 @@ impl StatsRow {
     /// against each other: a reading's fields are each exact but read one after the other
     /// ([`crate::rx::streams::live`]), so an honest row may count a latency whose frame it
     /// does not yet; sums of them saturate where they are added up.
-    pub fn live(&self) -> Result<crate::rx::streams::LiveRow, String> {
+    pub fn live(&self) -> Result<crate::rx::streams::LiveRow, BadRow> {
         use crate::rx::streams::live::LAT_BUCKETS;
         let mut prev: Option<u8> = None;
         for &(i, _) in &self.4 {
             if usize::from(i) >= LAT_BUCKETS {
-                return Err(format!(
-                    "latency bucket {i}, beyond the last ({})",
-                    LAT_BUCKETS - 1
-                ));
+                return Err(BadRow::BucketBeyond { at: i });
             }
-            if prev.is_some_and(|p| p >= i) {
-                return Err(format!(
-                    "latency bucket {i} after bucket {}: not in ascending order",
-                    prev.unwrap_or_default()
-                ));
+            if let Some(p) = prev.filter(|&p| p >= i) {
+                return Err(BadRow::BucketOrder { at: i, prev: p });
             }
             prev = Some(i);
         }
@@ -425,7 +428,7 @@ mod tests {
         assert_eq!(live.lat.quantile(1.0), Some(middle(LAT_BUCKETS - 1)));
         let refused = |pairs: &str| {
             let r: StatsRow = serde_json::from_str(&format!("[5,320,0,9000,{pairs}]")).unwrap();
-            r.live().unwrap_err()
+            r.live().unwrap_err().to_string()
         };
         assert_eq!(
             refused("[[80,1]]"),
