@@ -36,6 +36,19 @@ fn value<T: serde::Serialize>(v: T) -> Value {
     json!({"choice": "value", "value": v})
 }
 
+/// Ethernet (to `dst`, from `src` when given), IPv4 and UDP headers, the rest defaults.
+fn udp_to(src: Option<&str>, dst: &str) -> Value {
+    let mut eth = json!({"dst": value(dst)});
+    if let Some(src) = src {
+        eth["src"] = value(src);
+    }
+    json!([
+        {"choice": "ethernet", "ethernet": eth},
+        {"choice": "ipv4", "ipv4": {}},
+        {"choice": "udp", "udp": {}}
+    ])
+}
+
 fn flow(name: &str, packet: Value, size: Value, pps: u64, seconds: f64) -> Value {
     json!({
         "name": name,
@@ -537,13 +550,7 @@ fn flows_both_ways_between_two_ports_each_arrive_as_sent() {
         return;
     }
     let ns = VethNs::new("both");
-    let udp = |dst: &str| {
-        json!([
-            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
-            {"choice": "ipv4", "ipv4": {}},
-            {"choice": "udp", "udp": {}}
-        ])
-    };
+    let udp = |dst: &str| udp_to(None, dst);
     let mut flows = vec![
         flow(
             "ab",
@@ -603,13 +610,7 @@ fn flows_both_ways_make_one_json_document_and_one_metrics_endpoint() {
         return;
     }
     let ns = VethNs::new("bjson");
-    let udp = |dst: &str| {
-        json!([
-            {"choice": "ethernet", "ethernet": {"dst": value(dst)}},
-            {"choice": "ipv4", "ipv4": {}},
-            {"choice": "udp", "udp": {}}
-        ])
-    };
+    let udp = |dst: &str| udp_to(None, dst);
     let mut flows = vec![
         flow(
             "ab",
@@ -1010,13 +1011,7 @@ fn one_port_sending_to_two_each_flow_received_at_its_port() {
         return;
     }
     let ns = fan_out_bridge("o2m");
-    let udp = |dst: &str| {
-        json!([
-            {"choice": "ethernet", "ethernet": {"src": value(fan_out_mac("a")), "dst": value(dst)}},
-            {"choice": "ipv4", "ipv4": {}},
-            {"choice": "udp", "udp": {}}
-        ])
-    };
+    let udp = |dst: &str| udp_to(Some(&fan_out_mac("a")), dst);
     let mut flows = vec![
         flow(
             "A",
@@ -1222,13 +1217,7 @@ fn one_port_sending_to_two_on_queues_of_its_own_and_from_xdp_live() {
         return;
     }
     let ns = fan_out_bridge("o2mq");
-    let udp = |dst: &str| {
-        json!([
-            {"choice": "ethernet", "ethernet": {"src": value(fan_out_mac("a")), "dst": value(dst)}},
-            {"choice": "ipv4", "ipv4": {}},
-            {"choice": "udp", "udp": {}}
-        ])
-    };
+    let udp = |dst: &str| udp_to(Some(&fan_out_mac("a")), dst);
     // (name, receiving port, its MAC, pps)
     let four = [
         ("A0", "p2", "b", 1_000),
@@ -1569,11 +1558,7 @@ fn a_far_ends_live_streams_have_their_latency_and_its_interface_its_name() {
         return;
     }
     let ns = VethNs::new("farlat");
-    let udp = json!([
-        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
-        {"choice": "ipv4", "ipv4": {}},
-        {"choice": "udp", "udp": {}}
-    ]);
+    let udp = udp_to(None, "02:00:00:00:00:02");
     let mut doc = config(vec![
         flow(
             "fa",
@@ -1728,11 +1713,7 @@ fn a_percentage_of_the_interfaces_speed_is_sent_at_that_rate() {
         return;
     }
     let ns = VethNs::new("pctif");
-    let packet = json!([
-        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
-        {"choice": "ipv4", "ipv4": {}},
-        {"choice": "udp", "udp": {}}
-    ]);
+    let packet = udp_to(None, "02:00:00:00:00:02");
     let mut f = flow(
         "pct",
         packet,
@@ -1774,11 +1755,7 @@ fn af_xdp_threads_beyond_the_interfaces_queues_are_refused_saying_why() {
         return;
     }
     let ns = VethNs::new("xq");
-    let packet = json!([
-        {"choice": "ethernet", "ethernet": {"dst": value("02:00:00:00:00:02")}},
-        {"choice": "ipv4", "ipv4": {}},
-        {"choice": "udp", "udp": {}}
-    ]);
+    let packet = udp_to(None, "02:00:00:00:00:02");
     let flows = (0..3)
         .map(|i| {
             let mut f = flow(
